@@ -1,0 +1,164 @@
+//! MCP content blocks, as carried in an element's `content`.
+//!
+//! The block kinds ctxgate reads (text, image, audio, resource links and
+//! embedded resources) are typed; any other kind is kept whole as
+//! [`Block::Other`] so nothing a provider sent is lost in the model.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
+
+/// One MCP content block: its kind's fields, plus every other key kept in
+/// `extra` in the provider's order (`annotations`, `_meta`, …).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Content {
+    /// The kind and its typed fields.
+    pub block: Block,
+    /// The block's other keys.
+    pub extra: Map<String, Value>,
+}
+
+/// The kinds of MCP content block.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// `{"type":"text","text":…}`
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// `{"type":"image","data":…,"mimeType":…}` (base64 data).
+    Image {
+        /// Base64 data.
+        data: String,
+        /// The MIME type.
+        mime_type: String,
+    },
+    /// `{"type":"audio","data":…,"mimeType":…}` (base64 data).
+    Audio {
+        /// Base64 data.
+        data: String,
+        /// The MIME type.
+        mime_type: String,
+    },
+    /// `{"type":"resource_link","uri":…,"name":…}`
+    ResourceLink {
+        /// The resource's address.
+        uri: String,
+        /// Its name.
+        name: String,
+    },
+    /// `{"type":"resource","resource":{…}}`: an embedded resource, kept as
+    /// its JSON object (`uri`, `mimeType`, `text` or `blob`).
+    Resource {
+        /// The embedded resource.
+        resource: Map<String, Value>,
+    },
+    /// A kind this crate does not model, by its `type`; every other key is
+    /// in [`Content::extra`].
+    Other {
+        /// The block's `type`.
+        kind: String,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Content {
+        Content {
+            block: Block::Text { text: text.into() },
+            extra: Map::new(),
+        }
+    }
+
+    /// The block's `type`.
+    pub fn kind(&self) -> &str {
+        match &self.block {
+            Block::Text { .. } => "text",
+            Block::Image { .. } => "image",
+            Block::Audio { .. } => "audio",
+            Block::ResourceLink { .. } => "resource_link",
+            Block::Resource { .. } => "resource",
+            Block::Other { kind } => kind,
+        }
+    }
+
+    /// Reads a block from its JSON object; `Err` says what is wrong, for the
+    /// reader to place at a JSON pointer.
+    pub fn from_object(mut object: Map<String, Value>) -> Result<Content, String> {
+        let kind = match object.shift_remove("type") {
+            Some(Value::String(kind)) => kind,
+            Some(other) => {
+                return Err(format!(
+                    "`type` must be a string, found {}",
+                    crate::read::json_kind(&other)
+                ))
+            }
+            None => return Err("a content block needs a `type`".into()),
+        };
+        let mut take = |key: &str| -> Result<String, String> {
+            match object.shift_remove(key) {
+                Some(Value::String(s)) => Ok(s),
+                Some(other) => Err(format!(
+                    "`{key}` of a `{kind}` block must be a string, found {}",
+                    crate::read::json_kind(&other)
+                )),
+                None => Err(format!("a `{kind}` block needs `{key}`")),
+            }
+        };
+        let block = match kind.as_str() {
+            "text" => Block::Text {
+                text: take("text")?,
+            },
+            "image" => Block::Image {
+                data: take("data")?,
+                mime_type: take("mimeType")?,
+            },
+            "audio" => Block::Audio {
+                data: take("data")?,
+                mime_type: take("mimeType")?,
+            },
+            "resource_link" => Block::ResourceLink {
+                uri: take("uri")?,
+                name: take("name")?,
+            },
+            "resource" => match object.shift_remove("resource") {
+                Some(Value::Object(resource)) => Block::Resource { resource },
+                Some(other) => {
+                    return Err(format!(
+                        "`resource` of a `resource` block must be an object, found {}",
+                        crate::read::json_kind(&other)
+                    ))
+                }
+                None => return Err("a `resource` block needs `resource`".into()),
+            },
+            _ => Block::Other { kind },
+        };
+        Ok(Content {
+            block,
+            extra: object,
+        })
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", self.kind())?;
+        match &self.block {
+            Block::Text { text } => map.serialize_entry("text", text)?,
+            Block::Image { data, mime_type } | Block::Audio { data, mime_type } => {
+                map.serialize_entry("data", data)?;
+                map.serialize_entry("mimeType", mime_type)?;
+            }
+            Block::ResourceLink { uri, name } => {
+                map.serialize_entry("uri", uri)?;
+                map.serialize_entry("name", name)?;
+            }
+            Block::Resource { resource } => map.serialize_entry("resource", resource)?,
+            Block::Other { .. } => {}
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}

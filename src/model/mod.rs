@@ -1,0 +1,241 @@
+//! The element model of protocol 0.2.0 (RFC-0001): plain data, serde, and
+//! the derived view that reads states (R2). No I/O, no policy.
+//!
+//! Reading bytes into an [`Answer`] lives in [`crate::read`]; this module only
+//! defines what an answer is and how it serializes back.
+
+mod content;
+mod role;
+mod tree;
+pub mod v01;
+
+pub use content::{Block, Content};
+pub use role::{Role, RoleName, APPLE_ROLES};
+pub use tree::{Node, NodeId, Tree};
+
+use indexmap::IndexMap;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+
+/// The protocol version this crate reads and writes.
+pub const PROTOCOL: &str = "0.2.0";
+
+/// The names of the four states (RFC-0001 4.1 and the `hovered` amendment).
+pub const STATES: [&str; 4] = ["selected", "focused", "visible", "hovered"];
+
+/// A provider's answer to `current`: `{ protocol, instance, root }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The protocol version, three parts (`0.2.0`).
+    pub protocol: String,
+    /// The provider instance that answered.
+    pub instance: String,
+    /// The application; the root of the tree.
+    pub root: Element,
+}
+
+/// One element of the tree (RFC-0001 4.1).
+///
+/// States are stored as the provider stated them (`None` = absent); read
+/// their effective values through [`Tree`], which applies R2.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Element {
+    /// Opaque, unique within the answer.
+    pub id: String,
+    /// The role as written.
+    pub role: RoleName,
+    /// The app's own word for the thing.
+    pub subrole: Option<String>,
+    /// One line a person could read.
+    pub title: Option<String>,
+    /// MCP content blocks.
+    pub content: Vec<Content>,
+    /// An address for the thing.
+    pub url: Option<String>,
+    /// The user selected this.
+    pub selected: Option<bool>,
+    /// The keyboard or cursor is here, or below.
+    pub focused: Option<bool>,
+    /// Drawn on screen now.
+    pub visible: Option<bool>,
+    /// The pointer is over this (RFC-0003).
+    pub hovered: Option<bool>,
+    /// The elements inside this one, in the app's order.
+    pub children: Children,
+    /// Anything else, by name, in the provider's order.
+    pub attributes: Attributes,
+}
+
+impl Default for RoleName {
+    fn default() -> Self {
+        RoleName::Known(Role::Group)
+    }
+}
+
+/// An element's children. A `Vec<Element>` (it derefs to one) whose drop
+/// does not recurse, so a tree as deep as the limits allow (or deeper, if a
+/// host raises them) cannot overflow the stack when it is freed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Children(pub Vec<Element>);
+
+impl std::ops::Deref for Children {
+    type Target = Vec<Element>;
+    fn deref(&self) -> &Vec<Element> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Children {
+    fn deref_mut(&mut self) -> &mut Vec<Element> {
+        &mut self.0
+    }
+}
+
+impl From<Vec<Element>> for Children {
+    fn from(children: Vec<Element>) -> Children {
+        Children(children)
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        if self.0.iter().all(|c| c.children.is_empty()) {
+            return;
+        }
+        let mut stack = std::mem::take(&mut self.0);
+        while let Some(mut element) = stack.pop() {
+            stack.append(&mut element.children.0);
+        }
+    }
+}
+
+impl Serialize for Children {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// The `attributes` of an element: any JSON by name, in the provider's order.
+///
+/// `author` and `related` are reserved (RFC-0001 4.3); the reader guarantees
+/// they have the shape below, so [`Attributes::author`] and
+/// [`Attributes::related`] are typed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Attributes(pub IndexMap<String, Value>);
+
+/// One `related` link: a relation that is not containment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Related<'a> {
+    /// The relation's name.
+    pub relation: &'a str,
+    /// What it points to.
+    pub target: RelatedTarget<'a>,
+}
+
+/// The other end of a [`Related`] link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RelatedTarget<'a> {
+    /// Another element of the answer, by id.
+    Id(&'a str),
+    /// An address.
+    Url(&'a str),
+}
+
+impl Attributes {
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The reserved `author`: who wrote the thing.
+    pub fn author(&self) -> Option<&str> {
+        self.0.get("author").and_then(Value::as_str)
+    }
+
+    /// The reserved `related` links, in order. Entries that do not have the
+    /// reserved shape are skipped (the reader rejects them before this).
+    pub fn related(&self) -> Vec<Related<'_>> {
+        let Some(Value::Array(items)) = self.0.get("related") else {
+            return Vec::new();
+        };
+        items.iter().filter_map(related_entry).collect()
+    }
+}
+
+/// Reads one `related` entry: `{ "relation": s, "id": s }` or
+/// `{ "relation": s, "url": s }`.
+pub(crate) fn related_entry(value: &Value) -> Option<Related<'_>> {
+    let object = value.as_object()?;
+    let relation = object.get("relation")?.as_str()?;
+    let target = match (object.get("id"), object.get("url")) {
+        (Some(Value::String(id)), None) => RelatedTarget::Id(id),
+        (None, Some(Value::String(url))) => RelatedTarget::Url(url),
+        _ => return None,
+    };
+    Some(Related { relation, target })
+}
+
+impl Element {
+    /// A new element with an id and a role, and nothing else.
+    pub fn new(id: impl Into<String>, role: impl Into<RoleName>) -> Element {
+        Element {
+            id: id.into(),
+            role: role.into(),
+            ..Element::default()
+        }
+    }
+}
+
+impl Serialize for Attributes {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl Serialize for Element {
+    /// Fields in the RFC's order; absent fields are left out.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("role", self.role.as_str())?;
+        if let Some(subrole) = &self.subrole {
+            map.serialize_entry("subrole", subrole)?;
+        }
+        if let Some(title) = &self.title {
+            map.serialize_entry("title", title)?;
+        }
+        if !self.content.is_empty() {
+            map.serialize_entry("content", &self.content)?;
+        }
+        if let Some(url) = &self.url {
+            map.serialize_entry("url", url)?;
+        }
+        for (name, state) in [
+            ("selected", self.selected),
+            ("focused", self.focused),
+            ("visible", self.visible),
+            ("hovered", self.hovered),
+        ] {
+            if let Some(state) = state {
+                map.serialize_entry(name, &state)?;
+            }
+        }
+        if !self.children.is_empty() {
+            map.serialize_entry("children", &self.children)?;
+        }
+        if !self.attributes.is_empty() {
+            map.serialize_entry("attributes", &self.attributes)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Answer {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("protocol", &self.protocol)?;
+        map.serialize_entry("instance", &self.instance)?;
+        map.serialize_entry("root", &self.root)?;
+        map.end()
+    }
+}

@@ -1,0 +1,220 @@
+//! A flat, read-only view of an answer's tree in document order, with the
+//! effective states of R2 computed once. Everything downstream (checks,
+//! policy, trimming, reports) reads states here and never re-derives them.
+//!
+//! Built without recursion: depth is bounded only by the reader's limits.
+
+use super::{Element, Role};
+
+/// An element's position in [`Tree::nodes`] (document order, root = 0).
+pub type NodeId = u32;
+
+/// One element with what R2 derives for it.
+#[derive(Debug, Clone, Copy)]
+pub struct Node<'a> {
+    /// The element.
+    pub element: &'a Element,
+    /// The parent's position; `None` for the root.
+    pub parent: Option<NodeId>,
+    /// The element's index among its parent's children.
+    pub index: u32,
+    /// 0 for the root.
+    pub depth: u32,
+    /// One past the position of the last element of this subtree.
+    pub end: NodeId,
+    /// `selected`, absent read as false.
+    pub selected: bool,
+    /// `focused`, absent read as false.
+    pub focused: bool,
+    /// `hovered`, absent read as false.
+    pub hovered: bool,
+    /// `visible`, absent read as the parent's value; the root is visible.
+    pub visible: bool,
+}
+
+impl Node<'_> {
+    /// The role as read (unknown words read as `Group`).
+    pub fn role(&self) -> Role {
+        self.element.role.read()
+    }
+}
+
+/// The tree in document order.
+#[derive(Debug, Clone)]
+pub struct Tree<'a> {
+    nodes: Vec<Node<'a>>,
+}
+
+impl<'a> Tree<'a> {
+    /// Indexes the tree under `root`.
+    pub fn new(root: &'a Element) -> Tree<'a> {
+        let mut nodes: Vec<Node<'a>> = Vec::new();
+        // (element, parent, index among siblings)
+        let mut stack: Vec<(&'a Element, Option<NodeId>, u32)> = vec![(root, None, 0)];
+        // Positions whose subtree is still open, to fill in `end`.
+        let mut open: Vec<NodeId> = Vec::new();
+        while let Some((element, parent, index)) = stack.pop() {
+            let id = nodes.len() as NodeId;
+            while let Some(&top) = open.last() {
+                if Some(top) == parent {
+                    break;
+                }
+                nodes[top as usize].end = id;
+                open.pop();
+            }
+            let (depth, parent_visible) = match parent {
+                Some(p) => {
+                    let p = &nodes[p as usize];
+                    (p.depth + 1, p.visible)
+                }
+                None => (0, true),
+            };
+            nodes.push(Node {
+                element,
+                parent,
+                index,
+                depth,
+                end: id + 1,
+                selected: element.selected.unwrap_or(false),
+                focused: element.focused.unwrap_or(false),
+                hovered: element.hovered.unwrap_or(false),
+                visible: match parent {
+                    None => element.visible.unwrap_or(true),
+                    Some(_) => element.visible.unwrap_or(parent_visible),
+                },
+            });
+            open.push(id);
+            for (i, child) in element.children.iter().enumerate().rev() {
+                stack.push((child, Some(id), i as u32));
+            }
+        }
+        let total = nodes.len() as NodeId;
+        for top in open {
+            nodes[top as usize].end = total;
+        }
+        Tree { nodes }
+    }
+
+    /// All nodes, in document order.
+    pub fn nodes(&self) -> &[Node<'a>] {
+        &self.nodes
+    }
+
+    /// One node.
+    pub fn node(&self, id: NodeId) -> &Node<'a> {
+        &self.nodes[id as usize]
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Never true: a tree has its root.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The children of `id`, in order.
+    pub fn children(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let end = self.nodes[id as usize].end;
+        let mut next = id + 1;
+        std::iter::from_fn(move || {
+            if next >= end {
+                return None;
+            }
+            let child = next;
+            next = self.nodes[child as usize].end;
+            Some(child)
+        })
+    }
+
+    /// The ancestors of `id`, nearest first.
+    pub fn ancestors(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let mut next = self.nodes[id as usize].parent;
+        std::iter::from_fn(move || {
+            let current = next?;
+            next = self.nodes[current as usize].parent;
+            Some(current)
+        })
+    }
+
+    /// The JSON pointer of `id` within its answer: `/root/children/0/children/2`.
+    pub fn pointer(&self, id: NodeId) -> String {
+        let mut indices: Vec<u32> = Vec::new();
+        let mut current = id;
+        while let Some(parent) = self.nodes[current as usize].parent {
+            indices.push(self.nodes[current as usize].index);
+            current = parent;
+        }
+        let mut pointer = String::from("/root");
+        for index in indices.iter().rev() {
+            pointer.push_str("/children/");
+            pointer.push_str(&index.to_string());
+        }
+        pointer
+    }
+
+    /// The deepest element of the focus path, if anything is focused.
+    /// Follows focused children down from the root (RFC-0001 4.1).
+    pub fn focus(&self) -> Option<NodeId> {
+        let mut at: NodeId = 0;
+        let mut found = None;
+        loop {
+            let Some(next) = self.children(at).find(|&c| self.node(c).focused) else {
+                return found;
+            };
+            found = Some(next);
+            at = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Element;
+
+    fn el(id: &str, role: Role, children: Vec<Element>) -> Element {
+        Element {
+            children: children.into(),
+            ..Element::new(id, role)
+        }
+    }
+
+    #[test]
+    fn states_follow_r2() {
+        let mut hidden = el("pane", Role::Window, vec![el("t", Role::Text, vec![])]);
+        hidden.visible = Some(false);
+        let mut shown = el("t2", Role::Text, vec![]);
+        shown.visible = Some(true);
+        hidden.children.push(shown);
+        let root = el("app", Role::Application, vec![hidden]);
+        let tree = Tree::new(&root);
+        let vis: Vec<bool> = tree.nodes().iter().map(|n| n.visible).collect();
+        assert_eq!(vis, [true, false, false, true]);
+        assert!(tree
+            .nodes()
+            .iter()
+            .all(|n| !n.selected && !n.focused && !n.hovered));
+    }
+
+    #[test]
+    fn ends_children_and_pointers() {
+        let root = el(
+            "a",
+            Role::Application,
+            vec![
+                el("b", Role::Window, vec![el("c", Role::Text, vec![])]),
+                el("d", Role::Window, vec![]),
+            ],
+        );
+        let tree = Tree::new(&root);
+        let ends: Vec<u32> = tree.nodes().iter().map(|n| n.end).collect();
+        assert_eq!(ends, [4, 3, 3, 4]);
+        assert_eq!(tree.children(0).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(tree.pointer(2), "/root/children/0/children/0");
+        assert_eq!(tree.pointer(3), "/root/children/1");
+        assert_eq!(tree.ancestors(2).collect::<Vec<_>>(), [1, 0]);
+    }
+}

@@ -1,0 +1,963 @@
+//! Reading an answer: bytes in, an [`Answer`] and every finding out.
+//!
+//! Three layers, cheapest first:
+//! 1. a byte scan that bounds JSON nesting before any recursive parser runs,
+//!    so no input can overflow the stack, however deep;
+//! 2. one lenient pass of serde_json with our own visitors: a field of the
+//!    wrong type, a missing field or an unknown field becomes a [`Finding`]
+//!    at its JSON pointer and reading goes on, so the user sees every
+//!    problem at once; limits on elements, depth and content abort at once;
+//! 3. protocol dispatch: 0.2.x is taken as is, 0.1 is upgraded
+//!    ([`crate::model::v01`]).
+//!
+//! Conformance rules that need the whole tree (R1, R3, R4, R6) are in
+//! [`crate::check`].
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use crate::check::{Finding, Requirement};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::model::{v01, Answer, Attributes, Block, Content, Element, RoleName};
+
+/// What reading produced: the answer (when its shape allowed building one)
+/// and every finding of the reading stage.
+#[derive(Debug)]
+pub struct Reading {
+    /// The answer, in 0.2.0 form. `None` when there was no usable root.
+    pub answer: Option<Answer>,
+    /// Findings of the reading stage, errors and warnings.
+    pub findings: Vec<Finding>,
+    /// The protocol the input was written in, when it was upgraded from 0.1.
+    pub upgraded_from: Option<String>,
+}
+
+/// Reads an answer. `Err` when the input cannot be read at all (not JSON,
+/// over a limit); otherwise every shape problem is a finding.
+pub fn read(bytes: &[u8], limits: &Limits) -> Result<Reading> {
+    if bytes.len() > limits.max_input_bytes {
+        return Err(Error::InputTooLarge {
+            size: bytes.len(),
+            limit: limits.max_input_bytes,
+        });
+    }
+    // A UTF-8 byte-order mark is allowed before JSON text (RFC 8259 8.1).
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    scan_nesting(bytes, limits)?;
+
+    let mut ctx = Ctx {
+        limits,
+        findings: Vec::new(),
+        path: String::new(),
+        elements: 0,
+        depth: 0,
+        abort: None,
+    };
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    json.disable_recursion_limit();
+    let parsed = {
+        let stacked = serde_stacker::Deserializer::new(&mut json);
+        AnswerSeed(&mut ctx).deserialize(stacked)
+    };
+    let raw = match parsed.and_then(|raw| json.end().map(|()| raw)) {
+        Ok(raw) => raw,
+        Err(err) => {
+            return Err(match ctx.abort.take() {
+                Some(abort) => abort,
+                None => json_error(&err),
+            })
+        }
+    };
+    let mut findings = ctx.findings;
+    let Some(raw) = raw else {
+        return Ok(Reading {
+            answer: None,
+            findings,
+            upgraded_from: None,
+        });
+    };
+    let (answer, upgraded_from) = dispatch(raw, &mut findings)?;
+    Ok(Reading {
+        answer,
+        findings,
+        upgraded_from,
+    })
+}
+
+/// Reads an answer and checks it; `Err` unless it conforms (warnings
+/// allowed). This is what trimming uses: on any doubt, nothing goes on.
+pub fn read_conforming(bytes: &[u8], limits: &Limits) -> Result<Answer> {
+    let reading = read(bytes, limits)?;
+    let mut findings = reading.findings;
+    if let Some(answer) = &reading.answer {
+        findings.extend(crate::check::check(answer));
+    }
+    match reading.answer {
+        Some(answer) if !findings.iter().any(Finding::is_error) => Ok(answer),
+        _ => Err(Error::NotConforming { findings }),
+    }
+}
+
+fn json_error(err: &serde_json::Error) -> Error {
+    let message = err.to_string();
+    // serde_json appends " at line L column C"; we state the place ourselves.
+    let message = match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message,
+    };
+    Error::Json {
+        line: err.line(),
+        column: err.column(),
+        message,
+    }
+}
+
+/// Rejects JSON nested deeper than the limits allow, before any recursive
+/// parser sees it. Strings are skipped with their escapes.
+fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
+    let max = limits.max_json_nesting();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max {
+                    let (line, column) = line_column(bytes, i);
+                    return Err(Error::TooDeep {
+                        limit: limits.max_depth,
+                        place: format!(
+                            "(JSON nesting passes {max} levels at line {line}, column {column})"
+                        ),
+                    });
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    (line, offset - start + 1)
+}
+
+/// The JSON kind of a value, for messages.
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Protocol dispatch.
+
+struct RawAnswer {
+    protocol: Option<String>,
+    instance: Option<String>,
+    root: Option<Element>,
+    items: Option<Value>,
+    focus: Option<Value>,
+    title: Option<String>,
+}
+
+fn dispatch(
+    raw: RawAnswer,
+    findings: &mut Vec<Finding>,
+) -> Result<(Option<Answer>, Option<String>)> {
+    let Some(protocol) = raw.protocol else {
+        findings.push(Finding::error(
+            Requirement::Schema,
+            "/protocol",
+            None,
+            "the answer needs a `protocol` (\"0.2.0\")",
+        ));
+        return Ok((None, None));
+    };
+    let instance = raw.instance.unwrap_or_else(|| {
+        findings.push(Finding::error(
+            Requirement::Schema,
+            "/instance",
+            None,
+            "the answer needs an `instance` string",
+        ));
+        String::new()
+    });
+    match Version::of(&protocol) {
+        Version::V02 => {
+            for (field, present) in [
+                ("items", raw.items.is_some()),
+                ("focus", raw.focus.is_some()),
+            ] {
+                if present {
+                    findings.push(Finding::error(
+                        Requirement::R1,
+                        format!("/{field}"),
+                        None,
+                        format!(
+                            "the answer-level `{field}` was removed in 0.2.0; state is said on the element it describes (set `focused`/`selected` on the elements themselves)"
+                        ),
+                    ));
+                }
+            }
+            if raw.title.is_some() {
+                findings.push(Finding::warning(
+                    Requirement::Schema,
+                    "/title",
+                    None,
+                    "unknown answer field `title` is ignored and never sent (the app's title is the root's `title`)",
+                ));
+            }
+            let Some(root) = raw.root else {
+                findings.push(Finding::error(
+                    Requirement::Schema,
+                    "/root",
+                    None,
+                    "the answer needs a `root` element",
+                ));
+                return Ok((None, None));
+            };
+            Ok((
+                Some(Answer {
+                    protocol,
+                    instance,
+                    root,
+                }),
+                None,
+            ))
+        }
+        Version::V01 => {
+            if raw.root.is_some() {
+                findings.push(Finding::error(
+                    Requirement::Version,
+                    "/root",
+                    None,
+                    "a 0.1 answer has `items`, not `root`; say \"protocol\": \"0.2.0\" for a tree",
+                ));
+                return Ok((None, Some(protocol)));
+            }
+            let root = v01::upgrade(raw.items, raw.focus, raw.title, &instance)?;
+            Ok((
+                Some(Answer {
+                    protocol: crate::model::PROTOCOL.to_string(),
+                    instance,
+                    root,
+                }),
+                Some(protocol),
+            ))
+        }
+        Version::Unknown => {
+            findings.push(Finding::error(
+                Requirement::Version,
+                "/protocol",
+                None,
+                format!(
+                    "unknown protocol version `{protocol}`; ctxgate reads 0.2.x and upgrades 0.1"
+                ),
+            ));
+            Ok((None, None))
+        }
+    }
+}
+
+enum Version {
+    V01,
+    V02,
+    Unknown,
+}
+
+impl Version {
+    fn of(protocol: &str) -> Version {
+        let patch = |rest: &str| {
+            rest.is_empty()
+                || (rest.starts_with('.')
+                    && rest.len() > 1
+                    && rest[1..].bytes().all(|b| b.is_ascii_digit()))
+        };
+        if let Some(rest) = protocol.strip_prefix("0.2") {
+            if rest.starts_with('.') && patch(rest) {
+                return Version::V02;
+            }
+        }
+        if let Some(rest) = protocol.strip_prefix("0.1") {
+            if patch(rest) {
+                return Version::V01;
+            }
+        }
+        Version::Unknown
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The lenient pass.
+
+struct Ctx<'l> {
+    limits: &'l Limits,
+    findings: Vec<Finding>,
+    /// The JSON pointer of the element being read.
+    path: String,
+    elements: usize,
+    depth: usize,
+    /// A limit error that stopped the parse; reported instead of serde's.
+    abort: Option<Error>,
+}
+
+impl Ctx<'_> {
+    fn stop<E: de::Error>(&mut self, error: Error) -> E {
+        self.abort = Some(error);
+        E::custom("limit exceeded")
+    }
+
+    fn wrong_type(&mut self, field: &str, expected: &str, found: &Scalar, id: Option<&str>) {
+        self.findings.push(Finding::error(
+            Requirement::Schema,
+            format!("{}/{}", self.path, field),
+            id.map(str::to_string),
+            format!("`{field}` must be {expected}, found {}", found.kind()),
+        ));
+    }
+}
+
+/// A scalar field's value, or the kind of what stood there instead.
+enum Scalar {
+    Str(String),
+    Bool(bool),
+    Other(&'static str),
+}
+
+impl Scalar {
+    fn kind(&self) -> &'static str {
+        match self {
+            Scalar::Str(_) => "a string",
+            Scalar::Bool(_) => "a boolean",
+            Scalar::Other(kind) => kind,
+        }
+    }
+}
+
+struct ScalarSeed;
+
+impl<'de> DeserializeSeed<'de> for ScalarSeed {
+    type Value = Scalar;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+        d.deserialize_any(ScalarVisitor)
+    }
+}
+
+struct ScalarVisitor;
+
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = Scalar;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+        Ok(Scalar::Bool(v))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Scalar, E> {
+        Ok(Scalar::Other("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Scalar, E> {
+        Ok(Scalar::Other("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Scalar, E> {
+        Ok(Scalar::Other("a number"))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v))
+    }
+    fn visit_unit<E>(self) -> Result<Scalar, E> {
+        Ok(Scalar::Other("null"))
+    }
+    fn visit_none<E>(self) -> Result<Scalar, E> {
+        Ok(Scalar::Other("null"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Other("an array"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Other("an object"))
+    }
+}
+
+/// An element's or the answer's field names.
+enum Field {
+    Id,
+    Role,
+    Subrole,
+    Title,
+    Content,
+    Url,
+    Selected,
+    Focused,
+    Visible,
+    Hovered,
+    Children,
+    Attributes,
+    Protocol,
+    Instance,
+    Root,
+    Items,
+    Focus,
+    Other(String),
+}
+
+impl<'de> de::Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        struct FieldVisitor;
+        impl Visitor<'_> for FieldVisitor {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Field, E> {
+                Ok(match v {
+                    "id" => Field::Id,
+                    "role" => Field::Role,
+                    "subrole" => Field::Subrole,
+                    "title" => Field::Title,
+                    "content" => Field::Content,
+                    "url" => Field::Url,
+                    "selected" => Field::Selected,
+                    "focused" => Field::Focused,
+                    "visible" => Field::Visible,
+                    "hovered" => Field::Hovered,
+                    "children" => Field::Children,
+                    "attributes" => Field::Attributes,
+                    "protocol" => Field::Protocol,
+                    "instance" => Field::Instance,
+                    "root" => Field::Root,
+                    "items" => Field::Items,
+                    "focus" => Field::Focus,
+                    other => Field::Other(other.to_string()),
+                })
+            }
+        }
+        d.deserialize_str(FieldVisitor)
+    }
+}
+
+impl Field {
+    fn name(&self) -> &str {
+        match self {
+            Field::Id => "id",
+            Field::Role => "role",
+            Field::Subrole => "subrole",
+            Field::Title => "title",
+            Field::Content => "content",
+            Field::Url => "url",
+            Field::Selected => "selected",
+            Field::Focused => "focused",
+            Field::Visible => "visible",
+            Field::Hovered => "hovered",
+            Field::Children => "children",
+            Field::Attributes => "attributes",
+            Field::Protocol => "protocol",
+            Field::Instance => "instance",
+            Field::Root => "root",
+            Field::Items => "items",
+            Field::Focus => "focus",
+            Field::Other(name) => name,
+        }
+    }
+}
+
+struct AnswerSeed<'c, 'l>(&'c mut Ctx<'l>);
+
+impl<'de> DeserializeSeed<'de> for AnswerSeed<'_, '_> {
+    type Value = Option<RawAnswer>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(AnswerVisitor(self.0))
+    }
+}
+
+struct AnswerVisitor<'c, 'l>(&'c mut Ctx<'l>);
+
+impl<'de> Visitor<'de> for AnswerVisitor<'_, '_> {
+    type Value = Option<RawAnswer>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an answer object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let ctx = self.0;
+        let mut raw = RawAnswer {
+            protocol: None,
+            instance: None,
+            root: None,
+            items: None,
+            focus: None,
+            title: None,
+        };
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Protocol | Field::Instance | Field::Title => {
+                    let value = map.next_value_seed(ScalarSeed)?;
+                    let name = field.name().to_string();
+                    let Scalar::Str(s) = value else {
+                        ctx.wrong_type(&name, "a string", &value, None);
+                        continue;
+                    };
+                    match field {
+                        Field::Protocol => raw.protocol = Some(s),
+                        Field::Instance => raw.instance = Some(s),
+                        _ => raw.title = Some(s),
+                    }
+                }
+                Field::Root => {
+                    ctx.path.clear();
+                    ctx.path.push_str("/root");
+                    raw.root = map.next_value_seed(ElementSeed(&mut *ctx))?;
+                    ctx.path.clear();
+                }
+                Field::Items => raw.items = Some(map.next_value()?),
+                Field::Focus => raw.focus = Some(map.next_value()?),
+                other => {
+                    map.next_value::<IgnoredAny>()?;
+                    ctx.findings.push(Finding::warning(
+                        Requirement::Schema,
+                        format!("/{}", other.name()),
+                        None,
+                        format!(
+                            "unknown answer field `{}` is ignored and never sent",
+                            other.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Some(raw))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        self.0.findings.push(Finding::error(
+            Requirement::Schema,
+            "",
+            None,
+            "an answer must be a JSON object, found an array",
+        ));
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        self.not_object("a boolean")
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        self.not_object("a number")
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        self.not_object("a number")
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        self.not_object("a number")
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        self.not_object("a string")
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        self.not_object("null")
+    }
+}
+
+impl AnswerVisitor<'_, '_> {
+    fn not_object<E>(self, kind: &str) -> Result<Option<RawAnswer>, E> {
+        self.0.findings.push(Finding::error(
+            Requirement::Schema,
+            "",
+            None,
+            format!("an answer must be a JSON object, found {kind}"),
+        ));
+        Ok(None)
+    }
+}
+
+struct ElementSeed<'c, 'l>(&'c mut Ctx<'l>);
+
+impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_> {
+    type Value = Option<Element>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        let ctx = self.0;
+        match d.deserialize_any(ScalarOrElement(&mut *ctx))? {
+            Ok(element) => Ok(Some(element)),
+            Err(kind) => {
+                ctx.findings.push(Finding::error(
+                    Requirement::Schema,
+                    ctx.path.clone(),
+                    None,
+                    format!("an element must be a JSON object, found {kind}"),
+                ));
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Visits an element: `Ok(element)` for an object, `Err(kind)` otherwise.
+struct ScalarOrElement<'c, 'l>(&'c mut Ctx<'l>);
+
+impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
+    type Value = Result<Element, &'static str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an element object")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Err("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Err("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Err("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Err("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Err("a string"))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Err("null"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Err("an array"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let ctx = self.0;
+        ctx.elements += 1;
+        if ctx.elements > ctx.limits.max_elements {
+            let limit = ctx.limits.max_elements;
+            return Err(ctx.stop(Error::TooManyElements { limit }));
+        }
+        ctx.depth += 1;
+        if ctx.depth > ctx.limits.max_depth {
+            let error = Error::TooDeep {
+                limit: ctx.limits.max_depth,
+                place: format!("(at {})", ctx.path),
+            };
+            return Err(ctx.stop(error));
+        }
+        let mut element = Element::default();
+        let mut seen: u32 = 0;
+        let (mut has_id, mut has_role) = (false, false);
+        let mut role_word: Option<String> = None;
+        while let Some(field) = map.next_key::<Field>()? {
+            let bit = field_bit(&field);
+            if bit != 0 && seen & bit != 0 {
+                ctx.findings.push(Finding::error(
+                    Requirement::Schema,
+                    format!("{}/{}", ctx.path, field.name()),
+                    None,
+                    format!("field `{}` appears twice in one element", field.name()),
+                ));
+            }
+            seen |= bit;
+            match field {
+                Field::Id | Field::Role | Field::Subrole | Field::Title | Field::Url => {
+                    let value = map.next_value_seed(ScalarSeed)?;
+                    let Scalar::Str(s) = value else {
+                        ctx.wrong_type(field.name(), "a string", &value, None);
+                        continue;
+                    };
+                    match field {
+                        Field::Id => {
+                            element.id = s;
+                            has_id = true;
+                        }
+                        Field::Role => {
+                            role_word = Some(s);
+                            has_role = true;
+                        }
+                        Field::Subrole => element.subrole = Some(s),
+                        Field::Title => element.title = Some(s),
+                        _ => element.url = Some(s),
+                    }
+                }
+                Field::Selected | Field::Focused | Field::Visible | Field::Hovered => {
+                    let value = map.next_value_seed(ScalarSeed)?;
+                    let Scalar::Bool(b) = value else {
+                        ctx.wrong_type(field.name(), "true or false", &value, None);
+                        continue;
+                    };
+                    match field {
+                        Field::Selected => element.selected = Some(b),
+                        Field::Focused => element.focused = Some(b),
+                        Field::Visible => element.visible = Some(b),
+                        _ => element.hovered = Some(b),
+                    }
+                }
+                Field::Children => {
+                    let children = map.next_value_seed(ChildrenSeed(&mut *ctx))?;
+                    element.children = children.into();
+                }
+                Field::Content => {
+                    let value: Value = map.next_value()?;
+                    element.content = read_content(ctx, value);
+                }
+                Field::Attributes => match map.next_value::<Value>()? {
+                    Value::Object(attributes) => {
+                        element.attributes = Attributes(attributes.into_iter().collect());
+                    }
+                    other => {
+                        let found = Scalar::Other(json_kind(&other));
+                        ctx.wrong_type("attributes", "an object", &found, None);
+                    }
+                },
+                Field::Items | Field::Focus | Field::Protocol | Field::Instance | Field::Root => {
+                    map.next_value::<IgnoredAny>()?;
+                    unknown_field(ctx, field.name());
+                }
+                Field::Other(name) => {
+                    map.next_value::<IgnoredAny>()?;
+                    match name.as_str() {
+                        "type" | "parent" | "locatable" | "payload" => {
+                            ctx.findings.push(Finding::error(
+                                Requirement::Version,
+                                format!("{}/{}", ctx.path, name),
+                                None,
+                                format!(
+                                    "`{name}` is a 0.1 field, removed in 0.2.0 ({})",
+                                    removed_hint(&name)
+                                ),
+                            ));
+                        }
+                        _ => unknown_field(ctx, &name),
+                    }
+                }
+            }
+        }
+        if let Some(word) = role_word {
+            element.role = RoleName::parse(&word);
+        }
+        for (present, field) in [(has_id, "id"), (has_role, "role")] {
+            if !present {
+                let id = has_id.then(|| element.id.clone());
+                ctx.findings.push(Finding::error(
+                    Requirement::Schema,
+                    format!("{}/{}", ctx.path, field),
+                    id,
+                    format!("an element needs `{field}`"),
+                ));
+            }
+        }
+        let size = text_bytes(&element);
+        if size > ctx.limits.max_content_bytes {
+            let error = Error::ContentTooLarge {
+                pointer: ctx.path.clone(),
+                size,
+                limit: ctx.limits.max_content_bytes,
+            };
+            return Err(ctx.stop(error));
+        }
+        ctx.depth -= 1;
+        Ok(Ok(element))
+    }
+}
+
+fn removed_hint(field: &str) -> &'static str {
+    match field {
+        "type" => "use `role` and `subrole`",
+        "parent" => "nest the element in its parent's `children`",
+        "locatable" => "whether an element can be located is asked with `locate`",
+        _ => "use `attributes`",
+    }
+}
+
+fn unknown_field(ctx: &mut Ctx, name: &str) {
+    ctx.findings.push(Finding::warning(
+        Requirement::Schema,
+        format!("{}/{}", ctx.path, escape_pointer(name)),
+        None,
+        format!("unknown element field `{name}` is ignored and never sent"),
+    ));
+}
+
+/// Escapes a key for a JSON pointer (RFC 6901).
+pub fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn field_bit(field: &Field) -> u32 {
+    match field {
+        Field::Id => 1,
+        Field::Role => 1 << 1,
+        Field::Subrole => 1 << 2,
+        Field::Title => 1 << 3,
+        Field::Content => 1 << 4,
+        Field::Url => 1 << 5,
+        Field::Selected => 1 << 6,
+        Field::Focused => 1 << 7,
+        Field::Visible => 1 << 8,
+        Field::Hovered => 1 << 9,
+        Field::Children => 1 << 10,
+        Field::Attributes => 1 << 11,
+        _ => 0,
+    }
+}
+
+/// Bytes of an element's own text: title, url and content strings.
+pub(crate) fn text_bytes(element: &Element) -> usize {
+    let mut size =
+        element.title.as_ref().map_or(0, String::len) + element.url.as_ref().map_or(0, String::len);
+    for content in &element.content {
+        size += match &content.block {
+            Block::Text { text } => text.len(),
+            Block::Image { data, .. } | Block::Audio { data, .. } => data.len(),
+            Block::ResourceLink { uri, name } => uri.len() + name.len(),
+            Block::Resource { resource } => resource
+                .values()
+                .map(|v| v.as_str().map_or(0, str::len))
+                .sum(),
+            Block::Other { .. } => 0,
+        };
+    }
+    size
+}
+
+fn read_content(ctx: &mut Ctx, value: Value) -> Vec<Content> {
+    let Value::Array(blocks) = value else {
+        let found = Scalar::Other(json_kind(&value));
+        ctx.wrong_type("content", "an array of content blocks", &found, None);
+        return Vec::new();
+    };
+    let mut content = Vec::with_capacity(blocks.len());
+    for (i, block) in blocks.into_iter().enumerate() {
+        let problem = match block {
+            Value::Object(object) => match Content::from_object(object) {
+                Ok(block) => {
+                    content.push(block);
+                    continue;
+                }
+                Err(problem) => problem,
+            },
+            other => format!(
+                "a content block must be an object, found {}",
+                json_kind(&other)
+            ),
+        };
+        ctx.findings.push(Finding::error(
+            Requirement::Schema,
+            format!("{}/content/{i}", ctx.path),
+            None,
+            problem,
+        ));
+    }
+    content
+}
+
+struct ChildrenSeed<'c, 'l>(&'c mut Ctx<'l>);
+
+impl<'de> DeserializeSeed<'de> for ChildrenSeed<'_, '_> {
+    type Value = Vec<Element>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        let ctx = self.0;
+        match d.deserialize_any(ChildrenVisitor(&mut *ctx))? {
+            Ok(children) => Ok(children),
+            Err(kind) => {
+                ctx.wrong_type(
+                    "children",
+                    "an array of elements",
+                    &Scalar::Other(kind),
+                    None,
+                );
+                Ok(Vec::new())
+            }
+        }
+    }
+}
+
+struct ChildrenVisitor<'c, 'l>(&'c mut Ctx<'l>);
+
+impl<'de> Visitor<'de> for ChildrenVisitor<'_, '_> {
+    type Value = Result<Vec<Element>, &'static str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of elements")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Err("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Err("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Err("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Err("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Err("a string"))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Err("null"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Err("an object"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let ctx = self.0;
+        let mut children = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let base = ctx.path.len();
+        let mut index = 0usize;
+        loop {
+            use std::fmt::Write;
+            let _ = write!(ctx.path, "/children/{index}");
+            let next = seq.next_element_seed(ElementSeed(&mut *ctx));
+            ctx.path.truncate(base);
+            match next? {
+                Some(Some(child)) => children.push(child),
+                Some(None) => {}
+                None => break,
+            }
+            index += 1;
+        }
+        Ok(Ok(children))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_words() {
+        assert!(matches!(Version::of("0.2.0"), Version::V02));
+        assert!(matches!(Version::of("0.2.7"), Version::V02));
+        assert!(matches!(Version::of("0.1"), Version::V01));
+        assert!(matches!(Version::of("0.1.3"), Version::V01));
+        assert!(matches!(Version::of("0.2"), Version::Unknown));
+        assert!(matches!(Version::of("0.3.0"), Version::Unknown));
+        assert!(matches!(Version::of("0.2.x"), Version::Unknown));
+        assert!(matches!(Version::of("0.10"), Version::Unknown));
+    }
+}
