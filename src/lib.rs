@@ -18,6 +18,7 @@ pub mod check;
 mod error;
 mod limits;
 pub mod model;
+pub mod policy;
 pub mod read;
 mod suggest;
 

@@ -1,0 +1,133 @@
+//! The policy engine: the only code that touches regorus. It turns a policy
+//! set and a request into a [`RequestPlan`] (scope, budget, redaction and
+//! title patterns) and answers, per distinct element projection, a
+//! [`Decision`] (deny, mask, keep, prune, priority), with the secure-text
+//! floor applied. Compiled policies, request plans and decisions are cached
+//! across requests.
+//!
+//! INTERFACE CONTRACT (used by `trim`; the policy helper implements it):
+//! see the types below. Nothing here sees titles or content: only the
+//! projection in [`ElementInput`].
+
+use std::sync::Arc;
+
+use crate::model::Role;
+
+/// The part of the tree an action warrants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// The selected elements, the focus path and what the policy keeps.
+    Selection,
+    /// The focused element's subtree and its path.
+    Focus,
+    /// The focused window.
+    Window,
+    /// Everything.
+    App,
+}
+
+/// A size budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Budget {
+    /// o200k_base tokens of the rendered output.
+    Tokens(usize),
+    /// Bytes of the rendered output.
+    Bytes(usize),
+}
+
+/// A text pattern the policy declares; applied natively to every string
+/// that leaves.
+#[derive(Debug, Clone)]
+pub struct Redaction {
+    /// The rule's id, named in reports.
+    pub id: String,
+    /// The compiled pattern.
+    pub regex: regex::Regex,
+    /// The replacement (regex replacement syntax).
+    pub replace: String,
+}
+
+/// What the policy decided for one request.
+#[derive(Debug, Clone)]
+pub struct RequestPlan {
+    /// The scope for this action.
+    pub scope: Scope,
+    /// The policy's default budget, if it sets one.
+    pub budget: Option<Budget>,
+    /// Redaction patterns, in id order.
+    pub redact: Vec<Redaction>,
+    /// Named title patterns: an element whose title matches one has its
+    /// name in `input.element.title_matches`.
+    pub title_patterns: Vec<(String, regex::Regex)>,
+    /// Attributes whose values the policy reads (`element_attributes`).
+    pub element_attributes: Vec<String>,
+}
+
+/// The action a request is for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Action {
+    /// `selection`, `focus`, `window`, `app`, or a host's own word.
+    pub name: String,
+    /// An element id the action names.
+    pub target: Option<String>,
+}
+
+/// The per-request input (`input.action`, `input.app`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RequestInput {
+    /// The action.
+    pub action: Action,
+    /// The answer's `instance`.
+    pub instance: String,
+    /// The answer's `protocol`.
+    pub protocol: String,
+    /// The root's title.
+    pub title: Option<String>,
+}
+
+/// One element's projection: all a policy sees of it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ElementInput<'a> {
+    /// The role as read.
+    pub role: Role,
+    /// The subrole.
+    pub subrole: Option<&'a str>,
+    /// Effective states (R2).
+    pub selected: bool,
+    /// Effective states (R2).
+    pub focused: bool,
+    /// Effective states (R2).
+    pub visible: bool,
+    /// Effective states (R2).
+    pub hovered: bool,
+    /// Whether it has a title.
+    pub has_title: bool,
+    /// Whether it has content.
+    pub has_content: bool,
+    /// Its attribute names, in the provider's order.
+    pub attribute_names: Vec<&'a str>,
+    /// The values of the attributes the policy declares it reads.
+    pub attributes: Vec<(&'a str, &'a serde_json::Value)>,
+    /// Names of the title patterns its title matches.
+    pub title_matches: Vec<&'a str>,
+    /// Its ancestors' roles and subroles, nearest first.
+    pub inside: Vec<(Role, Option<&'a str>)>,
+}
+
+/// The decision for one projection. Reasons are the policy's own strings
+/// (rule ids), never app text.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decision {
+    /// `deny` reasons (sorted).
+    pub deny: Vec<Arc<str>>,
+    /// `mask` reasons (sorted), including `floor:secure-text` when the floor applies.
+    pub mask: Vec<Arc<str>>,
+    /// `keep` reasons (sorted).
+    pub keep: Vec<Arc<str>>,
+    /// `prune` reasons (sorted).
+    pub prune: Vec<Arc<str>>,
+    /// `priority` (0 when the policy says nothing).
+    pub priority: f64,
+}
