@@ -260,9 +260,21 @@ fn dispatch(
                     None,
                     "a 0.1 answer has `items`, not `root`; say \"protocol\": \"0.2.0\" for a tree",
                 ));
-                return Ok((None, Some(protocol)));
+                return Ok((None, None));
             }
-            let root = v01::upgrade(raw.items, raw.focus, raw.title, &instance)?;
+            let root = match v01::upgrade(raw.items, raw.focus, raw.title) {
+                Ok(root) => root,
+                Err(Error::Upgrade { pointer, message }) => {
+                    findings.push(Finding::error(
+                        Requirement::Version,
+                        pointer,
+                        None,
+                        format!("cannot upgrade the 0.1 answer: {message}"),
+                    ));
+                    return Ok((None, Some(protocol)));
+                }
+                Err(other) => return Err(other),
+            };
             Ok((
                 Some(Answer {
                     protocol: crate::model::PROTOCOL.to_string(),
@@ -684,19 +696,16 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
             match field {
                 Field::Id | Field::Role | Field::Subrole | Field::Title | Field::Url => {
                     let value = map.next_value_seed(ScalarSeed)?;
+                    // Present, if not well-typed: one finding, not two.
+                    has_id |= matches!(field, Field::Id);
+                    has_role |= matches!(field, Field::Role);
                     let Scalar::Str(s) = value else {
                         ctx.wrong_type(field.name(), "a string", &value, None);
                         continue;
                     };
                     match field {
-                        Field::Id => {
-                            element.id = s;
-                            has_id = true;
-                        }
-                        Field::Role => {
-                            role_word = Some(s);
-                            has_role = true;
-                        }
+                        Field::Id => element.id = s,
+                        Field::Role => role_word = Some(s),
                         Field::Subrole => element.subrole = Some(s),
                         Field::Title => element.title = Some(s),
                         _ => element.url = Some(s),

@@ -25,8 +25,9 @@ pub fn run(args: CheckArgs) -> Outcome {
     };
     let report = match ctxgate::check_bytes(&bytes, &args.limits.limits()) {
         Ok(report) => report,
-        // Unreadable input: not JSON, or over a limit.
-        Err(err) => return Outcome::Failed(format!("{err:#}")),
+        // Not JSON at all: unreadable (2). Over a limit: judged and rejected (1).
+        Err(err @ ctxgate::Error::Json { .. }) => return Outcome::Failed(format!("{err:#}")),
+        Err(err) => return Outcome::Rejected(Some(format!("{err:#}"))),
     };
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&report).expect("a report serializes");

@@ -116,7 +116,6 @@ pub fn upgrade(
     items: Option<Value>,
     focus: Option<Value>,
     title: Option<String>,
-    _instance: &str,
 ) -> Result<Element> {
     let items = match items {
         Some(Value::Array(items)) => items,

@@ -1,0 +1,80 @@
+//! Helpers shared by the integration tests: running the binary and
+//! comparing against expectation files (`UPDATE_EXPECT=1` rewrites them).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The crate's root folder.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `ctxgate` with `args`, feeding `stdin`.
+pub fn ctxgate(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ctxgate runs");
+    let mut input = child.stdin.take().expect("stdin");
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let output = child.wait_with_output().expect("ctxgate ends");
+    writer.join().expect("stdin written");
+    output
+}
+
+/// `exit: N`, then stdout, then `--- stderr`, then stderr: what a user sees.
+pub fn transcript(output: &Output) -> String {
+    format!(
+        "exit: {}\n{}--- stderr\n{}",
+        output
+            .status
+            .code()
+            .map_or("signal".to_string(), |c| c.to_string()),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Compares `actual` with the file at `path`, or rewrites it under
+/// `UPDATE_EXPECT=1`. Returns a description of the mismatch.
+pub fn expect_file(path: &Path, actual: &str) -> Result<(), String> {
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(path, actual).expect("expectation written");
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "{}: {e} (run with UPDATE_EXPECT=1 to create it)",
+            path.display()
+        )
+    })?;
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} differs\n--- expected\n{expected}\n--- actual\n{actual}",
+            path.display()
+        ))
+    }
+}
+
+/// Every file in `dir` with extension `ext`, sorted.
+pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    files.sort();
+    files
+}
