@@ -20,7 +20,10 @@ mod limits;
 pub mod model;
 pub mod policy;
 pub mod read;
+mod redact;
+pub mod render;
 mod suggest;
+mod tokens;
 
 pub use check::{check, check_bytes, CheckReport, Finding, Requirement, Severity};
 pub use error::{Error, Result};

@@ -47,6 +47,9 @@ pub struct Redaction {
     pub regex: regex::Regex,
     /// The replacement (regex replacement syntax).
     pub replace: String,
+    /// Replace only matches whose digits pass the Luhn check (`"luhn": true`
+    /// in the policy): payment card numbers.
+    pub luhn: bool,
 }
 
 /// What the policy decided for one request.

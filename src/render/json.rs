@@ -1,0 +1,122 @@
+//! Compact JSON: a conforming 0.2.0 answer, fields in the RFC's order.
+
+use std::io::Write;
+
+use crate::model::{Answer, Element};
+
+/// The answer as compact JSON.
+pub fn json(answer: &Answer) -> String {
+    let mut out = Vec::with_capacity(4096);
+    out.extend_from_slice(b"{\"protocol\":");
+    string(&mut out, &answer.protocol);
+    out.extend_from_slice(b",\"instance\":");
+    string(&mut out, &answer.instance);
+    out.extend_from_slice(b",\"root\":");
+    tree(&mut out, &answer.root);
+    out.push(b'}');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// The bytes one element adds on its own (no children), as `json` writes it.
+pub fn json_element_fragment(element: &Element) -> usize {
+    let mut out = Vec::with_capacity(256);
+    head(&mut out, element);
+    tail(&mut out, element);
+    out.len()
+}
+
+fn tree(out: &mut Vec<u8>, root: &Element) {
+    // (element, next child to write)
+    let mut stack: Vec<(&Element, usize)> = vec![(root, 0)];
+    head(out, root);
+    while let Some((element, next)) = stack.last_mut() {
+        let element: &Element = element;
+        if *next < element.children.len() {
+            let child = &element.children[*next];
+            out.extend_from_slice(if *next == 0 { b",\"children\":[" } else { b"," });
+            *next += 1;
+            head(out, child);
+            stack.push((child, 0));
+        } else {
+            if !element.children.is_empty() {
+                out.push(b']');
+            }
+            tail(out, element);
+            stack.pop();
+        }
+    }
+}
+
+/// Everything before `children`.
+fn head(out: &mut Vec<u8>, element: &Element) {
+    out.extend_from_slice(b"{\"id\":");
+    string(out, &element.id);
+    out.extend_from_slice(b",\"role\":");
+    string(out, element.role.as_str());
+    if let Some(subrole) = &element.subrole {
+        out.extend_from_slice(b",\"subrole\":");
+        string(out, subrole);
+    }
+    if let Some(title) = &element.title {
+        out.extend_from_slice(b",\"title\":");
+        string(out, title);
+    }
+    if !element.content.is_empty() {
+        out.extend_from_slice(b",\"content\":");
+        serde_json::to_writer(&mut *out, &element.content).expect("content serializes");
+    }
+    if let Some(url) = &element.url {
+        out.extend_from_slice(b",\"url\":");
+        string(out, url);
+    }
+    for (name, state) in [
+        ("selected", element.selected),
+        ("focused", element.focused),
+        ("visible", element.visible),
+        ("hovered", element.hovered),
+    ] {
+        if let Some(state) = state {
+            let _ = write!(out, ",\"{name}\":{state}");
+        }
+    }
+}
+
+/// Everything after `children`.
+fn tail(out: &mut Vec<u8>, element: &Element) {
+    if !element.attributes.is_empty() {
+        out.extend_from_slice(b",\"attributes\":");
+        serde_json::to_writer(&mut *out, &element.attributes).expect("attributes serialize");
+    }
+    out.push(b'}');
+}
+
+fn string(out: &mut Vec<u8>, s: &str) {
+    serde_json::to_writer(&mut *out, s).expect("a string serializes");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Role;
+
+    #[test]
+    fn matches_serde_and_fragments_add_up() {
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/notes.json")).unwrap();
+        let answer = crate::read_conforming(&bytes, &crate::Limits::default()).unwrap();
+        let ours = json(&answer);
+        assert_eq!(ours, serde_json::to_string(&answer).unwrap());
+        let tree = crate::Tree::new(&answer.root);
+        // Fragments + `,"children":[` + `]` per parent + `,` per later sibling + the envelope.
+        let mut total = 0;
+        for node in tree.nodes() {
+            total += json_element_fragment(node.element);
+            let n = node.element.children.len();
+            if n > 0 {
+                total += 14 + (n - 1);
+            }
+        }
+        let envelope = ours.len() - serde_json::to_string(&answer.root).unwrap().len();
+        assert_eq!(total + envelope, ours.len());
+        let _ = Role::Text;
+    }
+}

@@ -1,0 +1,69 @@
+//! The writers of what the agent receives: compact JSON and the outline
+//! format. The only code that turns a (trimmed) answer into bytes.
+//!
+//! Both writers are iterative, deterministic (same answer → same bytes),
+//! and keep app text from forging structure: in JSON by construction; in
+//! the outline by quoting titles, escaping every line break and control
+//! character, prefixing content lines with `| ` and ctxgate's own lines
+//! with `[ctxgate]`, and quoting any subrole or id that is not a plain word.
+
+mod json;
+mod outline;
+
+pub use json::{json, json_element_fragment};
+pub use outline::{outline, outline_element_fragment};
+
+use crate::model::Answer;
+
+/// The attribute names ctxgate writes its notices under. A provider's own
+/// attributes in the `ctxgate:` namespace are dropped before trimming, so
+/// a notice in the output is always ctxgate's.
+pub mod notice {
+    /// The namespace prefix.
+    pub const PREFIX: &str = "ctxgate:";
+    /// Children not sent: `{"children": N, "reasons": {reason: count}}`.
+    pub const OMITTED: &str = "ctxgate:omitted";
+    /// A masked element: `{"rule": id, "empty": bool}`.
+    pub const WITHHELD: &str = "ctxgate:withheld";
+    /// Content cut to fit: `{"reason": "budget", "blocks": N}`.
+    pub const CUT: &str = "ctxgate:cut";
+}
+
+/// The output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Format {
+    /// Compact JSON, a conforming 0.2.0 answer.
+    #[default]
+    Json,
+    /// One line per element, indented.
+    Outline,
+}
+
+impl Format {
+    /// Renders an answer in this format.
+    pub fn render(self, answer: &Answer) -> String {
+        match self {
+            Format::Json => json(answer),
+            Format::Outline => outline(answer),
+        }
+    }
+
+    /// The format's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Outline => "outline",
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "json" => Ok(Format::Json),
+            "outline" => Ok(Format::Outline),
+            other => Err(format!("unknown format `{other}`; use `json` or `outline`")),
+        }
+    }
+}
