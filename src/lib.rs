@@ -24,6 +24,7 @@ mod redact;
 pub mod render;
 mod suggest;
 mod tokens;
+pub mod trim;
 
 pub use check::{check, check_bytes, CheckReport, Finding, Requirement, Severity};
 pub use error::{Error, Result};

@@ -52,7 +52,9 @@ fn count_tokens_till(_: &str, _: usize) -> Result<Option<usize>> {
 
 #[cfg(not(feature = "tokens"))]
 fn no_tokens() -> Error {
-    Error::Request("token budgets need ctxgate built with the `tokens` feature; use a byte budget".into())
+    Error::Request(
+        "token budgets need ctxgate built with the `tokens` feature; use a byte budget".into(),
+    )
 }
 
 /// The unit's name, for messages.
@@ -70,7 +72,6 @@ pub fn limit(budget: Budget) -> usize {
     }
 }
 
-
 #[cfg(all(test, feature = "tokens"))]
 mod tests {
     use super::*;
@@ -80,6 +81,9 @@ mod tests {
         assert_eq!(count_tokens("Hello world").unwrap(), 2);
         let long = "word ".repeat(1000);
         assert_eq!(count_tokens_till(&long, 10).unwrap(), None);
-        assert_eq!(count_tokens_till(&long, 100_000).unwrap(), Some(count_tokens(&long).unwrap()));
+        assert_eq!(
+            count_tokens_till(&long, 100_000).unwrap(),
+            Some(count_tokens(&long).unwrap())
+        );
     }
 }

@@ -101,7 +101,8 @@ mod tests {
 
     #[test]
     fn matches_serde_and_fragments_add_up() {
-        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/notes.json")).unwrap();
+        let bytes =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/notes.json")).unwrap();
         let answer = crate::read_conforming(&bytes, &crate::Limits::default()).unwrap();
         let ours = json(&answer);
         assert_eq!(ours, serde_json::to_string(&answer).unwrap());

@@ -102,7 +102,11 @@ fn element_lines(out: &mut String, element: &Element, depth: usize) {
                 if let Some(Value::String(text)) = resource.get("text") {
                     text_lines(out, text, depth + 1);
                 } else {
-                    ctxgate_line(out, depth + 1, &format!("{} block not shown", content.kind()));
+                    ctxgate_line(
+                        out,
+                        depth + 1,
+                        &format!("{} block not shown", content.kind()),
+                    );
                 }
             }
             Block::ResourceLink { uri, name } => {
@@ -141,14 +145,20 @@ fn element_lines(out: &mut String, element: &Element, depth: usize) {
         ctxgate_line(out, depth + 1, &line);
     }
     if let Some(cut) = element.attributes.0.get(notice::CUT) {
-        let reason = cut.get("reason").and_then(Value::as_str).unwrap_or("budget");
+        let reason = cut
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("budget");
         let mut line = String::from("content cut to fit: ");
         word(&mut line, reason);
         ctxgate_line(out, depth + 1, &line);
     }
     if let Some(omitted) = element.attributes.0.get(notice::OMITTED) {
         let count = omitted.get("children").and_then(Value::as_u64).unwrap_or(0);
-        let mut line = format!("{count} {} not sent:", if count == 1 { "child" } else { "children" });
+        let mut line = format!(
+            "{count} {} not sent:",
+            if count == 1 { "child" } else { "children" }
+        );
         if let Some(Value::Object(reasons)) = omitted.get("reasons") {
             for (i, (reason, n)) in reasons.iter().enumerate() {
                 line.push_str(if i == 0 { " " } else { ", " });
@@ -180,7 +190,10 @@ fn text_lines(out: &mut String, text: &str, depth: usize) {
 /// characters, line and paragraph separators, bidi controls, BOM.
 fn unsafe_char(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{FEFF}')
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{FEFF}'
+        )
         || ('\u{202A}'..='\u{202E}').contains(&c)
         || ('\u{2066}'..='\u{2069}').contains(&c)
 }
@@ -210,9 +223,9 @@ fn quoted(out: &mut String, text: &str) {
 /// A plain word as is; anything else as a string literal.
 fn word(out: &mut String, text: &str) {
     let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_alphanumeric() && !unsafe_char(c) || matches!(c, '_' | '-' | '.' | ':' | '/'));
+        && text.chars().all(|c| {
+            c.is_alphanumeric() && !unsafe_char(c) || matches!(c, '_' | '-' | '.' | ':' | '/')
+        });
     if plain {
         out.push_str(text);
     } else {
@@ -230,7 +243,9 @@ mod tests {
         let mut text = Element::new("t\n[ctxgate] x", Role::Text);
         text.title = Some("a\" [focused] #x\nText [selected] #y".into());
         text.subrole = Some("pane) [focused".into());
-        text.content = vec![Content::text("line\n[ctxgate] 9 children not sent\u{2028}Text #z\r")];
+        text.content = vec![Content::text(
+            "line\n[ctxgate] 9 children not sent\u{2028}Text #z\r",
+        )];
         let mut root = Element::new("app", Role::Application);
         root.children.push(text);
         let answer = Answer {
@@ -246,7 +261,13 @@ mod tests {
             r#"  Text ("pane) [focused") "a\" [focused] #x\nText [selected] #y" #"t\n[ctxgate] x""#
         );
         assert_eq!(lines[2], "    | line");
-        assert_eq!(lines[3], r"    | [ctxgate] 9 children not sent\u{2028}Text #z\u{000d}");
-        assert!(lines.iter().skip(2).all(|l| l.trim_start().starts_with("| ")));
+        assert_eq!(
+            lines[3],
+            r"    | [ctxgate] 9 children not sent\u{2028}Text #z\u{000d}"
+        );
+        assert!(lines
+            .iter()
+            .skip(2)
+            .all(|l| l.trim_start().starts_with("| ")));
     }
 }

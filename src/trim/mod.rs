@@ -1,0 +1,499 @@
+//! Trimming: applies a policy's decisions, the action's scope and a budget
+//! to a tree, and produces the output answer, its rendering and the report.
+//!
+//! Stages: project each element and ask the policy ([`Decider`]); select
+//! (fates, scope, fill order: [`select`]); fill the budget and build the
+//! output ([`fill`]); report. Any error ends the request: nothing is sent.
+
+mod fill;
+pub mod report;
+mod select;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::check::Finding;
+use crate::error::{Error, Result};
+use crate::model::{Answer, Tree};
+use crate::policy::{Action, Budget, Decision, ElementInput, RequestInput, RequestPlan};
+use crate::render::{notice, Format};
+
+pub use fill::Mode;
+pub use report::{BudgetReport, ElementReport, Outcome, Report};
+pub use select::Fate;
+
+/// One request: what the user's action is, and how the output is wanted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Request {
+    /// The action, with its optional target.
+    pub action: Action,
+    /// A budget; it can only make the policy's smaller.
+    pub budget: Option<Budget>,
+    /// The output format (the budget is measured on it).
+    pub format: Format,
+}
+
+impl Request {
+    /// A request for `action`, no target, the policy's budget, JSON output.
+    pub fn new(action: impl Into<String>) -> Request {
+        Request {
+            action: Action {
+                name: action.into(),
+                target: None,
+            },
+            budget: None,
+            format: Format::Json,
+        }
+    }
+
+    /// Names a target element.
+    pub fn target(mut self, id: impl Into<String>) -> Request {
+        self.action.target = Some(id.into());
+        self
+    }
+
+    /// Sets the request's budget.
+    pub fn budget(mut self, budget: Budget) -> Request {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Sets the output format.
+    pub fn format(mut self, format: Format) -> Request {
+        self.format = format;
+        self
+    }
+}
+
+/// What may be sent, and the account of it.
+#[derive(Debug, Clone)]
+pub struct Trimmed {
+    /// The trimmed answer (conforms to 0.2.0).
+    pub answer: Answer,
+    /// Its rendering in the requested format: the bytes to send.
+    pub rendered: String,
+    /// What was sent, withheld and why.
+    pub report: Report,
+}
+
+/// What trimming needs of a policy: a decision per element projection.
+pub trait Decider {
+    /// The decision for one projection.
+    fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>>;
+    /// Evaluations run so far for this request.
+    fn evaluations(&self) -> usize;
+}
+
+/// The request input the policy sees for `answer` and `request`.
+pub fn request_input(answer: &Answer, request: &Request) -> RequestInput {
+    RequestInput {
+        action: request.action.clone(),
+        instance: answer.instance.clone(),
+        protocol: answer.protocol.clone(),
+        title: answer.root.title.clone(),
+    }
+}
+
+/// Trims a conforming answer with a plan and a decider. Checks the answer
+/// first: a non-conforming one is rejected, whatever its origin.
+pub fn trim_with(
+    answer: &Answer,
+    request: &Request,
+    plan: &RequestPlan,
+    decider: &mut dyn Decider,
+    policy_hash: &str,
+) -> Result<Trimmed> {
+    let findings = crate::check::check(answer);
+    if findings.iter().any(Finding::is_error) {
+        return Err(Error::NotConforming { findings });
+    }
+    let tree = Tree::new(&answer.root);
+    let span = tracing::info_span!("trim", elements = tree.len(), action = %request.action.name);
+    let _enter = span.enter();
+
+    let decisions = {
+        let _decide = tracing::debug_span!("decide").entered();
+        let decisions = decide_all(&tree, plan, decider)?;
+        tracing::debug!(evaluations = decider.evaluations(), "decided");
+        decisions
+    };
+
+    let budgets = budgets(plan.budget, request.budget)?;
+    let selection = {
+        let _select = tracing::debug_span!("select").entered();
+        let selection = select::select(
+            &tree,
+            &decisions,
+            plan.scope,
+            request.action.target.as_deref(),
+        )?;
+        tracing::debug!(
+            mandatory = selection.mandatory.len(),
+            candidates = selection.candidates.len(),
+            "selected"
+        );
+        selection
+    };
+
+    let filled = {
+        let _fill = tracing::debug_span!("fill", budgets = budgets.len()).entered();
+        let filler = fill::Filler::new(
+            answer,
+            &tree,
+            &selection,
+            plan,
+            request.format,
+            budgets.iter().map(|b| b.0).collect(),
+        );
+        let filled = filler.fill()?;
+        tracing::debug!(
+            probes = filled.probes,
+            bytes = filled.rendered.len(),
+            "filled"
+        );
+        filled
+    };
+
+    let report = report(
+        &tree,
+        request,
+        plan,
+        &selection,
+        &filled,
+        &budgets,
+        decider.evaluations(),
+        policy_hash,
+    );
+    tracing::info!(
+        sent = filled.modes.iter().filter(|m| m.is_some()).count(),
+        bytes = filled.rendered.len(),
+        evaluations = report.evaluations,
+        "trimmed"
+    );
+    Ok(Trimmed {
+        answer: filled.answer,
+        rendered: filled.rendered,
+        report,
+    })
+}
+
+/// The budgets that apply: the policy's, and the request's, which can only
+/// make it smaller (in the same unit it replaces it if smaller; in another
+/// unit both apply).
+fn budgets(policy: Option<Budget>, request: Option<Budget>) -> Result<Vec<(Budget, &'static str)>> {
+    for budget in [policy, request].into_iter().flatten() {
+        if crate::tokens::limit(budget) == 0 {
+            return Err(Error::Request("a budget must be at least 1".into()));
+        }
+    }
+    Ok(match (policy, request) {
+        (None, None) => vec![],
+        (Some(p), None) => vec![(p, "policy")],
+        (None, Some(r)) => vec![(r, "request")],
+        (Some(Budget::Bytes(p)), Some(Budget::Bytes(r))) => {
+            vec![if r < p {
+                (Budget::Bytes(r), "request")
+            } else {
+                (Budget::Bytes(p), "policy")
+            }]
+        }
+        (Some(Budget::Tokens(p)), Some(Budget::Tokens(r))) => {
+            vec![if r < p {
+                (Budget::Tokens(r), "request")
+            } else {
+                (Budget::Tokens(p), "policy")
+            }]
+        }
+        (Some(p), Some(r)) => vec![(p, "policy"), (r, "request")],
+    })
+}
+
+/// Asks the decider about every element. The projection holds no title,
+/// content, url or attribute value other than those the policy declared.
+fn decide_all(
+    tree: &Tree<'_>,
+    plan: &RequestPlan,
+    decider: &mut dyn Decider,
+) -> Result<Vec<Arc<Decision>>> {
+    let mut decisions = Vec::with_capacity(tree.len());
+    for (at, node) in tree.nodes().iter().enumerate() {
+        let element = node.element;
+        let inside = tree
+            .ancestors(at as u32)
+            .map(|a| {
+                let a = tree.node(a);
+                (a.role(), a.element.subrole.as_deref())
+            })
+            .collect();
+        let title_matches = match &element.title {
+            Some(title) => plan
+                .title_patterns
+                .iter()
+                .filter(|(_, regex)| regex.is_match(title))
+                .map(|(name, _)| name.as_str())
+                .collect(),
+            None => Vec::new(),
+        };
+        let attribute_names = element
+            .attributes
+            .0
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !k.starts_with(notice::PREFIX))
+            .collect();
+        let attributes = plan
+            .element_attributes
+            .iter()
+            .filter_map(|name| element.attributes.0.get_key_value(name.as_str()))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let input = ElementInput {
+            role: node.role(),
+            subrole: element.subrole.as_deref(),
+            selected: node.selected,
+            focused: node.focused,
+            visible: node.visible,
+            hovered: node.hovered,
+            has_title: element.title.is_some(),
+            has_content: !element.content.is_empty(),
+            attribute_names,
+            attributes,
+            title_matches,
+            inside,
+        };
+        decisions.push(decider.decide(&input)?);
+    }
+    Ok(decisions)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report(
+    tree: &Tree<'_>,
+    request: &Request,
+    plan: &RequestPlan,
+    selection: &select::Selection,
+    filled: &fill::Filled,
+    budgets: &[(Budget, &'static str)],
+    evaluations: usize,
+    policy_hash: &str,
+) -> Report {
+    let mut decisions = Vec::with_capacity(tree.len());
+    let mut outcomes: BTreeMap<Outcome, usize> = BTreeMap::new();
+    let mut rules: BTreeMap<String, usize> = BTreeMap::new();
+    let mut dropped = 0;
+    for (at, node) in tree.nodes().iter().enumerate() {
+        dropped += node
+            .element
+            .attributes
+            .0
+            .keys()
+            .filter(|k| {
+                k.starts_with(notice::PREFIX)
+                    && ![notice::OMITTED, notice::CUT, notice::WITHHELD].contains(&k.as_str())
+            })
+            .count();
+        let fate = &selection.fates[at];
+        let unsent = selection.unsent[at].to_string();
+        let (outcome, rule, inherited) = match (filled.modes[at], fate) {
+            (Some(Mode::Placeholder), Fate::Masked(rule)) => {
+                (Outcome::Masked, Some(rule.to_string()), false)
+            }
+            (Some(Mode::Full { cut }), _) => {
+                let rule = match fate {
+                    Fate::Kept(rule) => Some(rule.to_string()),
+                    _ => None,
+                };
+                (
+                    if cut.is_some() {
+                        Outcome::Cut
+                    } else {
+                        Outcome::Sent
+                    },
+                    rule,
+                    false,
+                )
+            }
+            (Some(Mode::Skeleton), Fate::Kept(rule)) => {
+                (Outcome::Skeleton, Some(rule.to_string()), false)
+            }
+            (Some(_), _) => (Outcome::Skeleton, Some(unsent), false),
+            (None, Fate::InsideDenied(rule)) => (Outcome::Denied, Some(rule.to_string()), true),
+            (None, Fate::InsideMasked(rule)) => (Outcome::Masked, Some(rule.to_string()), true),
+            (None, Fate::Denied(rule)) => (Outcome::Denied, Some(rule.to_string()), false),
+            (None, _) => {
+                let outcome = match unsent.as_str() {
+                    "budget" => Outcome::Budget,
+                    "scope" => Outcome::OutOfScope,
+                    _ => Outcome::Pruned,
+                };
+                // Pruned by the same rule as its parent: the parent's doing.
+                let inherited = outcome == Outcome::Pruned
+                    && node.parent.is_some_and(|p| {
+                        *selection.unsent[p as usize] == *unsent
+                            && matches!(selection.fates[p as usize], Fate::Pruned(_))
+                    });
+                (outcome, Some(unsent), inherited)
+            }
+        };
+        *outcomes.entry(outcome).or_default() += 1;
+        if let Some(rule) = &rule {
+            *rules.entry(rule.clone()).or_default() += 1;
+        }
+        decisions.push(ElementReport {
+            id: node.element.id.clone(),
+            outcome,
+            rule,
+            inherited,
+        });
+    }
+    let redactions = plan
+        .redact
+        .iter()
+        .zip(&filled.redactions)
+        .map(|(r, n)| (r.id.clone(), *n))
+        .collect();
+    Report {
+        policy_hash: policy_hash.to_string(),
+        action: request.action.name.clone(),
+        target: request.action.target.clone(),
+        scope: plan.scope,
+        format: request.format.as_str(),
+        budgets: budgets
+            .iter()
+            .zip(&filled.used)
+            .map(|((budget, source), used)| BudgetReport {
+                unit: crate::tokens::unit(*budget),
+                limit: crate::tokens::limit(*budget),
+                used: *used,
+                source,
+            })
+            .collect(),
+        output_bytes: filled.rendered.len(),
+        evaluations,
+        probes: filled.probes,
+        elements: tree.len(),
+        outcomes,
+        rules,
+        redactions,
+        reserved_attributes_dropped: dropped,
+        decisions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Role;
+    use crate::policy::Scope;
+
+    /// A native stand-in for a policy: masks secure text, prunes the
+    /// invisible, keeps the focus path and the selection.
+    struct Native(usize);
+
+    impl Decider for Native {
+        fn decide(&mut self, e: &ElementInput<'_>) -> Result<Arc<Decision>> {
+            self.0 += 1;
+            let mut d = Decision::default();
+            if e.role == Role::Text
+                && e.subrole
+                    .is_some_and(|s| s.to_lowercase().contains("secure"))
+            {
+                d.mask.push("floor:secure-text".into());
+            }
+            if !e.visible {
+                d.prune.push("invisible".into());
+            }
+            if e.focused || e.selected {
+                d.keep.push("user-position".into());
+            }
+            Ok(Arc::new(d))
+        }
+        fn evaluations(&self) -> usize {
+            self.0
+        }
+    }
+
+    fn plan(scope: Scope, budget: Option<Budget>) -> RequestPlan {
+        RequestPlan {
+            scope,
+            budget,
+            redact: vec![],
+            title_patterns: vec![],
+            element_attributes: vec![],
+        }
+    }
+
+    fn notes() -> Answer {
+        let bytes =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/notes.json")).unwrap();
+        crate::read_conforming(&bytes, &crate::Limits::default()).unwrap()
+    }
+
+    #[test]
+    fn focus_scope_sends_the_path_and_says_what_it_left_out() {
+        let answer = notes();
+        let out = trim_with(
+            &answer,
+            &Request::new("focus"),
+            &plan(Scope::Focus, None),
+            &mut Native(0),
+            "h",
+        )
+        .unwrap();
+        assert_eq!(
+            out.rendered,
+            r#"{"protocol":"0.2.0","instance":"k3f9x2","root":{"id":"app","role":"Application","title":"Example","children":[{"id":"w-1","role":"Window","subrole":"pane","focused":true,"children":[{"id":"th-2","role":"List","subrole":"thread","title":"Launch plan","focused":true,"children":[{"id":"c-3","role":"Row","subrole":"comment","title":"Comment by Ada","focused":true,"children":[{"id":"sel-4","role":"Text","content":[{"type":"text","text":"what it shows"}],"selected":true}]}]}]}],"attributes":{"ctxgate:omitted":{"children":1,"reasons":{"scope":1}}}}}"#
+        );
+        assert!(crate::check::check(&out.answer)
+            .iter()
+            .all(|f| !f.is_error()));
+    }
+
+    #[test]
+    fn budgets_are_never_exceeded_and_grow_monotonically() {
+        let answer = notes();
+        let mut previous = 0;
+        let mut unreachable = 0;
+        for limit in 1..700 {
+            let request = Request::new("app").budget(Budget::Bytes(limit));
+            match trim_with(
+                &answer,
+                &request,
+                &plan(Scope::App, None),
+                &mut Native(0),
+                "h",
+            ) {
+                Ok(out) => {
+                    assert!(out.rendered.len() <= limit, "{limit}: {}", out.rendered);
+                    let sent = out
+                        .report
+                        .decisions
+                        .iter()
+                        .filter(|d| d.outcome != Outcome::Budget)
+                        .count();
+                    assert!(sent >= previous, "{limit}: sent {sent} < {previous}");
+                    previous = sent;
+                    assert!(crate::check::check(&out.answer)
+                        .iter()
+                        .all(|f| !f.is_error()));
+                    // Idempotent.
+                    let again = trim_with(
+                        &out.answer,
+                        &request,
+                        &plan(Scope::App, None),
+                        &mut Native(0),
+                        "h",
+                    )
+                    .unwrap();
+                    assert_eq!(again.rendered, out.rendered, "{limit}");
+                }
+                Err(Error::BudgetUnreachable { needed, .. }) => {
+                    unreachable += 1;
+                    assert!(needed > limit);
+                }
+                Err(other) => panic!("{limit}: {other}"),
+            }
+        }
+        assert!(unreachable > 0 && previous == 7);
+    }
+}

@@ -1,0 +1,100 @@
+//! The audit report: for every input element, what happened to it and which
+//! rule decided; totals per rule; the budget; the policy's hash. It carries
+//! ids, roles, rule ids and counts only — never titles, content, urls or
+//! attribute values — so it can be logged and shown to a reviewer.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::policy::Scope;
+
+/// What happened to one element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Sent whole.
+    Sent,
+    /// Sent with its content cut to fit the budget.
+    Cut,
+    /// Sent as a skeleton (id, role, subrole, title, states) because
+    /// something inside it was sent.
+    Skeleton,
+    /// Sent as a placeholder, or (inside a masked element) not at all.
+    Masked,
+    /// Not sent: a deny rule, here or above.
+    Denied,
+    /// Not sent: a prune rule, here or above.
+    Pruned,
+    /// Not sent: outside the action's scope.
+    OutOfScope,
+    /// Not sent: no room in the budget.
+    Budget,
+}
+
+/// One element's line in the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElementReport {
+    /// The element's id.
+    pub id: String,
+    /// What happened.
+    pub outcome: Outcome,
+    /// The deciding rule (`deny:…`, `mask:…`, `keep:…`, `prune:…`,
+    /// `floor:secure-text`), `scope` or `budget`; absent when sent whole
+    /// with no rule involved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The rule decided on an ancestor, not on this element.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inherited: bool,
+}
+
+/// The budget as applied.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetReport {
+    /// `bytes` or `tokens`.
+    pub unit: &'static str,
+    /// The limit.
+    pub limit: usize,
+    /// What the output uses.
+    pub used: usize,
+    /// Where the limit came from: `policy` or `request`.
+    pub source: &'static str,
+}
+
+/// The report of one trim.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Hash of the policy set (its files' names and sources).
+    pub policy_hash: String,
+    /// The action.
+    pub action: String,
+    /// The target, when the action named one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The scope the policy gave the action.
+    pub scope: Scope,
+    /// `json` or `outline`.
+    pub format: &'static str,
+    /// Each budget applied (none when neither the policy nor the request sets one).
+    pub budgets: Vec<BudgetReport>,
+    /// Bytes of the rendered output.
+    pub output_bytes: usize,
+    /// Policy evaluations run for this request (0 when all were cached).
+    pub evaluations: usize,
+    /// Measured renderings taken to fit the budget.
+    pub probes: usize,
+    /// Elements in the input.
+    pub elements: usize,
+    /// Elements per outcome.
+    pub outcomes: BTreeMap<Outcome, usize>,
+    /// Elements per deciding rule.
+    pub rules: BTreeMap<String, usize>,
+    /// Replacements per redaction pattern id.
+    pub redactions: BTreeMap<String, usize>,
+    /// Provider attributes in ctxgate's reserved `ctxgate:` namespace that
+    /// were dropped (not in a shape ctxgate writes).
+    pub reserved_attributes_dropped: usize,
+    /// Every input element, in document order.
+    pub decisions: Vec<ElementReport>,
+}

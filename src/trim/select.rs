@@ -1,0 +1,264 @@
+//! What each element's fate is before the budget: the policy's decisions
+//! with their precedence (deny > mask > keep > prune/scope), the scope of
+//! the action, and the order in which the rest fills the budget.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::model::{NodeId, Role, Tree};
+use crate::policy::{Decision, Scope};
+
+/// Why an element is or is not sent, before the budget.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fate {
+    /// Denied by a rule: never sent, nor anything inside.
+    Denied(Arc<str>),
+    /// Inside a denied element.
+    InsideDenied(Arc<str>),
+    /// Masked by a rule (or the floor): sent as a placeholder at most.
+    Masked(Arc<str>),
+    /// Inside a masked element: never sent.
+    InsideMasked(Arc<str>),
+    /// Kept by a rule: sent even under budget pressure.
+    Kept(Arc<str>),
+    /// Pruned by a rule (here or above): not sent unless something inside is kept.
+    Pruned(Arc<str>),
+    /// Outside the action's scope: not sent unless something inside is kept.
+    OutOfScope,
+    /// A candidate: sent if the budget allows.
+    Candidate,
+}
+
+/// The rule label a report and a notice use for a decision.
+pub fn label(kind: &str, reason: &str) -> String {
+    if reason.starts_with("floor:") {
+        reason.to_string()
+    } else {
+        format!("{kind}:{reason}")
+    }
+}
+
+/// The selection stage's result.
+pub struct Selection {
+    /// One per node.
+    pub fates: Vec<Fate>,
+    /// Nodes that must be sent (kept, kept masks), in fill order.
+    pub mandatory: Vec<NodeId>,
+    /// Candidates (and masked candidates) in fill order.
+    pub candidates: Vec<NodeId>,
+    /// Why each element is not sent, should it not be: a rule label,
+    /// `scope`, or `budget`.
+    pub unsent: Vec<Arc<str>>,
+}
+
+/// Computes fates, scope and fill order.
+pub fn select(
+    tree: &Tree<'_>,
+    decisions: &[Arc<Decision>],
+    scope: Scope,
+    target: Option<&str>,
+) -> Result<Selection> {
+    let n = tree.len();
+    let in_scope = scope_of(tree, scope, target)?;
+    let mut fates: Vec<Fate> = Vec::with_capacity(n);
+    let mut pruned_by: Vec<Option<Arc<str>>> = Vec::with_capacity(n);
+    let mut kept_masks = vec![false; n];
+    for (at, node) in tree.nodes().iter().enumerate() {
+        let decision = &decisions[at];
+        let parent = node.parent.map(|p| p as usize);
+        let inherited = parent.and_then(|p| match &fates[p] {
+            Fate::Denied(r) | Fate::InsideDenied(r) => Some(Fate::InsideDenied(r.clone())),
+            Fate::Masked(r) | Fate::InsideMasked(r) => Some(Fate::InsideMasked(r.clone())),
+            _ => None,
+        });
+        let own_prune = decision
+            .prune
+            .first()
+            .map(|r| Arc::<str>::from(label("prune", r)));
+        let prune = own_prune.or_else(|| parent.and_then(|p| pruned_by[p].clone()));
+        let fate = if let Some(fate) = inherited {
+            fate
+        } else if let Some(reason) = decision.deny.first() {
+            Fate::Denied(label("deny", reason).into())
+        } else if let Some(reason) = decision.mask.first() {
+            kept_masks[at] = !decision.keep.is_empty();
+            Fate::Masked(label("mask", reason).into())
+        } else if let Some(reason) = decision.keep.first() {
+            Fate::Kept(label("keep", reason).into())
+        } else if let Some(reason) = &prune {
+            Fate::Pruned(reason.clone())
+        } else if !in_scope[at] {
+            Fate::OutOfScope
+        } else {
+            Fate::Candidate
+        };
+        fates.push(fate);
+        pruned_by.push(prune);
+    }
+
+    let distance = distances(tree);
+    let order_key = |id: &NodeId| {
+        let at = *id as usize;
+        (
+            std::cmp::Reverse(OrderedPriority(decisions[at].priority)),
+            distance[at],
+            *id,
+        )
+    };
+    let mut mandatory: Vec<NodeId> = Vec::new();
+    let mut candidates: Vec<NodeId> = Vec::new();
+    for (at, fate) in fates.iter().enumerate() {
+        let id = at as NodeId;
+        match fate {
+            Fate::Kept(_) => mandatory.push(id),
+            Fate::Masked(_) if kept_masks[at] => mandatory.push(id),
+            Fate::Masked(_) if in_scope[at] && pruned_by[at].is_none() => candidates.push(id),
+            Fate::Candidate => candidates.push(id),
+            _ => {}
+        }
+    }
+    mandatory.sort_by_key(order_key);
+    candidates.sort_by_key(order_key);
+    let budget: Arc<str> = Arc::from("budget");
+    let scope: Arc<str> = Arc::from("scope");
+    let unsent = fates
+        .iter()
+        .enumerate()
+        .map(|(at, fate)| match fate {
+            Fate::Denied(r) | Fate::InsideDenied(r) | Fate::InsideMasked(r) | Fate::Pruned(r) => {
+                r.clone()
+            }
+            Fate::Masked(_) | Fate::Kept(_) | Fate::Candidate => match &pruned_by[at] {
+                _ if kept_masks[at] || matches!(fate, Fate::Kept(_)) => budget.clone(),
+                Some(prune) => prune.clone(),
+                None if !in_scope[at] => scope.clone(),
+                None => budget.clone(),
+            },
+            Fate::OutOfScope => scope.clone(),
+        })
+        .collect();
+    Ok(Selection {
+        fates,
+        mandatory,
+        candidates,
+        unsent,
+    })
+}
+
+/// Total order on priorities (NaN sorts as 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrderedPriority(f64);
+
+impl Eq for OrderedPriority {}
+
+impl PartialOrd for OrderedPriority {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OrderedPriority {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let a = if self.0.is_nan() { 0.0 } else { self.0 };
+        let b = if other.0.is_nan() { 0.0 } else { other.0 };
+        a.total_cmp(&b)
+    }
+}
+
+/// Which elements the action's scope covers.
+fn scope_of(tree: &Tree<'_>, scope: Scope, target: Option<&str>) -> Result<Vec<bool>> {
+    let n = tree.len();
+    let mut in_scope = vec![false; n];
+    let subtree = |root: NodeId, in_scope: &mut Vec<bool>| {
+        let end = tree.node(root).end;
+        for flag in &mut in_scope[root as usize..end as usize] {
+            *flag = true;
+        }
+    };
+    if let Some(target) = target {
+        let Some(at) = tree.nodes().iter().position(|n| n.element.id == target) else {
+            return Err(Error::Request(format!(
+                "target `{target}` is not an element of this answer"
+            )));
+        };
+        subtree(at as NodeId, &mut in_scope);
+        return Ok(in_scope);
+    }
+    let focus = tree.focus();
+    match scope {
+        Scope::App => subtree(0, &mut in_scope),
+        Scope::Window => {
+            let window = tree
+                .children(0)
+                .find(|&c| tree.node(c).focused)
+                .or_else(|| {
+                    tree.children(0)
+                        .find(|&c| tree.node(c).role() == Role::Window && tree.node(c).visible)
+                });
+            if let Some(window) = window {
+                subtree(window, &mut in_scope);
+            }
+        }
+        Scope::Focus => {
+            if let Some(focus) = focus {
+                subtree(focus, &mut in_scope);
+                for a in tree.ancestors(focus) {
+                    in_scope[a as usize] = true;
+                }
+            }
+        }
+        Scope::Selection => {
+            for (at, node) in tree.nodes().iter().enumerate() {
+                if node.selected {
+                    subtree(at as NodeId, &mut in_scope);
+                }
+            }
+            if let Some(focus) = focus {
+                in_scope[focus as usize] = true;
+                for a in tree.ancestors(focus) {
+                    in_scope[a as usize] = true;
+                }
+            }
+        }
+    }
+    Ok(in_scope)
+}
+
+/// The user's position: the end of the focus path, else the first selected
+/// element, else the root.
+pub fn position(tree: &Tree<'_>) -> NodeId {
+    tree.focus()
+        .or_else(|| {
+            tree.nodes()
+                .iter()
+                .position(|n| n.selected)
+                .map(|p| p as NodeId)
+        })
+        .unwrap_or(0)
+}
+
+/// Tree distance of every element from the user's position, in one pass.
+fn distances(tree: &Tree<'_>) -> Vec<u32> {
+    let at = position(tree);
+    let mut on_path = vec![false; tree.len()];
+    on_path[at as usize] = true;
+    for a in tree.ancestors(at) {
+        on_path[a as usize] = true;
+    }
+    let depth_at = tree.node(at).depth;
+    // The depth of the deepest ancestor shared with the position.
+    let mut shared: Vec<u32> = Vec::with_capacity(tree.len());
+    for (i, node) in tree.nodes().iter().enumerate() {
+        let s = if on_path[i] {
+            node.depth
+        } else {
+            node.parent.map_or(0, |p| shared[p as usize])
+        };
+        shared.push(s);
+    }
+    tree.nodes()
+        .iter()
+        .zip(&shared)
+        .map(|(node, &s)| node.depth + depth_at - 2 * s)
+        .collect()
+}
