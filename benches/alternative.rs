@@ -6,7 +6,6 @@
 //! `cargo bench --bench alternative` (1k and 10k elements only: the Rego
 //! takes seconds per evaluation at 10k).
 
-#[path = "common.rs"]
 mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

@@ -4,7 +4,6 @@
 //!
 //! `cargo bench --bench stages`; add `CTXGATE_BENCH_1M=1` for 1M elements.
 
-#[path = "common.rs"]
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -52,11 +51,7 @@ struct FloorContent {
     text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     data: Option<String>,
-    #[serde(
-        default,
-        rename = "mimeType",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
     mime_type: Option<String>,
 }
 
@@ -73,7 +68,10 @@ fn stages(c: &mut Criterion) {
         let answer = ctxgate::read_conforming(&bytes, &limits).expect("synth conforms");
         let outline = ctxgate::render::outline(&answer);
         // The floor must give back what it read.
-        assert_eq!(floor_round_trip(&bytes), bytes.strip_suffix(b"\n").unwrap_or(&bytes));
+        assert_eq!(
+            floor_round_trip(&bytes),
+            bytes.strip_suffix(b"\n").unwrap_or(&bytes)
+        );
 
         let mut group = c.benchmark_group(format!("stages/{n}"));
         group.throughput(Throughput::Bytes(bytes.len() as u64));
@@ -87,9 +85,7 @@ fn stages(c: &mut Criterion) {
             b.iter(|| ctxgate::read::read(&bytes, &limits).unwrap())
         });
         group.bench_function("check", |b| b.iter(|| ctxgate::check(&answer)));
-        group.bench_function("render json", |b| {
-            b.iter(|| ctxgate::render::json(&answer))
-        });
+        group.bench_function("render json", |b| b.iter(|| ctxgate::render::json(&answer)));
         group.bench_function("render outline", |b| {
             b.iter(|| ctxgate::render::outline(&answer))
         });

@@ -93,14 +93,82 @@ struct Builder {
 }
 
 const WORDS: &[&str] = &[
-    "the", "plan", "for", "launch", "review", "budget", "team", "and", "with", "draft", "update",
-    "customer", "quarter", "revenue", "growth", "design", "meeting", "notes", "on", "in", "a",
-    "report", "schedule", "risk", "we", "will", "ship", "next", "week", "after", "testing",
-    "approved", "pending", "is", "to", "of", "café", "Zürich", "naïve", "résumé", "東京",
-    "invoice", "supplier", "contract", "renewal", "deadline", "owner", "follow-up", "metrics",
-    "latency", "p95", "dashboard", "migration", "database", "backup", "\"quoted\"", "it's",
-    "roadmap", "hiring", "offsite", "feedback", "survey", "results", "were", "better", "than",
-    "expected", "—", "see", "attached", "figures", "below", "please", "confirm", "by", "Friday",
+    "the",
+    "plan",
+    "for",
+    "launch",
+    "review",
+    "budget",
+    "team",
+    "and",
+    "with",
+    "draft",
+    "update",
+    "customer",
+    "quarter",
+    "revenue",
+    "growth",
+    "design",
+    "meeting",
+    "notes",
+    "on",
+    "in",
+    "a",
+    "report",
+    "schedule",
+    "risk",
+    "we",
+    "will",
+    "ship",
+    "next",
+    "week",
+    "after",
+    "testing",
+    "approved",
+    "pending",
+    "is",
+    "to",
+    "of",
+    "café",
+    "Zürich",
+    "naïve",
+    "résumé",
+    "東京",
+    "invoice",
+    "supplier",
+    "contract",
+    "renewal",
+    "deadline",
+    "owner",
+    "follow-up",
+    "metrics",
+    "latency",
+    "p95",
+    "dashboard",
+    "migration",
+    "database",
+    "backup",
+    "\"quoted\"",
+    "it's",
+    "roadmap",
+    "hiring",
+    "offsite",
+    "feedback",
+    "survey",
+    "results",
+    "were",
+    "better",
+    "than",
+    "expected",
+    "—",
+    "see",
+    "attached",
+    "figures",
+    "below",
+    "please",
+    "confirm",
+    "by",
+    "Friday",
 ];
 
 const NAMES: &[&str] = &[
@@ -163,7 +231,8 @@ impl Builder {
             return None;
         }
         let at = self.nodes.len();
-        self.nodes.push(Element::new(format!("{prefix}-{at}"), role));
+        self.nodes
+            .push(Element::new(format!("{prefix}-{at}"), role));
         self.parents.push(parent);
         Some(at)
     }
@@ -205,7 +274,9 @@ impl Builder {
         d.title = Some("Quarterly report".into());
         d.url = Some("file:///Users/ada/Documents/Quarterly%20report.synth".into());
         d.focused = Some(true);
-        d.attributes.0.insert("author".into(), json!("Ada Lovelace"));
+        d.attributes
+            .0
+            .insert("author".into(), json!("Ada Lovelace"));
         if let Some(h) = self.add(doc, "h", Role::Heading) {
             self.el(h).title = Some("Summary".into());
         }
@@ -234,7 +305,9 @@ impl Builder {
             let Some(w) = self.add(root, "win", Role::Window) else {
                 return panes;
             };
-            let kind = self.rng.pick(&["document", "browser", "mail", "sheet", "inspector"]);
+            let kind = self
+                .rng
+                .pick(&["document", "browser", "mail", "sheet", "inspector"]);
             let title = format!("{} {i}", capitalize(kind));
             let el = self.el(w);
             el.subrole = Some(kind.into());

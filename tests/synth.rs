@@ -68,7 +68,8 @@ fn has_the_shape_of_a_real_app() {
     assert_eq!(selected[0].parent, Some(focus));
     assert_eq!(selected[0].role(), Role::Text);
 
-    let count = |f: &dyn Fn(&ctxgate::model::Node<'_>) -> bool| nodes.iter().filter(|n| f(n)).count();
+    let count =
+        |f: &dyn Fn(&ctxgate::model::Node<'_>) -> bool| nodes.iter().filter(|n| f(n)).count();
     let roles = [
         Role::Window,
         Role::Group,
@@ -100,12 +101,14 @@ fn has_the_shape_of_a_real_app() {
     assert!(count(&|n| n.element.attributes.author().is_some()) > 100);
     assert!(count(&|n| !n.element.attributes.related().is_empty()) > 20);
     assert!(count(&|n| n.element.url.is_some()) > 100);
-    assert!(count(&|n| n
-        .element
-        .content
-        .iter()
-        .any(|c| matches!(c.block, Block::Image { .. })))
-        > 20);
+    assert!(
+        count(&|n| n
+            .element
+            .content
+            .iter()
+            .any(|c| matches!(c.block, Block::Image { .. })))
+            > 20
+    );
 
     // Secrets a policy must catch, inside ordinary text.
     assert!(json.matches("ghp_").count() > 5);
