@@ -56,7 +56,7 @@ pub struct Filled {
 #[derive(Debug, Clone, Default)]
 struct Carried {
     omitted: BTreeMap<String, u64>,
-    cut: bool,
+    cut: Option<u64>,
     empty: Option<bool>,
 }
 
@@ -460,10 +460,10 @@ impl<'a> Filler<'a> {
                 redactor.value(&mut value);
                 out.attributes.0.insert(key.clone(), value);
             }
-            if self.carried[id as usize].as_ref().is_some_and(|c| c.cut) {
+            if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
                 out.attributes
                     .0
-                    .insert(notice::CUT.into(), json!({"reason": "budget"}));
+                    .insert(notice::CUT.into(), json!({"reason": "budget", "blocks": blocks}));
             }
             self.full[id as usize] = Some(Box::new(Prepared {
                 element: out,
@@ -689,7 +689,9 @@ fn carried_notices(element: &Element) -> Option<Carried> {
         }
     }
     if let Some(Value::Object(cut)) = attributes.get(notice::CUT) {
-        carried.cut = cut.get("reason").and_then(Value::as_str) == Some("budget");
+        if cut.len() == 2 && cut.get("reason").and_then(Value::as_str) == Some("budget") {
+            carried.cut = cut.get("blocks").and_then(Value::as_u64);
+        }
     }
     if let Some(Value::Object(withheld)) = attributes.get(notice::WITHHELD) {
         if element.content.is_empty() && element.children.is_empty() {
