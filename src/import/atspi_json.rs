@@ -190,7 +190,13 @@ impl<'a> Cache<'a> {
         let embedded = text.matches(OBJECT_REPLACEMENT).count();
         let plain = text.replace(OBJECT_REPLACEMENT, "");
         let has_text = !plain.trim().is_empty();
-        if embedded > 0 && embedded == children.len() && has_text {
+        if kind == Kind::Control {
+            // A control's words are its label; its children are hoisted.
+            node.children = children;
+            if name.is_none() && has_text {
+                node.text = Some(plain);
+            }
+        } else if embedded > 0 && embedded == children.len() && has_text {
             // Text runs between the embedded children, in order.
             let mut runs = text.split(OBJECT_REPLACEMENT);
             let mut kids = children.into_iter();
@@ -211,10 +217,10 @@ impl<'a> Cache<'a> {
             node.children = children;
             let is_text = kind == Kind::Report(Role::Text);
             if has_text && (is_text || Some(plain.trim()) != name.map(str::trim)) {
-                if is_text && node.children.is_empty() && Some(plain.as_str()) == name {
-                    node.title = None;
-                }
                 node.text = Some(plain);
+            } else if is_text && !has_text && node.children.is_empty() {
+                // A static's name is the words it shows.
+                node.text = node.title.take();
             }
         }
         Ok(node)
