@@ -33,6 +33,8 @@ type Key<'a> = (&'a str, &'a str);
 struct Cache<'a> {
     items: &'a [Value],
     by_key: HashMap<Key<'a>, usize>,
+    /// Items by their `parent`, for items that list no `children`.
+    by_parent: HashMap<Key<'a>, Vec<usize>>,
 }
 
 fn key(reference: &Value) -> Option<Key<'_>> {
@@ -73,7 +75,17 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         };
         by_key.insert(k, i);
     }
-    let cache = Cache { items, by_key };
+    let mut by_parent: HashMap<Key<'_>, Vec<usize>> = HashMap::new();
+    for (i, item) in items.iter().enumerate() {
+        if let Some(parent) = item.get("parent").and_then(key) {
+            by_parent.entry(parent).or_default().push(i);
+        }
+    }
+    let cache = Cache {
+        items,
+        by_key,
+        by_parent,
+    };
     let Some(root) = cache.root() else {
         return Err(error(FORMAT, 0, "the cache has no root item"));
     };
@@ -111,9 +123,11 @@ impl<'a> Cache<'a> {
             return listed;
         }
         let own = item.get("object").and_then(key);
-        let mut found: Vec<usize> = (0..self.items.len())
-            .filter(|&i| i != at && self.items[i].get("parent").and_then(key) == own)
-            .collect();
+        let mut found = own
+            .and_then(|k| self.by_parent.get(&k))
+            .cloned()
+            .unwrap_or_default();
+        found.retain(|&i| i != at);
         found.sort_by_key(|&i| self.items[i].get("index").and_then(Value::as_u64));
         found
     }
@@ -218,7 +232,10 @@ impl<'a> Cache<'a> {
             let is_text = kind == Kind::Report(Role::Text);
             if has_text && (is_text || Some(plain.trim()) != name.map(str::trim)) {
                 node.text = Some(plain);
-            } else if is_text && !has_text && node.children.is_empty() {
+            } else if matches!(word, "Static" | "Text" | "Label" | "Caption")
+                && !has_text
+                && node.children.is_empty()
+            {
                 // A static's name is the words it shows.
                 node.text = node.title.take();
             }
