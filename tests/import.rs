@@ -157,9 +157,10 @@ fn source_kind(word: &str) -> Option<Role> {
         | "TreeItem" | "DataItem" | "Header" | "listitem" | "row" | "treeitem" | "option" => {
             Role::Row
         }
-        "AXCell" | "table cell" | "column header" | "row header" | "TableCell"
-        | "ColumnHeader" | "RowHeader" | "HeaderItem" | "cell" | "gridcell"
-        | "columnheader" | "rowheader" => Role::Cell,
+        "AXCell" | "table cell" | "column header" | "row header" | "TableCell" | "ColumnHeader"
+        | "RowHeader" | "HeaderItem" | "cell" | "gridcell" | "columnheader" | "rowheader" => {
+            Role::Cell
+        }
         _ => return None,
     })
 }
@@ -342,7 +343,11 @@ fn secure_values_never_reach_the_output() {
     for relative in real_files() {
         let (_, answer) = import_real(&relative);
         let output = serde_json::to_string(&answer).unwrap();
-        assert!(!output.contains("\u{2022}\u{2022}"), "{}", relative.display());
+        assert!(
+            !output.contains("\u{2022}\u{2022}"),
+            "{}",
+            relative.display()
+        );
     }
 }
 
@@ -400,10 +405,7 @@ fn outline(answer: &Answer) -> String {
             let _ = write!(out, "/{subrole}");
         }
         let _ = write!(out, " #{}", element.id);
-        for (name, state) in [
-            ("selected", element.selected),
-            ("focused", element.focused),
-        ] {
+        for (name, state) in [("selected", element.selected), ("focused", element.focused)] {
             if state == Some(true) {
                 let _ = write!(out, " [{name}]");
             }
@@ -420,7 +422,11 @@ fn outline(answer: &Answer) -> String {
             let _ = write!(out, " <{url}>");
         }
         if !element.attributes.is_empty() {
-            let _ = write!(out, " {}", serde_json::to_string(&element.attributes).unwrap());
+            let _ = write!(
+                out,
+                " {}",
+                serde_json::to_string(&element.attributes).unwrap()
+            );
         }
         for content in &element.content {
             if let Block::Text { text } = &content.block {
@@ -452,8 +458,7 @@ fn expect(golden: &str, actual: &str) {
         )
     });
     assert_eq!(
-        actual,
-        expected,
+        actual, expected,
         "{golden} differs; run with UPDATE_EXPECT=1 and review the diff"
     );
 }
@@ -594,14 +599,19 @@ fn cli_exit_codes_and_empty_stdout_on_failure() {
     let unknown = run(&["import", "--from", "xml"], b"");
     assert_eq!(unknown.status.code(), Some(2));
     assert!(unknown.stdout.is_empty());
-    let missing = run(&["import", "--from", "aria", "/nonexistent/snapshot.md"], b"");
+    let missing = run(
+        &["import", "--from", "aria", "/nonexistent/snapshot.md"],
+        b"",
+    );
     assert_eq!(missing.status.code(), Some(2));
     assert!(missing.stdout.is_empty());
 }
 
 #[test]
 fn errors_say_what_and_where() {
-    let deep: String = (0..300).map(|d| format!("{}AXGroup\n", "++".repeat(d))).collect();
+    let deep: String = (0..300)
+        .map(|d| format!("{}AXGroup\n", "++".repeat(d)))
+        .collect();
     let cases: &[(Format, &[u8], &str)] = &[
         (
             Format::AxDump,
@@ -678,7 +688,10 @@ fn focus_is_one_path_from_the_window_down() {
         .filter(|n| n.focused)
         .map(|n| n.role())
         .collect();
-    assert_eq!(path, [Role::Window, Role::Document, Role::Group, Role::Text]);
+    assert_eq!(
+        path,
+        [Role::Window, Role::Document, Role::Group, Role::Text]
+    );
     let focus = tree.focus().unwrap();
     assert_eq!(tree.node(focus).element.subrole.as_deref(), Some("secure"));
 }

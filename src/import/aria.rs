@@ -103,9 +103,7 @@ fn item_node(item: &str) -> Result<Node, String> {
         node.text = Some(unquote(item.trim_end_matches(':'))).filter(|t| !t.is_empty());
         return Ok(node);
     }
-    let role_end = item
-        .find(|c: char| c == ' ' || c == ':' || c == '[')
-        .unwrap_or(item.len());
+    let role_end = item.find([' ', ':', '[']).unwrap_or(item.len());
     let role = &item[..role_end];
     let mut rest = item[role_end..].trim_start();
     let mut name = None;

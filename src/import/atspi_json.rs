@@ -52,7 +52,9 @@ fn state(item: &Value, bit: u32) -> bool {
 }
 
 fn role(item: &Value) -> &str {
-    item.get("role").and_then(Value::as_str).unwrap_or("Unknown")
+    item.get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("Unknown")
 }
 
 pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
@@ -155,8 +157,7 @@ impl<'a> Cache<'a> {
                 }
             }
         }
-        apps.into_iter()
-            .find(|&a| !self.children(a).is_empty())
+        apps.into_iter().find(|&a| !self.children(a).is_empty())
     }
 
     fn node(&self, at: usize, depth: usize, seen: &mut HashSet<usize>) -> Result<Node> {
@@ -174,10 +175,11 @@ impl<'a> Cache<'a> {
         let entry = roles::atspi(word);
         let kind = if secure { Kind::Secure } else { entry.kind };
         let mut node = Node::new(word, kind);
-        node.id = item
-            .get("object")
-            .and_then(key)
-            .map(|(_, id)| id.strip_prefix("/org/a11y/atspi/accessible/").unwrap_or(id).to_string());
+        node.id = item.get("object").and_then(key).map(|(_, id)| {
+            id.strip_prefix("/org/a11y/atspi/accessible/")
+                .unwrap_or(id)
+                .to_string()
+        });
         let name = item
             .get("name")
             .and_then(Value::as_str)

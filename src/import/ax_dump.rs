@@ -121,8 +121,7 @@ fn tokenize(rest: &str) -> Line<'_> {
         let start = at;
         // The name runs to `=`, or the token is a flag running to a space.
         let mut end = at;
-        while end < bytes.len() && !matches!(bytes[end], b'=' | b' ' | b'\'' | b'(' | b'[' | b'{')
-        {
+        while end < bytes.len() && !matches!(bytes[end], b'=' | b' ' | b'\'' | b'(' | b'[' | b'{') {
             end += 1;
         }
         if end < bytes.len() && bytes[end] == b'=' {
@@ -163,7 +162,8 @@ fn closing_quote(rest: &str, open: usize, strict: bool) -> usize {
     while at < bytes.len() {
         if bytes[at] == b'\'' {
             let after = &rest[at + 1..];
-            if after.is_empty() || (after.starts_with(' ') && next_is_attribute(&after[1..], strict))
+            if after.is_empty()
+                || (after.starts_with(' ') && next_is_attribute(&after[1..], strict))
             {
                 return at + 1;
             }
@@ -252,7 +252,9 @@ fn mac_node(line: &Line<'_>) -> Node {
     let subrole = line.raw("AXSubrole");
     let entry = roles::apple(line.role, subrole);
     let mut node = Node::new(line.role, entry.kind);
-    node.title = line.string("AXTitle").or_else(|| line.string("AXDescription"));
+    node.title = line
+        .string("AXTitle")
+        .or_else(|| line.string("AXDescription"));
     node.subrole = match entry.kind {
         Kind::Secure => None,
         _ => subrole
@@ -260,8 +262,8 @@ fn mac_node(line: &Line<'_>) -> Node {
             .or_else(|| entry.keep_word.then(|| line.role.to_string())),
     };
     node.focused = line.is_true("AXFocused");
-    node.selected = line.is_true("AXSelected")
-        || (subrole == Some("AXTabButton") && line.is_true("AXValue"));
+    node.selected =
+        line.is_true("AXSelected") || (subrole == Some("AXTabButton") && line.is_true("AXValue"));
     let quoted = line.raw("AXValue").filter(|v| v.starts_with('\''));
     match entry.kind {
         // The value is skipped where it is read: never decoded, never copied.
@@ -350,7 +352,10 @@ mod tests {
         assert_eq!(line.raw("AXValue"), Some("'Tinker's Hardware'"));
         assert_eq!(line.raw("AXTitle"), Some("'x'"));
         let line = tokenize("AXStaticText AXValue='%E2%80%9D ('a True Artist of Music').'");
-        assert_eq!(decode(line.raw("AXValue").unwrap()), "\u{201d} ('a True Artist of Music').");
+        assert_eq!(
+            decode(line.raw("AXValue").unwrap()),
+            "\u{201d} ('a True Artist of Music')."
+        );
     }
 
     #[test]

@@ -270,7 +270,9 @@ pub(crate) fn uia(control_type: u32) -> (&'static str, Entry) {
 
 /// The UIA control type id of a name (`Edit`), for text dumps that name it.
 pub(crate) fn uia_by_name(name: &str) -> Option<u32> {
-    UIA.iter().find(|(_, n, _)| *n == name).map(|(id, _, _)| *id)
+    UIA.iter()
+        .find(|(_, n, _)| *n == name)
+        .map(|(id, _, _)| *id)
 }
 
 /// ARIA roles as Playwright writes them.

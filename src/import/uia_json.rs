@@ -98,7 +98,7 @@ fn runtime_id(element: &Map<String, Value>) -> Option<String> {
     Some(format!("[{}]", hex?.join(",")))
 }
 
-fn string<'a>(value: Option<&'a Value>) -> Option<&'a str> {
+fn string(value: Option<&Value>) -> Option<&str> {
     value.and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
