@@ -383,6 +383,10 @@ fn every_format_drops_a_password_value_it_is_given() {
             Format::Aria,
             "- textbox \"Your password\" [active] [ref=e3]: hunter2",
         ),
+        (
+            Format::Aria,
+            "- textbox \"New password\" [ref=e4]:\n  - text: hunter2\n- text: after",
+        ),
     ];
     for (format, input) in cases {
         let answer = import(*format, input.as_bytes()).unwrap();
@@ -624,6 +628,11 @@ fn errors_say_what_and_where() {
             "cannot import the `ax-dump` input at line 258: the tree is deeper than 256 levels",
         ),
         (
+            Format::AxDump,
+            b"AXWebArea\n++{\"role\": 1}\n",
+            "cannot import the `ax-dump` input at line 2: `{\"role\":` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
+        ),
+        (
             Format::AxJson,
             b"[1,",
             "cannot import the `ax-json` input: invalid JSON: EOF while parsing a value at line 1 column 3",
@@ -705,4 +714,21 @@ fn format_names_round_trip() {
         "xml".parse::<Format>().unwrap_err().to_string(),
         "unknown import format `xml`; expected one of ax-dump, ax-json, atspi-json, uia-json, aria"
     );
+}
+
+#[test]
+fn truncated_real_trees_import_or_fail_cleanly() {
+    for relative in real_files() {
+        let bytes = std::fs::read(raw_dir().join(&relative)).unwrap();
+        let format = format_of(&relative);
+        // Large files get fewer cuts: a debug build parses them slowly.
+        let cuts = if bytes.len() > 300_000 { 3 } else { 12 };
+        for i in 1..cuts {
+            let cut = &bytes[..bytes.len() * i / cuts];
+            if let Ok(answer) = import(format, cut) {
+                let errors = check(&answer).into_iter().filter(|f| f.is_error()).count();
+                assert_eq!(errors, 0, "{} cut at {}", relative.display(), cut.len());
+            }
+        }
+    }
 }

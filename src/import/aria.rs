@@ -24,6 +24,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let text = utf8(FORMAT, bytes)?;
     let mut top: Vec<Node> = Vec::new();
     let mut stack: Vec<(usize, Node)> = Vec::new();
+    let mut secure_depth: Option<usize> = None;
     for (number, line) in snapshot_lines(text) {
         let line = line.trim_end();
         let indent = line.len() - line.trim_start().len();
@@ -43,6 +44,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
             let (_, done) = stack.pop().expect("checked");
             attach(&mut stack, &mut top, done);
         }
+        // Inside a secure field nothing is read: its text may be the value.
+        if secure_depth.is_some_and(|d| depth > d) {
+            continue;
+        }
+        secure_depth = None;
         if let Some(property) = item.strip_prefix('/') {
             // `/url: …` belongs to the item above.
             let (name, value) = property.split_once(':').unwrap_or((property, ""));
@@ -54,6 +60,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
             continue;
         }
         let node = item_node(item).map_err(|m| error(FORMAT, number, m))?;
+        if node.kind == Kind::Secure {
+            secure_depth = Some(depth);
+        }
         stack.push((depth, node));
     }
     while let Some((_, done)) = stack.pop() {

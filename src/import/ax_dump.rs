@@ -60,6 +60,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let text = utf8(FORMAT, bytes)?;
     let mut top: Vec<Node> = Vec::new();
     let mut stack: Vec<(usize, Node)> = Vec::new();
+    let mut secure_depth: Option<usize> = None;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
         let plus = line.bytes().take_while(|&b| b == b'+').count();
@@ -75,7 +76,29 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
                 format!("the tree is deeper than {MAX_DEPTH} levels"),
             ));
         }
-        let node = node(&tokenize(rest));
+        // Inside a secure field nothing is read: its text may be the value.
+        if secure_depth.is_some_and(|d| depth > d) {
+            continue;
+        }
+        secure_depth = None;
+        let line = tokenize(rest);
+        if !line.bracketed
+            && !line.role.starts_with("AX")
+            && roles::uia_by_name(line.role).is_none()
+        {
+            return Err(error(
+                FORMAT,
+                number + 1,
+                format!(
+                    "`{}` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
+                    line.role
+                ),
+            ));
+        }
+        let node = node(&line);
+        if node.kind == Kind::Secure {
+            secure_depth = Some(depth);
+        }
         while stack.last().is_some_and(|(d, _)| *d >= depth) {
             let (_, done) = stack.pop().expect("checked");
             attach(&mut stack, &mut top, done);
@@ -316,10 +339,8 @@ fn atspi_node(line: &Line<'_>) -> Node {
 }
 
 fn uia_node(line: &Line<'_>) -> Node {
-    let (word, entry) = match roles::uia_by_name(line.role) {
-        Some(id) => roles::uia(id),
-        None => ("Unknown", roles::uia(0).1),
-    };
+    // `parse` has checked that the control type is known.
+    let (word, entry) = roles::uia(roles::uia_by_name(line.role).unwrap_or(0));
     let secure = line.is_true("IsPassword");
     let kind = if secure { Kind::Secure } else { entry.kind };
     let mut node = Node::new(word, kind);
@@ -333,9 +354,6 @@ fn uia_node(line: &Line<'_>) -> Node {
     }
     if entry.keep_word && !secure {
         node.subrole = Some(word.to_string());
-    }
-    if word == "Unknown" {
-        node.subrole = Some(line.role.to_string());
     }
     node.focused = line.is_true("HasKeyboardFocus");
     node.selected = line.is_true("SelectionItem.IsSelected");
