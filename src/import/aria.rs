@@ -165,10 +165,6 @@ fn item_node(item: &str) -> Result<Node, String> {
         .filter(|t| !t.is_empty());
     if let Some(inline) = inline {
         node.text = Some(unquote(inline));
-        if node.kind == Kind::Report(Role::Group) {
-            // A generic container holding only words is text.
-            node.kind = Kind::Report(Role::Text);
-        }
     }
     Ok(node)
 }
@@ -214,7 +210,6 @@ mod tests {
         assert_eq!(node.attributes[0].1, 1);
         let node = item_node(r#"generic [ref=e28]: "Checkout: Your Information""#).unwrap();
         assert_eq!(node.text.as_deref(), Some("Checkout: Your Information"));
-        assert_eq!(node.kind, Kind::Report(Role::Text));
     }
 
     #[test]

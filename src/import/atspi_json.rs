@@ -232,10 +232,16 @@ impl<'a> Cache<'a> {
         } else {
             node.children = children;
             let is_text = kind == Kind::Report(Role::Text);
-            if has_text && (is_text || Some(plain.trim()) != name.map(str::trim)) {
+            let same = Some(plain.trim()) == name.map(str::trim);
+            if has_text && is_text {
+                // A text's words are its content, not also its title.
+                if same {
+                    node.title = None;
+                }
+                node.text = Some(plain);
+            } else if has_text && !same {
                 node.text = Some(plain);
             } else if matches!(word, "Static" | "Text" | "Label" | "Caption")
-                && !has_text
                 && node.children.is_empty()
             {
                 // A static's name is the words it shows.

@@ -108,6 +108,12 @@ fn convert(node: Node, out: &mut Vec<Element>) {
             for child in node.children {
                 convert(child, &mut children);
             }
+            // A container holding only words is text.
+            let role = if role == Role::Group && node.text.is_some() && children.is_empty() {
+                Role::Text
+            } else {
+                role
+            };
             let element = Element {
                 id: node.id.unwrap_or_default(),
                 subrole: node.subrole,

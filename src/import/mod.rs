@@ -24,8 +24,10 @@
 //! * **Secure fields** (`AXSecureTextField`, UIA `IsPassword`, AT-SPI
 //!   `PasswordText`, an ARIA textbox whose name says password) become
 //!   `Text` with subrole `secure`, their title kept and their value and
-//!   children dropped. Each importer skips the value where it reads it: it
-//!   is never decoded or copied into anything the answer owns.
+//!   children dropped. Each importer skips the value where it reads it:
+//!   the text dumps never decode it and read no line inside the field; the
+//!   JSON importers never copy it out of the parsed document, which is
+//!   dropped when the import returns. Nothing the answer owns holds it.
 //! * **Roots below the app**: a web area, a window or a lone control is
 //!   wrapped in a synthesized `Application` (id `app`) and, where there is
 //!   no window, a `Window` (id `window`); an ARIA snapshot's outline is also
@@ -40,7 +42,13 @@
 //!   AT-SPI object paths, ARIA `ref`s), else `n1`, `n2`, … by position in
 //!   document order. A repeat gets `-2`, `-3`, … so ids are unique (R4).
 //! * Empty `Group`s and `Image`s (no title, text, children or state) are
-//!   dropped: they carry nothing a person reads.
+//!   dropped: they carry nothing a person reads. A `Group` holding only
+//!   words (an ARIA `generic: text`, an AT-SPI section with text) is `Text`.
+//! * **Text** goes where the RFC puts it: a name (AXTitle, else
+//!   AXDescription; `name`; UIA `Name`) is the `title`; the words a text
+//!   shows (AXValue of a text, a static's name, a UIA `Text`'s name, AT-SPI
+//!   `text`) are one text content block. A heading's level is the
+//!   attribute `level`.
 //! * `protocol` is `0.2.0`; `instance` is `import:<format>`.
 
 mod build;
