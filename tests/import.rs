@@ -732,3 +732,19 @@ fn truncated_real_trees_import_or_fail_cleanly() {
         }
     }
 }
+
+#[test]
+fn selection_is_kept_on_the_element_the_source_selects() {
+    let (_, answer) = import_real(Path::new(
+        "chromium-mac/aria/aria-selected-expected-mac.txt",
+    ));
+    let tree = Tree::new(&answer.root);
+    let selected: Vec<&Element> = tree
+        .nodes()
+        .iter()
+        .filter(|n| n.selected)
+        .map(|n| n.element)
+        .collect();
+    assert_eq!(selected.len(), 1);
+    assert!(matches!(&selected[0].content[0].block, Block::Text { text } if text == "1"));
+}

@@ -328,4 +328,35 @@ mod tests {
         assert_eq!(focused, ["window", "n3", "n5", "n6"]);
         assert!(crate::check::check(&answer).is_empty());
     }
+
+    #[test]
+    fn furniture_goes_whole_secure_keeps_only_its_title_and_ids_stay_unique() {
+        let mut inside = node("AXStaticText", Kind::Report(Role::Text), vec![]);
+        inside.text = Some("50%".into());
+        let bar = node("AXScrollBar", Kind::Furniture, vec![inside]);
+        let mut secret = node("AXStaticText", Kind::Report(Role::Text), vec![]);
+        secret.text = Some("hunter2".into());
+        let mut field = node("AXTextField", Kind::Secure, vec![secret]);
+        field.title = Some("PIN".into());
+        field.id = Some("a".into());
+        let mut words = node("AXGroup", Kind::Report(Role::Group), vec![]);
+        words.text = Some("plain words".into());
+        words.id = Some("a".into());
+        let window = node(
+            "AXWindow",
+            Kind::Report(Role::Window),
+            vec![bar, field, words],
+        );
+        let answer = answer(Format::AxJson, vec![window]);
+        let window = &answer.root.children[0];
+        let kids: Vec<_> = window
+            .children
+            .iter()
+            .map(|e| (e.id.as_str(), e.role.as_str(), e.subrole.as_deref()))
+            .collect();
+        assert_eq!(kids, [("a", "Text", Some("secure")), ("a-2", "Text", None)]);
+        assert_eq!(window.children[0].title.as_deref(), Some("PIN"));
+        assert!(window.children[0].content.is_empty() && window.children[0].children.is_empty());
+        assert!(!serde_json::to_string(&answer).unwrap().contains("hunter2"));
+    }
 }
