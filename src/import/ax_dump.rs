@@ -91,7 +91,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
                 number + 1,
                 format!(
                     "`{}` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
-                    line.role
+                    line.role.chars().take(32).collect::<String>()
                 ),
             ));
         }
