@@ -16,6 +16,7 @@
 
 pub mod check;
 mod error;
+pub mod import;
 mod limits;
 pub mod model;
 pub mod policy;

@@ -6,6 +6,7 @@
 //! as `error: …`; on any non-zero exit, stdout carries nothing.
 
 mod check;
+mod import;
 
 use std::io::Read;
 use std::path::Path;
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// Check that an answer conforms to protocol 0.2.0 (0.1 answers are upgraded first).
     Check(check::CheckArgs),
+    /// Import an OS accessibility tree (Chromium AX dump, macOS AX JSON, AT-SPI, UIA, Playwright ARIA) as a 0.2.0 answer.
+    Import(import::ImportArgs),
 }
 
 /// Limits on what is read; defaults in the README.
@@ -78,6 +81,7 @@ pub fn main() -> ExitCode {
     init_logging();
     let outcome = match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Import(args) => import::run(args),
     };
     match outcome {
         Outcome::Fine => ExitCode::SUCCESS,
