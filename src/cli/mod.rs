@@ -6,6 +6,7 @@
 //! as `error: …`; on any non-zero exit, stdout carries nothing.
 
 mod check;
+mod policy;
 
 use std::io::Read;
 use std::path::Path;
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// Check that an answer conforms to protocol 0.2.0 (0.1 answers are upgraded first).
     Check(check::CheckArgs),
+    /// Check, test, document and preview policies.
+    Policy(policy::PolicyArgs),
 }
 
 /// Limits on what is read; defaults in the README.
@@ -78,6 +81,7 @@ pub fn main() -> ExitCode {
     init_logging();
     let outcome = match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Policy(args) => policy::run(args),
     };
     match outcome {
         Outcome::Fine => ExitCode::SUCCESS,

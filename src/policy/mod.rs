@@ -13,6 +13,20 @@ use std::sync::Arc;
 
 use crate::model::Role;
 
+mod engine;
+mod lint;
+mod metadata;
+mod source;
+mod tooling;
+
+pub use engine::{Evaluator, Policy, DEFAULT_TIME_LIMIT, FLOOR_SECURE_TEXT};
+pub use lint::{check_sources, Finding as PolicyFinding, FindingSeverity};
+pub use metadata::{rule_docs, RuleDoc};
+pub use source::{load_path, PolicyFile};
+pub use tooling::{
+    default_files, doc_markdown, plan_json, probes, run_tests, Probe, TestOutcome, TestResult, ACTIONS,
+};
+
 /// The part of the tree an action warrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -47,6 +61,9 @@ pub struct Redaction {
     pub regex: regex::Regex,
     /// The replacement (regex replacement syntax).
     pub replace: String,
+    /// Replace only matches whose digits pass the Luhn check (`"luhn": true`
+    /// in the policy): the pattern finds candidates, the trimmer validates.
+    pub luhn: bool,
 }
 
 /// What the policy decided for one request.
@@ -130,4 +147,23 @@ pub struct Decision {
     pub prune: Vec<Arc<str>>,
     /// `priority` (0 when the policy says nothing).
     pub priority: f64,
+}
+
+impl Decision {
+    /// The class that wins under the precedence deny > mask > keep > prune,
+    /// and its reasons; `("scope", [])` when no rule spoke and the scope
+    /// (then the budget) decides.
+    pub fn outcome(&self) -> (&'static str, &[Arc<str>]) {
+        if !self.deny.is_empty() {
+            ("deny", &self.deny)
+        } else if !self.mask.is_empty() {
+            ("mask", &self.mask)
+        } else if !self.keep.is_empty() {
+            ("keep", &self.keep)
+        } else if !self.prune.is_empty() {
+            ("prune", &self.prune)
+        } else {
+            ("scope", &[])
+        }
+    }
 }
