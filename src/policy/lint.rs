@@ -176,34 +176,45 @@ fn eval_finding(rule: &str, message: &str, context: &str) -> Finding {
     Finding::error("(policy)", format!("{message} (evaluating `{rule}`{context})"))
 }
 
-/// Evaluates the plan for every action and the decision for every probe.
+/// Evaluates the plan for every action and the decision for every probe;
+/// each distinct error is reported once, for the first action and element
+/// that shows it.
 fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
     let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
     let whole = files.join(", ");
-    let mut place = |err: Error, context: String| {
-        let mut finding = match &err {
-            Error::PolicyEval { rule, message } => eval_finding(rule, message, &context),
-            other => Finding::error(&whole, other.to_string()),
-        };
-        if finding.file == "(policy)" {
-            finding.file = whole.clone();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut place = |err: Error, context: String| -> bool {
+        let timed_out = err.to_string().contains("ran longer than");
+        if seen.insert(err.to_string()) {
+            let mut finding = match &err {
+                Error::PolicyEval { rule, message } => eval_finding(rule, message, &context),
+                other => Finding::error(&whole, other.to_string()),
+            };
+            if finding.file == "(policy)" {
+                finding.file = whole.clone();
+            }
+            findings.push(finding);
         }
-        findings.push(finding);
+        timed_out
     };
     for action in ACTIONS {
         let request = probe_request(action, None);
         let mut evaluator = match policy.evaluator(&request) {
             Ok(e) => e,
             Err(err) => {
-                place(err, format!(", action `{action}`"));
+                if place(err, format!(" for action `{action}`")) {
+                    return;
+                }
                 continue;
             }
         };
         let names: Vec<String> = evaluator.plan().title_patterns.iter().map(|(n, _)| n.clone()).collect();
         for probe in probes(&names) {
             if let Err(err) = evaluator.decide(&probe.input()) {
-                place(err, format!(", action `{action}`, element {}", probe.label));
-                // One error per action is enough to act on.
+                // Each further probe would wait out the time limit again.
+                if place(err, format!(" for element {}, action `{action}`", probe.label)) {
+                    return;
+                }
                 break;
             }
         }

@@ -89,12 +89,25 @@ pub(crate) fn split_regorus_error(err: &anyhow::Error) -> (Option<String>, Strin
 /// regorus's messages, lowercased at the start and with functions named
 /// in backticks the same way however they were reported.
 fn tidy(message: &str) -> String {
-    if let Some(name) = message
-        .strip_prefix("Unknown function: '")
-        .and_then(|m| m.strip_suffix('\''))
-        .or_else(|| message.strip_prefix("could not find function "))
-    {
+    let name = message
+        .split_once("Unknown function: '")
+        .and_then(|(_, rest)| rest.split('\'').next())
+        .or_else(|| message.strip_prefix("could not find function "));
+    if let Some(name) = name {
         return format!("unknown function `{name}`");
+    }
+    if message.starts_with("execution exceeded time limit") {
+        let limit = message
+            .split_once("limit=")
+            .and_then(|(_, rest)| rest.trim_end_matches(')').strip_suffix("ns"))
+            .and_then(|ns| ns.parse::<u64>().ok());
+        return match limit {
+            Some(ns) => format!(
+                "the evaluation ran longer than the limit of {} ms (a runaway rule?)",
+                ns / 1_000_000
+            ),
+            None => "the evaluation ran longer than the time limit (a runaway rule?)".to_string(),
+        };
     }
     message.to_string()
 }

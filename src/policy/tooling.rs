@@ -211,10 +211,11 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     let _ = writeln!(out, "## Rules\n");
     let _ = writeln!(out, "| kind | rule | what it does | where |");
     let _ = writeln!(out, "|---|---|---|---|");
+    // A rule is documented when some definition of it has METADATA.
     let mut documented = std::collections::HashSet::new();
     for file in policy.files() {
         for doc in rule_docs(file) {
-            documented.insert((doc.file.clone(), doc.line));
+            documented.insert(doc.name.clone());
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {}:{} |",
@@ -228,8 +229,8 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     }
     let (_, _, heads) = compile_with_heads(policy.files(), false)?;
     for head in heads {
-        if !documented.contains(&(head.file.clone(), head.line)) {
-            let name = head.path.rsplit('.').next().unwrap_or(&head.path);
+        let name = head.path.rsplit('.').next().unwrap_or(&head.path);
+        if documented.insert(name.to_string()) {
             let _ = writeln!(out, "| {} | `{name}` | (no METADATA) | {}:{} |", kind_of(name), head.file, head.line);
         }
     }
