@@ -88,7 +88,9 @@ fn check_of_a_missing_path_is_a_usage_error() {
     let output = ctxgate(&["policy", "check", "tests/policies/no-such.rego"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stdout(&output).is_empty());
-    assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: tests/policies/no-such.rego: "));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).starts_with("error: tests/policies/no-such.rego: ")
+    );
 }
 
 #[test]
@@ -133,17 +135,28 @@ fn doc_names_every_rule_the_floor_and_the_matrix() {
     let output = ctxgate(&["policy", "doc"]);
     assert_eq!(output.status.code(), Some(0));
     let text = stdout(&output);
-    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/policies/default.rego")).unwrap();
-    let titles: Vec<&str> = source.lines().filter_map(|l| l.strip_prefix("# title: ")).collect();
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/policies/default.rego"
+    ))
+    .unwrap();
+    let titles: Vec<&str> = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("# title: "))
+        .collect();
     assert!(titles.len() >= 20);
     for title in titles {
         assert!(text.contains(title), "doc lacks `{title}`");
     }
     assert!(!text.contains("(no METADATA)"));
     assert!(text.contains("`floor:secure-text`"));
-    assert!(text.contains("| Text, subrole AXSecureTextField | mask (floor:secure-text, secure-text) · 30 |"));
+    assert!(text.contains(
+        "| Text, subrole AXSecureTextField | mask (floor:secure-text, secure-text) · 30 |"
+    ));
     assert!(text.contains("| Document, focused | keep (enclosing-document, focus-path) · 100 | keep (enclosing-document, focus-path) · 100 | keep (focus-path) · 100 | keep (focus-path) · 100 |"));
-    assert!(text.contains("| card-number | `\\b\\d(?:[ -]?\\d){12,18}\\b` | `[card number]` | yes |"));
+    assert!(
+        text.contains("| card-number | `\\b\\d(?:[ -]?\\d){12,18}\\b` | `[card number]` | yes |")
+    );
 }
 
 #[test]
@@ -153,7 +166,10 @@ fn plan_prints_the_request_plan_and_probe_decisions() {
     let plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(plan["scope"], "selection");
     assert_eq!(plan["budget"], serde_json::json!({"tokens": 8000}));
-    assert_eq!(plan["action"], serde_json::json!({"name": "selection", "target": "e-1"}));
+    assert_eq!(
+        plan["action"],
+        serde_json::json!({"name": "selection", "target": "e-1"})
+    );
     assert_eq!(plan["redact"].as_array().unwrap().len(), 9);
     assert!(plan["title_patterns"]["password"].is_string());
     let secure = plan["elements"]
@@ -163,5 +179,8 @@ fn plan_prints_the_request_plan_and_probe_decisions() {
         .find(|e| e["element"] == "Text, subrole AXSecureTextField")
         .unwrap();
     assert_eq!(secure["outcome"], "mask");
-    assert_eq!(secure["by"], serde_json::json!(["floor:secure-text", "secure-text"]));
+    assert_eq!(
+        secure["by"],
+        serde_json::json!(["floor:secure-text", "secure-text"])
+    );
 }

@@ -65,9 +65,11 @@ fn unknown_function_is_reported_at_load() {
 
 #[test]
 fn policy_outside_package_ctxgate_is_refused() {
-    let err = Policy::from_sources(vec![("x.rego".into(), "package other\nkeep := {\"a\"}\n".into())])
-        .err()
-        .expect("refused");
+    let err = Policy::from_sources(vec![(
+        "x.rego".into(),
+        "package other\nkeep := {\"a\"}\n".into(),
+    )])
+    .expect_err("refused");
     assert_eq!(
         err.to_string(),
         "policy x.rego: the file is in `package other`; policy files must be in `package ctxgate`"
@@ -79,7 +81,7 @@ fn runtime_error_for_some_elements_fails_the_request() {
     let policy = Policy::from_path(Path::new("tests/policies/runtime_error.rego")).unwrap();
     let mut evaluator = policy.evaluator(&request("focus")).unwrap();
     assert!(evaluator.decide(&element(Role::Text)).is_ok());
-    let err = evaluator.decide(&element(Role::Image)).err().expect("fails");
+    let err = evaluator.decide(&element(Role::Image)).expect_err("fails");
     assert_eq!(
         err.to_string(),
         "policy evaluation failed (priority): tests/policies/runtime_error.rego:3:24: could not parse string as number"
@@ -90,7 +92,7 @@ fn runtime_error_for_some_elements_fails_the_request() {
 fn recursion_ends_with_an_error() {
     let policy = Policy::from_path(Path::new("tests/policies/recursion.rego")).unwrap();
     let mut evaluator = policy.evaluator(&request("focus")).unwrap();
-    let err = evaluator.decide(&element(Role::Text)).err().expect("fails");
+    let err = evaluator.decide(&element(Role::Text)).expect_err("fails");
     assert_eq!(
         err.to_string(),
         "policy evaluation failed (deny): tests/policies/recursion.rego:3:1: recursion detected when evaluating rule"
@@ -104,8 +106,12 @@ fn runaway_policy_ends_within_the_time_limit() {
         .with_time_limit(Duration::from_millis(200));
     let mut evaluator = policy.evaluator(&request("focus")).unwrap();
     let start = Instant::now();
-    let err = evaluator.decide(&element(Role::Text)).err().expect("fails");
-    assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+    let err = evaluator.decide(&element(Role::Text)).expect_err("fails");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
     assert_eq!(
         err.to_string(),
         "policy evaluation failed (priority): the evaluation ran longer than the limit of 200 ms (a runaway rule?)"
@@ -120,7 +126,11 @@ fn floor_masks_secure_text_whatever_the_policy_says() {
         let mut secure = element(Role::Text);
         secure.subrole = Some(subrole);
         let decision = evaluator.decide(&secure).unwrap();
-        assert_eq!(decision.mask, vec![Arc::from(FLOOR_SECURE_TEXT)], "{subrole}");
+        assert_eq!(
+            decision.mask,
+            vec![Arc::from(FLOOR_SECURE_TEXT)],
+            "{subrole}"
+        );
         assert_eq!(decision.keep, vec![Arc::from("everything")]);
         assert_eq!(decision.outcome().0, "mask");
     }
@@ -128,12 +138,22 @@ fn floor_masks_secure_text_whatever_the_policy_says() {
     let mut group = element(Role::Group);
     group.subrole = Some("AXSecureTextField");
     assert!(evaluator.decide(&group).unwrap().mask.is_empty());
-    assert!(evaluator.decide(&element(Role::Text)).unwrap().mask.is_empty());
+    assert!(evaluator
+        .decide(&element(Role::Text))
+        .unwrap()
+        .mask
+        .is_empty());
 }
 
 /// A tree's worth of elements over a few distinct projections.
 fn elements(n: usize) -> Vec<ElementInput<'static>> {
-    let roles = [Role::Text, Role::Row, Role::Cell, Role::Group, Role::Heading];
+    let roles = [
+        Role::Text,
+        Role::Row,
+        Role::Cell,
+        Role::Group,
+        Role::Heading,
+    ];
     (0..n)
         .map(|i| {
             let mut e = element(roles[i % roles.len()]);
@@ -184,7 +204,10 @@ fn policy_is_shared_across_threads() {
             let policy = policy.clone();
             std::thread::spawn(move || {
                 let mut evaluator = policy.evaluator(&request("app")).unwrap();
-                elements(50).iter().map(|e| evaluator.decide(e).unwrap().priority).sum::<f64>()
+                elements(50)
+                    .iter()
+                    .map(|e| evaluator.decide(e).unwrap().priority)
+                    .sum::<f64>()
             })
         })
         .collect();
@@ -210,10 +233,27 @@ fn default_plan_per_action() {
     let ids: Vec<&str> = plan.redact.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["ai-api-key", "aws-access-key", "bearer-token", "card-number", "github-token", "google-api-key", "jwt", "private-key", "slack-token"]
+        [
+            "ai-api-key",
+            "aws-access-key",
+            "bearer-token",
+            "card-number",
+            "github-token",
+            "google-api-key",
+            "jwt",
+            "private-key",
+            "slack-token"
+        ]
     );
-    assert!(plan.redact.iter().all(|r| r.luhn == (r.id == "card-number")));
-    let names: Vec<&str> = plan.title_patterns.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(plan
+        .redact
+        .iter()
+        .all(|r| r.luhn == (r.id == "card-number")));
+    let names: Vec<&str> = plan
+        .title_patterns
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
     assert_eq!(names, ["one-time-code", "passcode", "password", "pin"]);
     assert!(plan.element_attributes.is_empty());
     assert_eq!(policy.hash().len(), 64);
@@ -224,20 +264,50 @@ fn default_redactions_catch_secrets_and_spare_prose() {
     let policy = Policy::embedded_default().unwrap();
     let plan = policy.plan(&request("app")).unwrap();
     let pattern = |id: &str| &plan.redact.iter().find(|r| r.id == id).unwrap().regex;
-    let fake_jwt = format!("{}.{}.{}", "eyJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0In0", "c2lnbmF0dXJlX2hlcmU");
+    let fake_jwt = format!(
+        "{}.{}.{}",
+        "eyJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0In0", "c2lnbmF0dXJlX2hlcmU"
+    );
     let samples = [
-        ("card-number", "pay with 4111 1111 1111 1111 today".to_string()),
-        ("aws-access-key", format!("key {}{}", "AKIA", "IOSFODNN7EXAMPLE")),
+        (
+            "card-number",
+            "pay with 4111 1111 1111 1111 today".to_string(),
+        ),
+        (
+            "aws-access-key",
+            format!("key {}{}", "AKIA", "IOSFODNN7EXAMPLE"),
+        ),
         ("github-token", format!("{}{}", "ghp_", "a".repeat(36))),
-        ("github-token", format!("{}{}", "github_pat_", "B".repeat(40))),
-        ("slack-token", format!("{}-{}", "xoxb", "123456789012-abcdefghij")),
-        ("ai-api-key", format!("{}-{}", "sk-proj", "abcdefghijklmnopqrstuvwxyz")),
-        ("ai-api-key", format!("{}-{}", "sk-ant-api03", "abcdefghijklmnopqrstuv")),
+        (
+            "github-token",
+            format!("{}{}", "github_pat_", "B".repeat(40)),
+        ),
+        (
+            "slack-token",
+            format!("{}-{}", "xoxb", "123456789012-abcdefghij"),
+        ),
+        (
+            "ai-api-key",
+            format!("{}-{}", "sk-proj", "abcdefghijklmnopqrstuvwxyz"),
+        ),
+        (
+            "ai-api-key",
+            format!("{}-{}", "sk-ant-api03", "abcdefghijklmnopqrstuv"),
+        ),
         ("google-api-key", format!("{}{}", "AIza", "S".repeat(35))),
         ("jwt", fake_jwt),
-        ("bearer-token", "Authorization: Bearer abcdefghijklmnop1234".to_string()),
-        ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----".to_string()),
-        ("private-key", "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----".to_string()),
+        (
+            "bearer-token",
+            "Authorization: Bearer abcdefghijklmnop1234".to_string(),
+        ),
+        (
+            "private-key",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----".to_string(),
+        ),
+        (
+            "private-key",
+            "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----".to_string(),
+        ),
     ];
     for (id, text) in &samples {
         assert!(pattern(id).is_match(text), "{id} misses {text}");
@@ -246,7 +316,14 @@ fn default_redactions_catch_secrets_and_spare_prose() {
     for r in &plan.redact {
         assert!(!r.regex.is_match(prose), "{} matches prose", r.id);
     }
-    let title = |name: &str| &plan.title_patterns.iter().find(|(n, _)| n == name).unwrap().1;
+    let title = |name: &str| {
+        &plan
+            .title_patterns
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap()
+            .1
+    };
     assert!(title("password").is_match("Password"));
     assert!(title("passcode").is_match("Enter passcode"));
     assert!(title("pin").is_match("PIN"));
@@ -258,21 +335,28 @@ fn default_redactions_catch_secrets_and_spare_prose() {
 fn bad_redact_pattern_names_the_id() {
     let policy = Policy::from_sources(vec![(
         "p.rego".into(),
-        "package ctxgate\n\nredact contains {\"id\": \"broken\", \"pattern\": \"(unclosed\"}\n".into(),
+        "package ctxgate\n\nredact contains {\"id\": \"broken\", \"pattern\": \"(unclosed\"}\n"
+            .into(),
     )])
     .unwrap();
-    let err = policy.plan(&request("focus")).err().expect("fails");
+    let err = policy.plan(&request("focus")).expect_err("fails");
     assert!(
-        err.to_string().starts_with("policy evaluation failed (redact): the pattern of `broken` is not a valid regex: "),
+        err.to_string().starts_with(
+            "policy evaluation failed (redact): the pattern of `broken` is not a valid regex: "
+        ),
         "{err}"
     );
 }
 
 #[test]
 fn bad_scope_is_an_error() {
-    let policy = Policy::from_sources(vec![("p.rego".into(), "package ctxgate\n\nscope := \"everything\"\n".into())]).unwrap();
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        "package ctxgate\n\nscope := \"everything\"\n".into(),
+    )])
+    .unwrap();
     assert_eq!(
-        policy.plan(&request("focus")).err().expect("fails").to_string(),
+        policy.plan(&request("focus")).expect_err("fails").to_string(),
         "policy evaluation failed (scope): `scope` is `everything`; it must be one of `selection`, `focus`, `window`, `app`"
     );
 }

@@ -99,7 +99,14 @@ fn check(path: Option<&Path>) -> Outcome {
         plural(errors),
         plural(warnings)
     );
-    emit(&out, if errors > 0 { Outcome::Rejected(None) } else { Outcome::Fine })
+    emit(
+        &out,
+        if errors > 0 {
+            Outcome::Rejected(None)
+        } else {
+            Outcome::Fine
+        },
+    )
 }
 
 fn plural(n: usize) -> &'static str {
@@ -138,7 +145,9 @@ fn test(path: Option<&Path>) -> Outcome {
     let failed = results.len() - passed;
     let _ = writeln!(out, "{passed} passed, {failed} failed");
     let outcome = if results.is_empty() {
-        Outcome::Rejected(Some("no tests ran: no `test_*` rule in a `*_test.rego` file".to_string()))
+        Outcome::Rejected(Some(
+            "no tests ran: no `test_*` rule in a `*_test.rego` file".to_string(),
+        ))
     } else if failed > 0 {
         Outcome::Rejected(None)
     } else {

@@ -39,8 +39,13 @@ pub const FLOOR_SECURE_TEXT: &str = "floor:secure-text";
 /// The per-element rules, in the order they are evaluated.
 pub(crate) const ELEMENT_RULES: [&str; 5] = ["deny", "mask", "keep", "prune", "priority"];
 /// The per-request rules.
-pub(crate) const REQUEST_RULES: [&str; 5] =
-    ["scope", "budget", "redact", "title_patterns", "element_attributes"];
+pub(crate) const REQUEST_RULES: [&str; 5] = [
+    "scope",
+    "budget",
+    "redact",
+    "title_patterns",
+    "element_attributes",
+];
 
 /// The embedded default policy and its tests.
 pub(crate) const DEFAULT_NAME: &str = "policies/default.rego";
@@ -69,6 +74,17 @@ pub struct Policy {
     rules: BTreeSet<String>,
     plans: Mutex<HashMap<RequestInput, Arc<RequestPlan>>>,
     decisions: Mutex<DecisionCache>,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let files: Vec<&str> = self.files.iter().map(|f| f.name.as_str()).collect();
+        f.debug_struct("Policy")
+            .field("files", &files)
+            .field("hash", &self.hash)
+            .field("rules", &self.rules)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Default)]
@@ -195,16 +211,31 @@ impl Policy {
                 "focus" => Scope::Focus,
                 "window" => Scope::Window,
                 "app" => Scope::App,
-                _ => return Err(shape("scope", format!("`scope` is `{s}`; it must be one of `selection`, `focus`, `window`, `app`"))),
+                _ => {
+                    return Err(shape(
+                        "scope",
+                        format!(
+                        "`scope` is `{s}`; it must be one of `selection`, `focus`, `window`, `app`"
+                    ),
+                    ))
+                }
             },
-            other => return Err(shape("scope", format!("`scope` must be a string; it is `{other}`"))),
+            other => {
+                return Err(shape(
+                    "scope",
+                    format!("`scope` must be a string; it is `{other}`"),
+                ))
+            }
         };
         let budget = match eval("budget")? {
             serde_json::Value::Null => None,
             serde_json::Value::Object(map) if map.len() == 1 => {
                 let (unit, n) = map.iter().next().expect("one entry");
                 let n = n.as_u64().filter(|&n| n > 0).ok_or_else(|| {
-                    shape("budget", format!("`budget.{unit}` must be a positive whole number"))
+                    shape(
+                        "budget",
+                        format!("`budget.{unit}` must be a positive whole number"),
+                    )
                 })? as usize;
                 match unit.as_str() {
                     "tokens" => Some(Budget::Tokens(n)),
@@ -212,7 +243,12 @@ impl Policy {
                     _ => return Err(shape("budget", format!("`budget` has `{unit}`; it must be `{{\"tokens\": N}}` or `{{\"bytes\": N}}`"))),
                 }
             }
-            _ => return Err(shape("budget", "`budget` must be `{\"tokens\": N}` or `{\"bytes\": N}`".to_string())),
+            _ => {
+                return Err(shape(
+                    "budget",
+                    "`budget` must be `{\"tokens\": N}` or `{\"bytes\": N}`".to_string(),
+                ))
+            }
         };
         let mut redact = Vec::new();
         for item in collection(eval("redact")?, "redact")? {
@@ -220,7 +256,10 @@ impl Policy {
         }
         redact.sort_by(|a: &Redaction, b| a.id.cmp(&b.id));
         if let Some(pair) = redact.windows(2).find(|w| w[0].id == w[1].id) {
-            return Err(shape("redact", format!("the id `{}` is used twice", pair[0].id)));
+            return Err(shape(
+                "redact",
+                format!("the id `{}` is used twice", pair[0].id),
+            ));
         }
         let mut title_patterns = Vec::new();
         match eval("title_patterns")? {
@@ -228,21 +267,40 @@ impl Policy {
             serde_json::Value::Object(map) => {
                 for (name, pattern) in map {
                     let Some(pattern) = pattern.as_str() else {
-                        return Err(shape("title_patterns", format!("the pattern of `{name}` must be a string")));
+                        return Err(shape(
+                            "title_patterns",
+                            format!("the pattern of `{name}` must be a string"),
+                        ));
                     };
                     let regex = regex::Regex::new(pattern).map_err(|e| {
-                        shape("title_patterns", format!("the pattern of `{name}` is not a valid regex: {}", one_line(&e.to_string())))
+                        shape(
+                            "title_patterns",
+                            format!(
+                                "the pattern of `{name}` is not a valid regex: {}",
+                                one_line(&e.to_string())
+                            ),
+                        )
                     })?;
                     title_patterns.push((name, regex));
                 }
             }
-            _ => return Err(shape("title_patterns", "`title_patterns` must be an object of name to pattern".to_string())),
+            _ => {
+                return Err(shape(
+                    "title_patterns",
+                    "`title_patterns` must be an object of name to pattern".to_string(),
+                ))
+            }
         }
         let mut element_attributes = Vec::new();
         for item in collection(eval("element_attributes")?, "element_attributes")? {
             match item {
                 serde_json::Value::String(s) => element_attributes.push(s),
-                other => return Err(shape("element_attributes", format!("`element_attributes` must hold strings; it holds `{other}`"))),
+                other => {
+                    return Err(shape(
+                        "element_attributes",
+                        format!("`element_attributes` must hold strings; it holds `{other}`"),
+                    ))
+                }
             }
         }
         Ok(RequestPlan {
@@ -501,7 +559,10 @@ pub(crate) fn element_json(element: &ElementInput<'_>) -> (serde_json::Value, se
     ] {
         el.insert(name.into(), value.into());
     }
-    el.insert("attribute_names".into(), element.attribute_names.clone().into());
+    el.insert(
+        "attribute_names".into(),
+        element.attribute_names.clone().into(),
+    );
     let attributes: serde_json::Map<String, serde_json::Value> = element
         .attributes
         .iter()
@@ -551,32 +612,54 @@ fn collection(value: serde_json::Value, rule: &str) -> Result<Vec<serde_json::Va
     match value {
         serde_json::Value::Null => Ok(Vec::new()),
         serde_json::Value::Array(items) => Ok(items),
-        other => Err(shape(rule, format!("`{rule}` must be a set; it is `{other}`"))),
+        other => Err(shape(
+            rule,
+            format!("`{rule}` must be a set; it is `{other}`"),
+        )),
     }
 }
 
 fn redaction(item: &serde_json::Value) -> Result<Redaction> {
     let field = |name: &str| item.get(name).and_then(serde_json::Value::as_str);
     let Some(id) = field("id") else {
-        return Err(shape("redact", format!("every `redact` entry needs a string `id`; `{item}` has none")));
+        return Err(shape(
+            "redact",
+            format!("every `redact` entry needs a string `id`; `{item}` has none"),
+        ));
     };
     let Some(pattern) = field("pattern") else {
-        return Err(shape("redact", format!("the redaction `{id}` needs a string `pattern`")));
+        return Err(shape(
+            "redact",
+            format!("the redaction `{id}` needs a string `pattern`"),
+        ));
     };
     let replace = match item.get("replace") {
         None => format!("[{id}]"),
         Some(serde_json::Value::String(s)) => s.clone(),
-        Some(_) => return Err(shape("redact", format!("the `replace` of `{id}` must be a string"))),
+        Some(_) => {
+            return Err(shape(
+                "redact",
+                format!("the `replace` of `{id}` must be a string"),
+            ))
+        }
     };
     let luhn = match item.get("luhn") {
         None => false,
         Some(serde_json::Value::Bool(b)) => *b,
-        Some(_) => return Err(shape("redact", format!("the `luhn` of `{id}` must be true or false"))),
+        Some(_) => {
+            return Err(shape(
+                "redact",
+                format!("the `luhn` of `{id}` must be true or false"),
+            ))
+        }
     };
     let regex = regex::Regex::new(pattern).map_err(|e| {
         shape(
             "redact",
-            format!("the pattern of `{id}` is not a valid regex: {}", one_line(&e.to_string())),
+            format!(
+                "the pattern of `{id}` is not a valid regex: {}",
+                one_line(&e.to_string())
+            ),
         )
     })?;
     Ok(Redaction {
@@ -592,7 +675,12 @@ fn reasons(value: &Value, rule: &str) -> Result<Vec<Arc<str>>> {
         Value::Undefined => return Ok(Vec::new()),
         Value::Set(set) => set.iter().collect(),
         Value::Array(items) => items.iter().collect(),
-        _ => return Err(shape(rule, format!("`{rule}` must be a set of reason strings"))),
+        _ => {
+            return Err(shape(
+                rule,
+                format!("`{rule}` must be a set of reason strings"),
+            ))
+        }
     };
     let mut out = Vec::with_capacity(items.len());
     for item in items {
@@ -600,7 +688,13 @@ fn reasons(value: &Value, rule: &str) -> Result<Vec<Arc<str>>> {
             Value::String(s) => out.push(Arc::from(&**s)),
             other => {
                 let shown = other.to_json_str().unwrap_or_default();
-                return Err(shape(rule, format!("`{rule}` must hold reason strings; it holds `{}`", one_line(&shown))));
+                return Err(shape(
+                    rule,
+                    format!(
+                        "`{rule}` must hold reason strings; it holds `{}`",
+                        one_line(&shown)
+                    ),
+                ));
             }
         }
     }
@@ -655,7 +749,11 @@ impl OwnedProjection {
                 .map(|(k, v)| (Box::from(*k), (*v).clone()))
                 .collect(),
             title_matches: e.title_matches.iter().map(|s| Box::from(*s)).collect(),
-            inside: e.inside.iter().map(|(r, s)| (*r, s.map(Box::from))).collect(),
+            inside: e
+                .inside
+                .iter()
+                .map(|(r, s)| (*r, s.map(Box::from)))
+                .collect(),
         }
     }
 

@@ -79,7 +79,11 @@ impl fmt::Display for Finding {
         match (self.line, self.col) {
             (0, _) => write!(f, "{}: {severity}: {}", self.file, self.message),
             (line, 0) => write!(f, "{}:{line}: {severity}: {}", self.file, self.message),
-            (line, col) => write!(f, "{}:{line}:{col}: {severity}: {}", self.file, self.message),
+            (line, col) => write!(
+                f,
+                "{}:{line}:{col}: {severity}: {}",
+                self.file, self.message
+            ),
         }
     }
 }
@@ -88,7 +92,11 @@ impl fmt::Display for Finding {
 fn split_location(location: &str) -> (String, usize, usize) {
     let mut parts = location.rsplitn(3, ':');
     let (c, l, f) = (parts.next(), parts.next(), parts.next());
-    match (f, l.and_then(|l| l.parse().ok()), c.and_then(|c| c.parse().ok())) {
+    match (
+        f,
+        l.and_then(|l| l.parse().ok()),
+        c.and_then(|c| c.parse().ok()),
+    ) {
         (Some(f), Some(l), Some(c)) => (f.to_string(), l, c),
         _ => (location.to_string(), 0, 0),
     }
@@ -107,7 +115,10 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
             Err(e) => {
                 parsed = false;
                 let (location, message) = split_regorus_error(&e);
-                findings.push(Finding::error(&location.unwrap_or_else(|| file.name.clone()), message));
+                findings.push(Finding::error(
+                    &location.unwrap_or_else(|| file.name.clone()),
+                    message,
+                ));
             }
             Ok(package) if package != "data.ctxgate" && !file.is_test() => {
                 parsed = false;
@@ -128,14 +139,20 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
         check_roles(file, tokens, &mut findings);
     }
     if parsed {
-        let policy_files: Vec<PolicyFile> = files.iter().filter(|f| !f.is_test()).cloned().collect();
+        let policy_files: Vec<PolicyFile> =
+            files.iter().filter(|f| !f.is_test()).cloned().collect();
         // Compile everything together (unsafe variables, unknown functions).
         match compile_with_heads(files, false) {
             Err(e) => findings.push(policy_finding(&e)),
             Ok((_, _, heads)) => check_unused(files, &tokens, &heads, &mut findings),
         }
         if !policy_files.is_empty() {
-            match Policy::from_sources(policy_files.iter().map(|f| (f.name.clone(), f.source.clone())).collect()) {
+            match Policy::from_sources(
+                policy_files
+                    .iter()
+                    .map(|f| (f.name.clone(), f.source.clone()))
+                    .collect(),
+            ) {
                 Err(e) => findings.push(policy_finding(&e)),
                 Ok(policy) => probe(&policy, &mut findings),
             }
@@ -146,7 +163,16 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
     let mut seen = HashSet::new();
     findings.retain(|f| seen.insert((f.file.clone(), f.line, f.col, f.message.clone())));
     let order: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-    findings.sort_by_key(|f| (order.iter().position(|n| *n == f.file).unwrap_or(usize::MAX), f.line, f.col));
+    findings.sort_by_key(|f| {
+        (
+            order
+                .iter()
+                .position(|n| *n == f.file)
+                .unwrap_or(usize::MAX),
+            f.line,
+            f.col,
+        )
+    });
     findings
 }
 
@@ -173,7 +199,10 @@ fn eval_finding(rule: &str, message: &str, context: &str) -> Finding {
             };
         }
     }
-    Finding::error("(policy)", format!("{message} (evaluating `{rule}`{context})"))
+    Finding::error(
+        "(policy)",
+        format!("{message} (evaluating `{rule}`{context})"),
+    )
 }
 
 /// Evaluates the plan for every action and the decision for every probe;
@@ -208,11 +237,19 @@ fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
                 continue;
             }
         };
-        let names: Vec<String> = evaluator.plan().title_patterns.iter().map(|(n, _)| n.clone()).collect();
+        let names: Vec<String> = evaluator
+            .plan()
+            .title_patterns
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect();
         for probe in probes(&names) {
             if let Err(err) = evaluator.decide(&probe.input()) {
                 // Each further probe would wait out the time limit again.
-                if place(err, format!(" for element {}, action `{action}`", probe.label)) {
+                if place(
+                    err,
+                    format!(" for element {}, action `{action}`", probe.label),
+                ) {
                     return;
                 }
                 break;
@@ -238,7 +275,11 @@ const INPUT: Shape = Shape::Object(&[
     ),
     (
         "app",
-        Shape::Object(&[("instance", Shape::Leaf), ("protocol", Shape::Leaf), ("title", Shape::Leaf)]),
+        Shape::Object(&[
+            ("instance", Shape::Leaf),
+            ("protocol", Shape::Leaf),
+            ("title", Shape::Leaf),
+        ]),
     ),
     (
         "element",
@@ -272,11 +313,11 @@ fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Fin
         let mut shape = &INPUT;
         let mut path = String::from("input");
         let mut j = i + 1;
-        loop {
-            let Some(next) = tokens.get(j) else { break };
+        while let Some(next) = tokens.get(j) {
             match (next.text.as_str(), shape) {
                 (".", Shape::Object(fields)) => {
-                    let Some(name) = tokens.get(j + 1).filter(|t| t.kind == TokenKind::Ident) else {
+                    let Some(name) = tokens.get(j + 1).filter(|t| t.kind == TokenKind::Ident)
+                    else {
                         break;
                     };
                     match fields.iter().find(|(f, _)| *f == name.text) {
@@ -287,8 +328,11 @@ fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Fin
                             j += 2;
                         }
                         None => {
-                            let near = crate::suggest::closest(&name.text, fields.iter().map(|(f, _)| *f));
-                            let hint = near.map(|n| format!(" (did you mean `{path}.{n}`?)")).unwrap_or_default();
+                            let near =
+                                crate::suggest::closest(&name.text, fields.iter().map(|(f, _)| *f));
+                            let hint = near
+                                .map(|n| format!(" (did you mean `{path}.{n}`?)"))
+                                .unwrap_or_default();
                             findings.push(Finding::at(
                                 &file.name,
                                 name,
@@ -369,7 +413,9 @@ fn skip_brackets(tokens: &[Token], open: usize) -> usize {
 /// `….role in`, or given as `"role": "…"` in an object (test inputs).
 fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>) {
     let is_role_ref = |k: usize| {
-        tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident && t.text == "role")
+        tokens
+            .get(k)
+            .is_some_and(|t| t.kind == TokenKind::Ident && t.text == "role")
             && k > 0
             && tokens[k - 1].text == "."
     };
@@ -385,10 +431,15 @@ fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>)
             // `"Lit" == x.role` (the reference ends where no `.`/`[` follows)
             if k > 0 && tokens[k - 1].kind == TokenKind::Str {
                 let mut m = k + 1;
-                while m + 2 < tokens.len() && tokens[m + 1].text == "." && tokens[m + 2].kind == TokenKind::Ident {
+                while m + 2 < tokens.len()
+                    && tokens[m + 1].text == "."
+                    && tokens[m + 2].kind == TokenKind::Ident
+                {
                     m += 2;
                 }
-                let ends = tokens.get(m + 1).is_none_or(|t| t.text != "." && t.text != "[");
+                let ends = tokens
+                    .get(m + 1)
+                    .is_none_or(|t| t.text != "." && t.text != "[");
                 if is_role_ref(m) && ends {
                     literals.push(&tokens[k - 1]);
                 }
@@ -406,7 +457,10 @@ fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>)
             }
         }
         // `"role": "Lit"`
-        if t.kind == TokenKind::Str && t.text == "role" && tokens.get(k + 1).is_some_and(|c| c.text == ":") {
+        if t.kind == TokenKind::Str
+            && t.text == "role"
+            && tokens.get(k + 1).is_some_and(|c| c.text == ":")
+        {
             if let Some(lit) = tokens.get(k + 2).filter(|t| t.kind == TokenKind::Str) {
                 literals.push(lit);
             }
@@ -435,27 +489,45 @@ fn check_unused(
     heads: &[super::engine::RuleHead],
     findings: &mut Vec<Finding>,
 ) {
-    let known: Vec<&str> = ELEMENT_RULES.iter().chain(REQUEST_RULES.iter()).copied().collect();
+    let known: Vec<&str> = ELEMENT_RULES
+        .iter()
+        .chain(REQUEST_RULES.iter())
+        .copied()
+        .collect();
     // The identifier naming each head (after `default` if present).
     let mut head_tokens: HashSet<(String, usize, usize)> = HashSet::new();
     let mut head_names: Vec<(String, &super::engine::RuleHead, Token)> = Vec::new();
     for head in heads {
-        let Some(index) = files.iter().position(|f| f.name == head.file) else { continue };
-        let Some(mut k) = tokens[index].iter().position(|t| t.line == head.line && t.col >= head.col) else {
+        let Some(index) = files.iter().position(|f| f.name == head.file) else {
+            continue;
+        };
+        let Some(mut k) = tokens[index]
+            .iter()
+            .position(|t| t.line == head.line && t.col >= head.col)
+        else {
             continue;
         };
         if tokens[index][k].text == "default" {
             k += 1;
         }
-        let Some(token) = tokens[index].get(k) else { continue };
+        let Some(token) = tokens[index].get(k) else {
+            continue;
+        };
         head_tokens.insert((head.file.clone(), token.line, token.col));
         head_names.push((token.text.clone(), head, token.clone()));
     }
     let mut reported = BTreeSet::new();
     for (name, head, token) in head_names {
-        let in_package = head.path.strip_prefix("data.ctxgate.").is_some_and(|rest| rest == name);
+        let in_package = head
+            .path
+            .strip_prefix("data.ctxgate.")
+            .is_some_and(|rest| rest == name);
         let is_test = name.starts_with("test_") && super::source::is_test_name(&head.file);
-        if !in_package || is_test || known.contains(&name.as_str()) || !reported.insert(name.clone()) {
+        if !in_package
+            || is_test
+            || known.contains(&name.as_str())
+            || !reported.insert(name.clone())
+        {
             continue;
         }
         let used = files.iter().zip(tokens).any(|(f, ts)| {

@@ -41,9 +41,11 @@ pub fn rule_docs(file: &PolicyFile) -> Vec<RuleDoc> {
             };
             let body = body.strip_prefix(' ').unwrap_or(body);
             let is_field = !body.starts_with(' ')
-                && body
-                    .split_once(':')
-                    .is_some_and(|(k, _)| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+                && body.split_once(':').is_some_and(|(k, _)| {
+                    !k.is_empty()
+                        && k.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                });
             if is_field {
                 let (k, v) = body.split_once(':').expect("checked");
                 fields.push((k.to_string(), v.trim().to_string()));
@@ -58,7 +60,9 @@ pub fn rule_docs(file: &PolicyFile) -> Vec<RuleDoc> {
             }
             i += 1;
         }
-        while i < lines.len() && (lines[i].trim().is_empty() || lines[i].trim_start().starts_with('#')) {
+        while i < lines.len()
+            && (lines[i].trim().is_empty() || lines[i].trim_start().starts_with('#'))
+        {
             if lines[i].trim() == "# METADATA" {
                 break;
             }
@@ -171,7 +175,12 @@ pub(crate) fn tokenize(source: &str) -> Vec<Token> {
             if i < chars.len() {
                 advance(&mut i, &mut line, &mut col, c);
             }
-            tokens.push(Token { kind: TokenKind::Str, text, line: start_line, col: start_col });
+            tokens.push(Token {
+                kind: TokenKind::Str,
+                text,
+                line: start_line,
+                col: start_col,
+            });
         } else if c.is_alphabetic() || c == '_' {
             let mut text = String::new();
             while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
@@ -181,7 +190,12 @@ pub(crate) fn tokenize(source: &str) -> Vec<Token> {
                     advance(&mut i, &mut line, &mut col, ch);
                 }
             }
-            tokens.push(Token { kind: TokenKind::Ident, text, line: start_line, col: start_col });
+            tokens.push(Token {
+                kind: TokenKind::Ident,
+                text,
+                line: start_line,
+                col: start_col,
+            });
         } else if c.is_ascii_digit() {
             let mut text = String::new();
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
@@ -191,17 +205,34 @@ pub(crate) fn tokenize(source: &str) -> Vec<Token> {
                     advance(&mut i, &mut line, &mut col, ch);
                 }
             }
-            tokens.push(Token { kind: TokenKind::Number, text, line: start_line, col: start_col });
+            tokens.push(Token {
+                kind: TokenKind::Number,
+                text,
+                line: start_line,
+                col: start_col,
+            });
         } else {
             let next = chars.get(i + 1).copied();
-            let two = matches!((c, next), ('=', Some('=')) | ('!', Some('=')) | (':', Some('=')) | ('<', Some('=')) | ('>', Some('=')));
+            let two = matches!(
+                (c, next),
+                ('=', Some('='))
+                    | ('!', Some('='))
+                    | (':', Some('='))
+                    | ('<', Some('='))
+                    | ('>', Some('='))
+            );
             let mut text = String::from(c);
             advance(&mut i, &mut line, &mut col, c);
             if two {
                 text.push(next.expect("checked"));
                 advance(&mut i, &mut line, &mut col, next.expect("checked"));
             }
-            tokens.push(Token { kind: TokenKind::Punct, text, line: start_line, col: start_col });
+            tokens.push(Token {
+                kind: TokenKind::Punct,
+                text,
+                line: start_line,
+                col: start_col,
+            });
         }
     }
     tokens
@@ -222,7 +253,10 @@ mod tests {
         assert_eq!(docs[0].name, "mask");
         assert_eq!(docs[0].line, 8);
         assert_eq!(docs[0].title.as_deref(), Some("Mask secure text"));
-        assert_eq!(docs[0].description.as_deref(), Some("Secure fields carry passwords."));
+        assert_eq!(
+            docs[0].description.as_deref(),
+            Some("Secure fields carry passwords.")
+        );
         assert_eq!(docs[1].name, "scope");
         assert_eq!(docs[1].kind, "scope");
     }
@@ -230,7 +264,8 @@ mod tests {
     #[test]
     fn tokens_have_positions() {
         let t = tokenize("a := \"x\" # c\n  input.element.role == `y`");
-        let texts: Vec<(&str, usize, usize)> = t.iter().map(|t| (t.text.as_str(), t.line, t.col)).collect();
+        let texts: Vec<(&str, usize, usize)> =
+            t.iter().map(|t| (t.text.as_str(), t.line, t.col)).collect();
         assert_eq!(texts[0], ("a", 1, 1));
         assert_eq!(texts[1], (":=", 1, 3));
         assert_eq!(texts[2], ("x", 1, 6));

@@ -24,7 +24,8 @@ pub use lint::{check_sources, Finding as PolicyFinding, FindingSeverity};
 pub use metadata::{rule_docs, RuleDoc};
 pub use source::{load_path, PolicyFile};
 pub use tooling::{
-    default_files, doc_markdown, plan_json, probes, run_tests, Probe, TestOutcome, TestResult, ACTIONS,
+    default_files, doc_markdown, plan_json, probes, run_tests, Probe, TestOutcome, TestResult,
+    ACTIONS,
 };
 
 /// The part of the tree an action warrants.

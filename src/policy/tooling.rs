@@ -71,7 +71,10 @@ impl Probe {
 /// The probe set: each role; common subroles (secure and password text,
 /// pane, comment); each state; a Text whose title matches each title pattern.
 pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
-    let mut out: Vec<Probe> = Role::ALL.iter().map(|r| Probe::new(r.as_str(), *r)).collect();
+    let mut out: Vec<Probe> = Role::ALL
+        .iter()
+        .map(|r| Probe::new(r.as_str(), *r))
+        .collect();
     for (role, subrole) in [
         (Role::Text, "AXSecureTextField"),
         (Role::Text, "password"),
@@ -135,8 +138,16 @@ pub fn run_tests(files: &[PolicyFile]) -> Result<Vec<TestResult>> {
     let mut results: Vec<TestResult> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for head in heads {
-        let name = head.path.rsplit('.').next().unwrap_or(&head.path).to_string();
-        if !name.starts_with("test_") || !super::source::is_test_name(&head.file) || !seen.insert(head.path.clone()) {
+        let name = head
+            .path
+            .rsplit('.')
+            .next()
+            .unwrap_or(&head.path)
+            .to_string();
+        if !name.starts_with("test_")
+            || !super::source::is_test_name(&head.file)
+            || !seen.insert(head.path.clone())
+        {
             continue;
         }
         let mut engine = engine.clone();
@@ -151,7 +162,11 @@ pub fn run_tests(files: &[PolicyFile]) -> Result<Vec<TestResult>> {
                 })
             }
         };
-        results.push(TestResult { name, file: head.file.clone(), outcome });
+        results.push(TestResult {
+            name,
+            file: head.file.clone(),
+            outcome,
+        });
     }
     Ok(results)
 }
@@ -231,7 +246,13 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     for head in heads {
         let name = head.path.rsplit('.').next().unwrap_or(&head.path);
         if documented.insert(name.to_string()) {
-            let _ = writeln!(out, "| {} | `{name}` | (no METADATA) | {}:{} |", kind_of(name), head.file, head.line);
+            let _ = writeln!(
+                out,
+                "| {} | `{name}` | (no METADATA) | {}:{} |",
+                kind_of(name),
+                head.file,
+                head.line
+            );
         }
     }
     let plans: Vec<(&str, Arc<RequestPlan>)> = ACTIONS
@@ -239,26 +260,45 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         .map(|a| Ok((*a, policy.plan(&probe_request(a, None))?)))
         .collect::<Result<_>>()?;
     let _ = writeln!(out, "\n## Per action\n");
-    let _ = writeln!(out, "| action | scope | budget | redactions | title patterns | attribute values read |");
+    let _ = writeln!(
+        out,
+        "| action | scope | budget | redactions | title patterns | attribute values read |"
+    );
     let _ = writeln!(out, "|---|---|---|---|---|---|");
     for (action, plan) in &plans {
         let ids: Vec<&str> = plan.redact.iter().map(|r| r.id.as_str()).collect();
-        let names: Vec<&str> = plan.title_patterns.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = plan
+            .title_patterns
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
         let _ = writeln!(
             out,
             "| {action} | {} | {} | {} | {} | {} |",
-            serde_json::to_value(plan.scope).expect("scope").as_str().unwrap_or(""),
+            serde_json::to_value(plan.scope)
+                .expect("scope")
+                .as_str()
+                .unwrap_or(""),
             budget_text(plan.budget),
             ids.join(", "),
             names.join(", "),
-            if plan.element_attributes.is_empty() { "none".to_string() } else { plan.element_attributes.join(", ") }
+            if plan.element_attributes.is_empty() {
+                "none".to_string()
+            } else {
+                plan.element_attributes.join(", ")
+            }
         );
     }
     let mut redactions: Vec<(String, String, String, bool)> = Vec::new();
     let mut title_patterns: Vec<(String, String)> = Vec::new();
     for (_, plan) in &plans {
         for r in &plan.redact {
-            let entry = (r.id.clone(), r.regex.as_str().to_string(), r.replace.clone(), r.luhn);
+            let entry = (
+                r.id.clone(),
+                r.regex.as_str().to_string(),
+                r.replace.clone(),
+                r.luhn,
+            );
             if !redactions.contains(&entry) {
                 redactions.push(entry);
             }
@@ -271,11 +311,20 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         }
     }
     let _ = writeln!(out, "\n## Redaction patterns\n");
-    let _ = writeln!(out, "Applied natively to every string that leaves (titles, content, urls, attribute values).\n");
+    let _ = writeln!(
+        out,
+        "Applied natively to every string that leaves (titles, content, urls, attribute values).\n"
+    );
     let _ = writeln!(out, "| id | pattern | replaced by | Luhn-checked |");
     let _ = writeln!(out, "|---|---|---|---|");
     for (id, pattern, replace, luhn) in &redactions {
-        let _ = writeln!(out, "| {id} | `{}` | `{}` | {} |", escape(pattern), escape(replace), if *luhn { "yes" } else { "no" });
+        let _ = writeln!(
+            out,
+            "| {id} | `{}` | `{}` | {} |",
+            escape(pattern),
+            escape(replace),
+            if *luhn { "yes" } else { "no" }
+        );
     }
     let _ = writeln!(out, "\n## Title patterns\n");
     let _ = writeln!(out, "Matched natively against titles; the policy sees only the names in `input.element.title_matches`.\n");
