@@ -383,10 +383,26 @@ fn cost_per_projection() {
     let policy = Policy::embedded_default().unwrap();
     let mut evaluator = policy.evaluator(&request("focus")).unwrap();
     let mut inputs = Vec::new();
-    for depth in 0..200 {
-        let mut e = element(Role::Cell);
-        e.inside = vec![(Role::Row, None); depth];
-        inputs.push(e);
+    // 200 distinct projections of realistic depth (2 to 21 ancestors).
+    for depth in 0..20 {
+        for (i, role) in [
+            Role::Text,
+            Role::Row,
+            Role::Cell,
+            Role::Group,
+            Role::Heading,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for focused in [false, true] {
+                let mut e = element(role);
+                e.focused = focused;
+                e.visible = i != 3 || depth % 2 == 0;
+                e.inside.splice(0..0, vec![(Role::Group, None); depth]);
+                inputs.push(e);
+            }
+        }
     }
     let start = Instant::now();
     for e in &inputs {
@@ -394,16 +410,27 @@ fn cost_per_projection() {
     }
     let cold = start.elapsed() / inputs.len() as u32;
     let start = Instant::now();
-    for _ in 0..10 {
+    for _ in 0..200 {
         for e in &inputs {
             evaluator.decide(e).unwrap();
         }
     }
-    let warm = start.elapsed() / (inputs.len() as u32 * 10);
+    let warm = start.elapsed() / (inputs.len() as u32 * 200);
     println!(
         "{} projections, {} evaluations: {cold:?} per cold projection, {warm:?} per memoised decide",
         inputs.len(),
         evaluator.evaluations()
     );
     assert_eq!(evaluator.evaluations(), inputs.len() * 4);
+}
+
+/// Loading compiles for the interpreter and the RVM; it must stay cheap
+/// enough to do at start-up.
+#[test]
+fn loading_the_default_policy_is_quick() {
+    let start = Instant::now();
+    Policy::embedded_default().unwrap();
+    let took = start.elapsed();
+    println!("embedded_default() took {took:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
 }

@@ -125,6 +125,7 @@ impl Policy {
             });
         }
         let (engine, rules) = compile(&files, true)?;
+        tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
         Ok(Policy {
             hash: hash_files(&files),
             files,
@@ -170,9 +171,12 @@ impl Policy {
         if let Some(plan) = lock(&self.plans).get(request) {
             return Ok(plan.clone());
         }
+        let span = tracing::debug_span!("policy_plan", action = %request.action.name);
+        let _entered = span.enter();
         let mut engine = lock(&self.engine).clone();
         engine.set_input(Value::from(request_json(request)));
         let plan = Arc::new(self.evaluate_plan(&mut engine)?);
+        tracing::debug!(scope = ?plan.scope, redactions = plan.redact.len(), "plan evaluated");
         let mut plans = lock(&self.plans);
         if plans.len() >= PLAN_CACHE {
             plans.clear();
