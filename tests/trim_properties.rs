@@ -62,7 +62,9 @@ fn plan(scope: Scope) -> RequestPlan {
     }
 }
 
-const SUBROLES: [&str; 8] = ["deny-me", "mask-me", "keep-me", "prune-me", "secure", "pane", "note", ""];
+const SUBROLES: [&str; 8] = [
+    "deny-me", "mask-me", "keep-me", "prune-me", "secure", "pane", "note", "",
+];
 
 #[derive(Debug, Clone)]
 struct Spec {
@@ -76,16 +78,25 @@ struct Spec {
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
-    let leaf = (0..13usize, 0..8usize, prop::option::of(any::<bool>()), prop::bool::weighted(0.1), 0..40usize, prop::bool::weighted(0.2))
-        .prop_map(|(role, subrole, visible, selected, text_len, secret)| Spec {
-            role,
-            subrole,
-            visible,
-            selected,
-            text_len,
-            secret,
-            children: vec![],
-        });
+    let leaf = (
+        0..13usize,
+        0..8usize,
+        prop::option::of(any::<bool>()),
+        prop::bool::weighted(0.1),
+        0..40usize,
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(
+            |(role, subrole, visible, selected, text_len, secret)| Spec {
+                role,
+                subrole,
+                visible,
+                selected,
+                text_len,
+                secret,
+                children: vec![],
+            },
+        );
     leaf.prop_recursive(5, 80, 6, |inner| {
         (
             0..13usize,
@@ -96,15 +107,17 @@ fn spec() -> impl Strategy<Value = Spec> {
             prop::bool::weighted(0.2),
             prop::collection::vec(inner, 0..6),
         )
-            .prop_map(|(role, subrole, visible, selected, text_len, secret, children)| Spec {
-                role,
-                subrole,
-                visible,
-                selected,
-                text_len,
-                secret,
-                children,
-            })
+            .prop_map(
+                |(role, subrole, visible, selected, text_len, secret, children)| Spec {
+                    role,
+                    subrole,
+                    visible,
+                    selected,
+                    text_len,
+                    secret,
+                    children,
+                },
+            )
     })
 }
 
@@ -126,7 +139,11 @@ fn build(windows: Vec<Spec>, focus_depth: usize) -> Answer {
     while let Some((spec, path, depth)) = stack.pop() {
         let id = next;
         next += 1;
-        let role = if depth == 1 { Role::Window } else { Role::ALL[spec.role.max(1)] };
+        let role = if depth == 1 {
+            Role::Window
+        } else {
+            Role::ALL[spec.role.max(1)]
+        };
         let mut element = Element::new(format!("e{id}"), role);
         let sub = SUBROLES[spec.subrole];
         if !sub.is_empty() {
@@ -196,7 +213,11 @@ impl std::io::Write for Logs {
     }
 }
 
-fn trim_logged(answer: &Answer, request: &Request, scope: Scope) -> (ctxgate::Result<ctxgate::trim::Trimmed>, String) {
+fn trim_logged(
+    answer: &Answer,
+    request: &Request,
+    scope: Scope,
+) -> (ctxgate::Result<ctxgate::trim::Trimmed>, String) {
     let logs = Logs::default();
     let writer = logs.clone();
     let subscriber = tracing_subscriber::fmt()

@@ -7,6 +7,8 @@
 
 mod check;
 mod import;
+mod policy;
+mod trim;
 
 use std::io::Read;
 use std::path::Path;
@@ -25,10 +27,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Trim an answer to what the action warrants, under a policy and a budget (the main job).
+    Trim(trim::TrimArgs),
     /// Check that an answer conforms to protocol 0.2.0 (0.1 answers are upgraded first).
     Check(check::CheckArgs),
     /// Import an OS accessibility tree (Chromium AX dump, macOS AX JSON, AT-SPI, UIA, Playwright ARIA) as a 0.2.0 answer.
     Import(import::ImportArgs),
+    /// Check, test, document and preview policies.
+    Policy(policy::PolicyArgs),
 }
 
 /// Limits on what is read; defaults in the README.
@@ -80,8 +86,10 @@ pub fn main() -> ExitCode {
     };
     init_logging();
     let outcome = match cli.command {
+        Command::Trim(args) => trim::run(args),
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
+        Command::Policy(args) => policy::run(args),
     };
     match outcome {
         Outcome::Fine => ExitCode::SUCCESS,

@@ -90,7 +90,10 @@ pub fn run(args: TrimArgs) -> Outcome {
         let mut json = serde_json::to_string_pretty(&trimmed.report).expect("a report serializes");
         json.push('\n');
         if let Err(e) = std::fs::write(path, json) {
-            return Outcome::Failed(format!("cannot write the report to `{}`: {e}", path.display()));
+            return Outcome::Failed(format!(
+                "cannot write the report to `{}`: {e}",
+                path.display()
+            ));
         }
     }
     let mut out = trimmed.rendered;

@@ -461,9 +461,10 @@ impl<'a> Filler<'a> {
                 out.attributes.0.insert(key.clone(), value);
             }
             if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
-                out.attributes
-                    .0
-                    .insert(notice::CUT.into(), json!({"reason": "budget", "blocks": blocks}));
+                out.attributes.0.insert(
+                    notice::CUT.into(),
+                    json!({"reason": "budget", "blocks": blocks}),
+                );
             }
             self.full[id as usize] = Some(Box::new(Prepared {
                 element: out,
