@@ -57,7 +57,8 @@ pub struct Filled {
 struct Carried {
     omitted: BTreeMap<String, u64>,
     cut: Option<u64>,
-    empty: Option<bool>,
+    /// A placeholder's notice: (rule, empty).
+    withheld: Option<(String, bool)>,
 }
 
 struct Prepared {
@@ -460,6 +461,13 @@ impl<'a> Filler<'a> {
                 redactor.value(&mut value);
                 out.attributes.0.insert(key.clone(), value);
             }
+            if let Some((rule, empty)) = self.carried[id as usize].as_ref().and_then(|c| c.withheld.as_ref()) {
+                // A placeholder sent before, trimmed again under a policy
+                // that no longer sees why: it stays a placeholder.
+                out.attributes
+                    .0
+                    .insert(notice::WITHHELD.into(), json!({"rule": rule, "empty": empty}));
+            }
             if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
                 out.attributes.0.insert(
                     notice::CUT.into(),
@@ -512,10 +520,10 @@ impl<'a> Filler<'a> {
                     Fate::Masked(rule) => rule.to_string(),
                     _ => "mask".to_string(),
                 };
-                let empty = self.carried[id as usize]
-                    .as_ref()
-                    .and_then(|c| c.empty)
-                    .unwrap_or_else(|| is_empty(source));
+                let empty = match self.carried[id as usize].as_ref().and_then(|c| c.withheld.as_ref()) {
+                    Some((_, empty)) => *empty,
+                    None => is_empty(source),
+                };
                 out.attributes.0.insert(
                     notice::WITHHELD.into(),
                     json!({"rule": rule, "empty": empty}),
@@ -695,8 +703,16 @@ fn carried_notices(element: &Element) -> Option<Carried> {
         }
     }
     if let Some(Value::Object(withheld)) = attributes.get(notice::WITHHELD) {
-        if element.content.is_empty() && element.children.is_empty() {
-            carried.empty = withheld.get("empty").and_then(Value::as_bool);
+        let placeholder = element.content.is_empty()
+            && element.children.is_empty()
+            && element.title.is_none()
+            && element.url.is_none();
+        if let (true, 2, Some(Value::String(rule)), Some(Value::Bool(empty))) =
+            (placeholder, withheld.len(), withheld.get("rule"), withheld.get("empty"))
+        {
+            if plain_reason(rule) {
+                carried.withheld = Some((rule.clone(), *empty));
+            }
         }
     }
     Some(carried)
