@@ -144,7 +144,10 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
         // Compile everything together (unsafe variables, unknown functions).
         match compile_with_heads(files, false) {
             Err(e) => findings.push(policy_finding(&e)),
-            Ok((_, _, heads)) => check_unused(files, &tokens, &heads, &mut findings),
+            Ok((_, _, heads)) => {
+                check_unused(files, &tokens, &heads, &mut findings);
+                check_request_rules(files, &tokens, &heads, &mut findings);
+            }
         }
         if !policy_files.is_empty() {
             match Policy::from_sources(
@@ -652,4 +655,54 @@ pub(crate) fn find_recursion(
         }
     }
     None
+}
+
+/// Per-request rules run before any element exists: `input.element` and
+/// `input.inside` are undefined there, so a rule reading them never holds.
+fn check_request_rules(
+    files: &[PolicyFile],
+    tokens: &[Vec<Token>],
+    heads: &[super::engine::RuleHead],
+    findings: &mut Vec<Finding>,
+) {
+    for (file, tokens) in files.iter().zip(tokens) {
+        if file.is_test() {
+            continue;
+        }
+        let mut starts: Vec<(usize, &str)> = heads
+            .iter()
+            .filter(|h| h.file == file.name)
+            .filter_map(|h| {
+                let k = tokens
+                    .iter()
+                    .position(|t| (t.line, t.col) >= (h.line, h.col))?;
+                Some((k, h.path.rsplit('.').next().unwrap_or(&h.path)))
+            })
+            .collect();
+        starts.sort();
+        for (n, (start, name)) in starts.iter().enumerate() {
+            if !REQUEST_RULES.contains(name) {
+                continue;
+            }
+            let end = starts.get(n + 1).map_or(tokens.len(), |(next, _)| *next);
+            for k in *start..end {
+                let is_input =
+                    tokens[k].text == "input" && tokens.get(k + 1).is_some_and(|t| t.text == ".");
+                let reads_element = tokens
+                    .get(k + 2)
+                    .filter(|t| is_input && (t.text == "element" || t.text == "inside"));
+                if let Some(field) = reads_element {
+                    findings.push(Finding::at(
+                        &file.name,
+                        &tokens[k],
+                        FindingSeverity::Warning,
+                        format!(
+                            "`{name}` is evaluated once per request, where `input.{}` is undefined",
+                            field.text
+                        ),
+                    ));
+                }
+            }
+        }
+    }
 }
