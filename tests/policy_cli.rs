@@ -75,6 +75,22 @@ fn check_warns_about_rules_nothing_reads() {
 }
 
 #[test]
+fn check_warns_when_a_request_rule_reads_the_element() {
+    assert_eq!(
+        check("tests/policies/request_reads_element.rego"),
+        (0, "tests/policies/request_reads_element.rego:4:2: warning: `scope` is evaluated once per request, where `input.element` is undefined\n1 file: 0 errors, 1 warning\n".to_string())
+    );
+}
+
+#[test]
+fn check_reports_recursion() {
+    assert_eq!(
+        check("tests/policies/recursive_function.rego"),
+        (1, "tests/policies/recursive_function.rego:4:1: error: recursion: `depth` -> `depth`; a rule or function may not depend on itself\n1 file: 1 error, 0 warnings\n".to_string())
+    );
+}
+
+#[test]
 fn check_passes_the_default_policy() {
     let output = ctxgate(&["policy", "check"]);
     assert_eq!(stdout(&output), "2 files: 0 errors, 0 warnings\n");

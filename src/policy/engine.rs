@@ -485,6 +485,12 @@ pub(crate) fn compile_with_heads(
         .collect();
     heads.sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
     heads.dedup();
+    if let Some((file, line, col, message)) = super::lint::find_recursion(files, &heads) {
+        return Err(Error::Policy {
+            location: format!("{file}:{line}:{col}"),
+            message,
+        });
+    }
     if rvm {
         let entries: Vec<String> = rules.iter().map(|r| format!("data.ctxgate.{r}")).collect();
         let entries: Vec<&str> = entries.iter().map(String::as_str).collect();

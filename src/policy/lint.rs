@@ -144,7 +144,10 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
         // Compile everything together (unsafe variables, unknown functions).
         match compile_with_heads(files, false) {
             Err(e) => findings.push(policy_finding(&e)),
-            Ok((_, _, heads)) => check_unused(files, &tokens, &heads, &mut findings),
+            Ok((_, _, heads)) => {
+                check_unused(files, &tokens, &heads, &mut findings);
+                check_request_rules(files, &tokens, &heads, &mut findings);
+            }
         }
         if !policy_files.is_empty() {
             match Policy::from_sources(
@@ -431,11 +434,17 @@ fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>)
             // `"Lit" == x.role` (the reference ends where no `.`/`[` follows)
             if k > 0 && tokens[k - 1].kind == TokenKind::Str {
                 let mut m = k + 1;
-                while m + 2 < tokens.len()
-                    && tokens[m + 1].text == "."
-                    && tokens[m + 2].kind == TokenKind::Ident
-                {
-                    m += 2;
+                loop {
+                    if m + 2 < tokens.len()
+                        && tokens[m + 1].text == "."
+                        && tokens[m + 2].kind == TokenKind::Ident
+                    {
+                        m += 2;
+                    } else if m + 1 < tokens.len() && tokens[m + 1].text == "[" {
+                        m = skip_brackets(tokens, m + 1) - 1;
+                    } else {
+                        break;
+                    }
                 }
                 let ends = tokens
                     .get(m + 1)
@@ -547,6 +556,153 @@ fn check_unused(
                 FindingSeverity::Warning,
                 format!("rule `{name}` is not one ctxgate reads, and no rule refers to it{hint}"),
             ));
+        }
+    }
+}
+
+/// Rego forbids recursion, but regorus detects it only between rules, not
+/// through functions, and a recursive function overflows the stack. So the
+/// call graph is built from the source text: a definition's body runs from
+/// its head to the next head of the same file; an identifier in it that
+/// names a rule or function of the set is an edge. The first cycle found is
+/// reported at the head of the rule that starts it.
+pub(crate) fn find_recursion(
+    files: &[PolicyFile],
+    heads: &[super::engine::RuleHead],
+) -> Option<(String, usize, usize, String)> {
+    use std::collections::BTreeMap;
+    // Each name's first head (file, line, col), and its bodies' identifiers.
+    let mut names: BTreeMap<String, (String, usize, usize)> = BTreeMap::new();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let tokens = tokenize(&file.source);
+        let mut starts: Vec<(usize, String)> = Vec::new();
+        for head in heads.iter().filter(|h| h.file == file.name) {
+            let Some(mut k) = tokens
+                .iter()
+                .position(|t| (t.line, t.col) >= (head.line, head.col))
+            else {
+                continue;
+            };
+            if tokens[k].text == "default" {
+                k += 1;
+            }
+            let Some(token) = tokens.get(k) else { continue };
+            let name = head
+                .path
+                .rsplit('.')
+                .next()
+                .unwrap_or(&head.path)
+                .to_string();
+            names
+                .entry(name.clone())
+                .or_insert((file.name.clone(), token.line, token.col));
+            starts.push((k, name));
+        }
+        starts.sort();
+        for (n, (start, name)) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).map_or(tokens.len(), |(next, _)| *next);
+            let body = edges.entry(name.clone()).or_default();
+            for t in &tokens[start + 1..end] {
+                if t.kind == TokenKind::Ident {
+                    body.insert(t.text.clone());
+                }
+            }
+        }
+    }
+    for set in edges.values_mut() {
+        set.retain(|n| names.contains_key(n));
+    }
+    fn visit(
+        name: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut HashSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == name) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(name.to_string());
+            return Some(cycle);
+        }
+        if done.contains(name) {
+            return None;
+        }
+        path.push(name.to_string());
+        for next in edges.get(name).into_iter().flatten() {
+            if let Some(cycle) = visit(next, edges, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(name.to_string());
+        None
+    }
+    // Depth-first, in name order, for stable messages.
+    let mut done = HashSet::new();
+    for name in names.keys() {
+        if let Some(cycle) = visit(name, &edges, &mut Vec::new(), &mut done) {
+            let (file, line, col) = names[&cycle[0]].clone();
+            let chain: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
+            return Some((
+                file,
+                line,
+                col,
+                format!(
+                    "recursion: {}; a rule or function may not depend on itself",
+                    chain.join(" -> ")
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Per-request rules run before any element exists: `input.element` and
+/// `input.inside` are undefined there, so a rule reading them never holds.
+fn check_request_rules(
+    files: &[PolicyFile],
+    tokens: &[Vec<Token>],
+    heads: &[super::engine::RuleHead],
+    findings: &mut Vec<Finding>,
+) {
+    for (file, tokens) in files.iter().zip(tokens) {
+        if file.is_test() {
+            continue;
+        }
+        let mut starts: Vec<(usize, &str)> = heads
+            .iter()
+            .filter(|h| h.file == file.name)
+            .filter_map(|h| {
+                let k = tokens
+                    .iter()
+                    .position(|t| (t.line, t.col) >= (h.line, h.col))?;
+                Some((k, h.path.rsplit('.').next().unwrap_or(&h.path)))
+            })
+            .collect();
+        starts.sort();
+        for (n, (start, name)) in starts.iter().enumerate() {
+            if !REQUEST_RULES.contains(name) {
+                continue;
+            }
+            let end = starts.get(n + 1).map_or(tokens.len(), |(next, _)| *next);
+            for k in *start..end {
+                let is_input =
+                    tokens[k].text == "input" && tokens.get(k + 1).is_some_and(|t| t.text == ".");
+                let reads_element = tokens
+                    .get(k + 2)
+                    .filter(|t| is_input && (t.text == "element" || t.text == "inside"));
+                if let Some(field) = reads_element {
+                    findings.push(Finding::at(
+                        &file.name,
+                        &tokens[k],
+                        FindingSeverity::Warning,
+                        format!(
+                            "`{name}` is evaluated once per request, where `input.{}` is undefined",
+                            field.text
+                        ),
+                    ));
+                }
+            }
         }
     }
 }
