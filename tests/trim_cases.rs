@@ -33,7 +33,8 @@ fn request_of(spec: &Value) -> Request {
 }
 
 fn run_case(dir: &Path, gates: &mut HashMap<String, Gate>) -> String {
-    let spec: Value = serde_json::from_slice(&std::fs::read(dir.join("request.json")).unwrap()).unwrap();
+    let spec: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("request.json")).unwrap()).unwrap();
     let answer = match spec["answer"].as_str() {
         Some(path) => root().join(path),
         None => dir.join("answer.json"),
@@ -52,9 +53,18 @@ fn run_case(dir: &Path, gates: &mut HashMap<String, Gate>) -> String {
         Ok(out) => {
             // What is sent conforms, and trimming it again changes nothing.
             let findings = ctxgate::check(&out.answer);
-            assert!(findings.iter().all(|f| !f.is_error()), "{}: {findings:?}", dir.display());
+            assert!(
+                findings.iter().all(|f| !f.is_error()),
+                "{}: {findings:?}",
+                dir.display()
+            );
             let again = gate.trim(&out.answer, &request).unwrap();
-            assert_eq!(again.rendered, out.rendered, "{}: not idempotent", dir.display());
+            assert_eq!(
+                again.rendered,
+                out.rendered,
+                "{}: not idempotent",
+                dir.display()
+            );
             let mut report = out.report.clone();
             report.policy_hash = "<hash>".into();
             format!(
@@ -95,7 +105,13 @@ fn canaries_in_the_cases_never_leave() {
         let expected = entry.unwrap().path().join("expected.txt");
         if let Ok(text) = std::fs::read_to_string(&expected) {
             assert!(!text.contains("CANARY"), "{}", expected.display());
-            for secret in ["hunter2", "4111 1111 1111 1111", "ghp_abcdef", "AKIAIOSFODNN7EXAMPLE", "abcdefghijklmnopqrstuvwxyz012345"] {
+            for secret in [
+                "hunter2",
+                "4111 1111 1111 1111",
+                "ghp_abcdef",
+                "AKIAIOSFODNN7EXAMPLE",
+                "abcdefghijklmnopqrstuvwxyz012345",
+            ] {
                 assert!(!text.contains(secret), "{secret} in {}", expected.display());
             }
         }

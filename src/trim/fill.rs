@@ -461,12 +461,16 @@ impl<'a> Filler<'a> {
                 redactor.value(&mut value);
                 out.attributes.0.insert(key.clone(), value);
             }
-            if let Some((rule, empty)) = self.carried[id as usize].as_ref().and_then(|c| c.withheld.as_ref()) {
+            if let Some((rule, empty)) = self.carried[id as usize]
+                .as_ref()
+                .and_then(|c| c.withheld.as_ref())
+            {
                 // A placeholder sent before, trimmed again under a policy
                 // that no longer sees why: it stays a placeholder.
-                out.attributes
-                    .0
-                    .insert(notice::WITHHELD.into(), json!({"rule": rule, "empty": empty}));
+                out.attributes.0.insert(
+                    notice::WITHHELD.into(),
+                    json!({"rule": rule, "empty": empty}),
+                );
             }
             if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
                 out.attributes.0.insert(
@@ -520,7 +524,10 @@ impl<'a> Filler<'a> {
                     Fate::Masked(rule) => rule.to_string(),
                     _ => "mask".to_string(),
                 };
-                let empty = match self.carried[id as usize].as_ref().and_then(|c| c.withheld.as_ref()) {
+                let empty = match self.carried[id as usize]
+                    .as_ref()
+                    .and_then(|c| c.withheld.as_ref())
+                {
                     Some((_, empty)) => *empty,
                     None => is_empty(source),
                 };
@@ -707,9 +714,12 @@ fn carried_notices(element: &Element) -> Option<Carried> {
             && element.children.is_empty()
             && element.title.is_none()
             && element.url.is_none();
-        if let (true, 2, Some(Value::String(rule)), Some(Value::Bool(empty))) =
-            (placeholder, withheld.len(), withheld.get("rule"), withheld.get("empty"))
-        {
+        if let (true, 2, Some(Value::String(rule)), Some(Value::Bool(empty))) = (
+            placeholder,
+            withheld.len(),
+            withheld.get("rule"),
+            withheld.get("empty"),
+        ) {
             if plain_reason(rule) {
                 carried.withheld = Some((rule.clone(), *empty));
             }
