@@ -581,16 +581,13 @@ impl<'a> Filler<'a> {
                 let mut out = Element::new(source.id.clone(), source.role.clone());
                 out.subrole = source.subrole.clone();
                 copy_states(source, &mut out);
-                let rule = match &self.selection.fates[id as usize] {
-                    Fate::Masked(rule) => rule.to_string(),
-                    _ => "mask".to_string(),
-                };
-                let empty = match self.carried[id as usize]
-                    .as_ref()
-                    .and_then(|c| c.withheld.as_ref())
-                {
-                    Some((_, empty)) => *empty,
-                    None => is_empty(source),
+                // A placeholder trimmed again keeps what it said: the second
+                // pass cannot see the title or content that decided it.
+                let carried = self.carried[id as usize].as_ref().and_then(|c| c.withheld.as_ref());
+                let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
+                    (Some((rule, empty)), _) => (rule.clone(), *empty),
+                    (None, Fate::Masked(rule)) => (rule.to_string(), is_empty(source)),
+                    (None, _) => ("mask".to_string(), is_empty(source)),
                 };
                 out.attributes.0.insert(
                     notice::WITHHELD.into(),
