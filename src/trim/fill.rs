@@ -522,68 +522,9 @@ impl<'a> Filler<'a> {
                 copy_states(source, &mut out);
                 // A placeholder trimmed again keeps what it said: the second
                 // pass cannot see the title or content that decided it.
-                let carried = self.carried[id as usize].as_ref().and_then(|c| c.withheld.as_ref());
-                let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
-                    (Some((rule, empty)), _) => (rule.clone(), *empty),
-                    (None, Fate::Masked(rule)) => (rule.to_string(), is_empty(source)),
-                    (None, _) => ("mask".to_string(), is_empty(source)),
-                };
-                out.attributes.0.insert(
-                    notice::WITHHELD.into(),
-                    json!({"rule": rule, "empty": empty}),
-                );
-            }
-            if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
-                out.attributes.0.insert(
-                    notice::CUT.into(),
-                    json!({"reason": "budget", "blocks": blocks}),
-                );
-            }
-            self.full[id as usize] = Some(Box::new(Prepared {
-                element: out,
-                redactions: redactor.counts,
-            }));
-        }
-        self.full[id as usize].as_ref().expect("prepared")
-    }
-
-    fn prepared_skeleton(&mut self, id: NodeId) -> &Prepared {
-        if self.skeleton[id as usize].is_none() {
-            let element = self.tree.node(id).element;
-            let mut redactor = Redactor::new(&self.plan.redact);
-            let mut out = Element::new(element.id.clone(), element.role.clone());
-            out.subrole = element.subrole.clone();
-            out.title = element
-                .title
-                .as_ref()
-                .map(|t| redactor.text(t).into_owned());
-            copy_states(element, &mut out);
-            self.skeleton[id as usize] = Some(Box::new(Prepared {
-                element: out,
-                redactions: redactor.counts,
-            }));
-        }
-        self.skeleton[id as usize].as_ref().expect("prepared")
-    }
-
-    /// One element as sent in `mode`, without children or omitted notice.
-    fn element(&mut self, id: NodeId, mode: Mode) -> Element {
-        match mode {
-            Mode::Skeleton => self.prepared_skeleton(id).element.clone(),
-            Mode::Full { cut: None } => self.prepared_full(id).element.clone(),
-            Mode::Full { cut: Some(cut) } => {
-                let mut element = self.prepared_full(id).element.clone();
-                cut_content(&mut element, cut);
-                element
-            }
-            Mode::Placeholder => {
-                let source = self.tree.node(id).element;
-                let mut out = Element::new(source.id.clone(), source.role.clone());
-                out.subrole = source.subrole.clone();
-                copy_states(source, &mut out);
-                // A placeholder trimmed again keeps what it said: the second
-                // pass cannot see the title or content that decided it.
-                let carried = self.carried[id as usize].as_ref().and_then(|c| c.withheld.as_ref());
+                let carried = self.carried[id as usize]
+                    .as_ref()
+                    .and_then(|c| c.withheld.as_ref());
                 let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
                     (Some((rule, empty)), _) => (rule.clone(), *empty),
                     (None, Fate::Masked(rule)) => (rule.to_string(), is_empty(source)),
