@@ -95,6 +95,16 @@ pub enum Error {
     /// The request is malformed (unknown target, bad budget, …).
     #[error("{0}")]
     Request(String),
+    /// An OS accessibility tree that cannot be imported (`ctxgate import`).
+    #[error("cannot import the `{format}` input{}: {message}", at_line(*.line))]
+    Import {
+        /// The format being imported (`ax-dump`, `uia-json`, …).
+        format: &'static str,
+        /// 1-based line of the input; 0 when the problem is not on one line.
+        line: usize,
+        /// What is wrong, and what to do.
+        message: String,
+    },
     /// Reading or writing a file.
     #[error("{path}: {source}")]
     Io {
@@ -111,6 +121,13 @@ fn summary(findings: &[Finding]) -> String {
         [] => "no errors".to_string(),
         [one] => one.to_string(),
         [first, rest @ ..] => format!("{first} (and {} more)", rest.len()),
+    }
+}
+
+fn at_line(line: usize) -> String {
+    match line {
+        0 => String::new(),
+        line => format!(" at line {line}"),
     }
 }
 

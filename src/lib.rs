@@ -16,6 +16,8 @@
 
 pub mod check;
 mod error;
+mod gate;
+pub mod import;
 mod limits;
 pub mod model;
 pub mod policy;
@@ -29,6 +31,8 @@ pub mod trim;
 
 pub use check::{check, check_bytes, CheckReport, Finding, Requirement, Severity};
 pub use error::{Error, Result};
+pub use gate::Gate;
 pub use limits::Limits;
 pub use model::{Answer, Element, Role, RoleName, Tree};
 pub use read::{read, read_conforming};
+pub use trim::{Request, Trimmed};

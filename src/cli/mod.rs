@@ -6,6 +6,9 @@
 //! as `error: …`; on any non-zero exit, stdout carries nothing.
 
 mod check;
+mod import;
+mod policy;
+mod trim;
 mod synth;
 
 use std::io::Read;
@@ -25,8 +28,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Trim an answer to what the action warrants, under a policy and a budget (the main job).
+    Trim(trim::TrimArgs),
     /// Check that an answer conforms to protocol 0.2.0 (0.1 answers are upgraded first).
     Check(check::CheckArgs),
+    /// Import an OS accessibility tree (Chromium AX dump, macOS AX JSON, AT-SPI, UIA, Playwright ARIA) as a 0.2.0 answer.
+    Import(import::ImportArgs),
+    /// Check, test, document and preview policies.
+    Policy(policy::PolicyArgs),
     /// Generate a realistic 0.2.0 answer of N elements, deterministic for a seed.
     Synth(synth::SynthArgs),
 }
@@ -80,7 +89,10 @@ pub fn main() -> ExitCode {
     };
     init_logging();
     let outcome = match cli.command {
+        Command::Trim(args) => trim::run(args),
         Command::Check(args) => check::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Policy(args) => policy::run(args),
         Command::Synth(args) => synth::run(args),
     };
     match outcome {

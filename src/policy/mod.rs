@@ -13,6 +13,21 @@ use std::sync::Arc;
 
 use crate::model::Role;
 
+mod engine;
+mod lint;
+mod metadata;
+mod source;
+mod tooling;
+
+pub use engine::{Evaluator, Policy, DEFAULT_TIME_LIMIT, FLOOR_SECURE_TEXT};
+pub use lint::{check_sources, Finding as PolicyFinding, FindingSeverity};
+pub use metadata::{rule_docs, RuleDoc};
+pub use source::{load_path, PolicyFile};
+pub use tooling::{
+    default_files, doc_markdown, plan_json, probes, run_tests, Probe, TestOutcome, TestResult,
+    ACTIONS,
+};
+
 /// The part of the tree an action warrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -48,7 +63,7 @@ pub struct Redaction {
     /// The replacement (regex replacement syntax).
     pub replace: String,
     /// Replace only matches whose digits pass the Luhn check (`"luhn": true`
-    /// in the policy): payment card numbers.
+    /// in the policy): the pattern finds candidates, the trimmer validates.
     pub luhn: bool,
 }
 
@@ -109,6 +124,9 @@ pub struct ElementInput<'a> {
     pub has_title: bool,
     /// Whether it has content.
     pub has_content: bool,
+    /// Whether a selected element is inside it (a descendant): lets a rule
+    /// keep the Document that encloses the selection.
+    pub contains_selection: bool,
     /// Its attribute names, in the provider's order.
     pub attribute_names: Vec<&'a str>,
     /// The values of the attributes the policy declares it reads.
@@ -133,4 +151,23 @@ pub struct Decision {
     pub prune: Vec<Arc<str>>,
     /// `priority` (0 when the policy says nothing).
     pub priority: f64,
+}
+
+impl Decision {
+    /// The class that wins under the precedence deny > mask > keep > prune,
+    /// and its reasons; `("scope", [])` when no rule spoke and the scope
+    /// (then the budget) decides.
+    pub fn outcome(&self) -> (&'static str, &[Arc<str>]) {
+        if !self.deny.is_empty() {
+            ("deny", &self.deny)
+        } else if !self.mask.is_empty() {
+            ("mask", &self.mask)
+        } else if !self.keep.is_empty() {
+            ("keep", &self.keep)
+        } else if !self.prune.is_empty() {
+            ("prune", &self.prune)
+        } else {
+            ("scope", &[])
+        }
+    }
 }

@@ -56,8 +56,9 @@ pub struct Filled {
 #[derive(Debug, Clone, Default)]
 struct Carried {
     omitted: BTreeMap<String, u64>,
-    cut: bool,
-    empty: Option<bool>,
+    cut: Option<u64>,
+    /// A placeholder's notice: (rule, empty).
+    withheld: Option<(String, bool)>,
 }
 
 struct Prepared {
@@ -460,10 +461,22 @@ impl<'a> Filler<'a> {
                 redactor.value(&mut value);
                 out.attributes.0.insert(key.clone(), value);
             }
-            if self.carried[id as usize].as_ref().is_some_and(|c| c.cut) {
-                out.attributes
-                    .0
-                    .insert(notice::CUT.into(), json!({"reason": "budget"}));
+            if let Some((rule, empty)) = self.carried[id as usize]
+                .as_ref()
+                .and_then(|c| c.withheld.as_ref())
+            {
+                // A placeholder sent before, trimmed again under a policy
+                // that no longer sees why: it stays a placeholder.
+                out.attributes.0.insert(
+                    notice::WITHHELD.into(),
+                    json!({"rule": rule, "empty": empty}),
+                );
+            }
+            if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
+                out.attributes.0.insert(
+                    notice::CUT.into(),
+                    json!({"reason": "budget", "blocks": blocks}),
+                );
             }
             self.full[id as usize] = Some(Box::new(Prepared {
                 element: out,
@@ -507,14 +520,16 @@ impl<'a> Filler<'a> {
                 let mut out = Element::new(source.id.clone(), source.role.clone());
                 out.subrole = source.subrole.clone();
                 copy_states(source, &mut out);
-                let rule = match &self.selection.fates[id as usize] {
-                    Fate::Masked(rule) => rule.to_string(),
-                    _ => "mask".to_string(),
-                };
-                let empty = self.carried[id as usize]
+                // A placeholder trimmed again keeps what it said: the second
+                // pass cannot see the title or content that decided it.
+                let carried = self.carried[id as usize]
                     .as_ref()
-                    .and_then(|c| c.empty)
-                    .unwrap_or_else(|| is_empty(source));
+                    .and_then(|c| c.withheld.as_ref());
+                let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
+                    (Some((rule, empty)), _) => (rule.clone(), *empty),
+                    (None, Fate::Masked(rule)) => (rule.to_string(), is_empty(source)),
+                    (None, _) => ("mask".to_string(), is_empty(source)),
+                };
                 out.attributes.0.insert(
                     notice::WITHHELD.into(),
                     json!({"rule": rule, "empty": empty}),
@@ -689,11 +704,24 @@ fn carried_notices(element: &Element) -> Option<Carried> {
         }
     }
     if let Some(Value::Object(cut)) = attributes.get(notice::CUT) {
-        carried.cut = cut.get("reason").and_then(Value::as_str) == Some("budget");
+        if cut.len() == 2 && cut.get("reason").and_then(Value::as_str) == Some("budget") {
+            carried.cut = cut.get("blocks").and_then(Value::as_u64);
+        }
     }
     if let Some(Value::Object(withheld)) = attributes.get(notice::WITHHELD) {
-        if element.content.is_empty() && element.children.is_empty() {
-            carried.empty = withheld.get("empty").and_then(Value::as_bool);
+        let placeholder = element.content.is_empty()
+            && element.children.is_empty()
+            && element.title.is_none()
+            && element.url.is_none();
+        if let (true, 2, Some(Value::String(rule)), Some(Value::Bool(empty))) = (
+            placeholder,
+            withheld.len(),
+            withheld.get("rule"),
+            withheld.get("empty"),
+        ) {
+            if plain_reason(rule) {
+                carried.withheld = Some((rule.clone(), *empty));
+            }
         }
     }
     Some(carried)

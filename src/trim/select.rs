@@ -80,7 +80,14 @@ pub fn select(
             fate
         } else if let Some(reason) = decision.deny.first() {
             Fate::Denied(label("deny", reason).into())
-        } else if let Some(reason) = decision.mask.first() {
+        } else if let Some(reason) = decision
+            .mask
+            .iter()
+            .find(|r| !r.starts_with("floor:"))
+            .or(decision.mask.first())
+        {
+            // The policy's own rule names the mask; the floor only when the
+            // policy did not mask.
             kept_masks[at] = !decision.keep.is_empty();
             Fate::Masked(label("mask", reason).into())
         } else if let Some(reason) = decision.keep.first() {

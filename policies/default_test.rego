@@ -1,0 +1,117 @@
+# Tests of policies/default.rego: `ctxgate policy test policies/`
+# (or `ctxgate policy test` for the embedded copy). Each test_* rule must be true.
+
+package ctxgate
+
+el(over) := object.union(
+	{
+		"role": "Group", "selected": false, "focused": false, "visible": true,
+		"hovered": false, "has_title": true, "has_content": false,
+		"attribute_names": [], "attributes": {}, "title_matches": [],
+	},
+	over,
+)
+
+req(action, over) := {
+	"action": {"name": action},
+	"app": {"instance": "test", "protocol": "0.2.0"},
+	"element": el(over),
+	"inside": [{"role": "Window"}, {"role": "Application"}],
+}
+
+test_scope_follows_the_action if {
+	scope == "selection" with input as req("selection", {})
+	scope == "focus" with input as req("focus", {})
+	scope == "window" with input as req("window", {})
+	scope == "app" with input as req("app", {})
+}
+
+test_unknown_action_scopes_to_focus if {
+	scope == "focus" with input as req("summarize", {})
+}
+
+test_budget_is_8000_tokens if {
+	budget == {"tokens": 8000}
+}
+
+test_secure_text_is_masked if {
+	"secure-text" in mask with input as req("focus", {"role": "Text", "subrole": "AXSecureTextField"})
+}
+
+test_password_subrole_is_masked if {
+	"secure-text" in mask with input as req("focus", {"role": "Text", "subrole": "Password"})
+}
+
+test_plain_text_is_not_masked if {
+	count(mask) == 0 with input as req("focus", {"role": "Text"})
+}
+
+test_text_titled_like_a_secret_is_masked if {
+	every name in ["password", "passcode", "pin", "one-time-code"] {
+		"secret-title" in mask with input as req("focus", {"role": "Text", "title_matches": [name]})
+	}
+}
+
+test_invisible_is_pruned if {
+	"invisible" in prune with input as req("app", {"visible": false})
+	count(prune) == 0 with input as req("app", {})
+}
+
+test_focus_path_and_selection_are_kept if {
+	"focus-path" in keep with input as req("window", {"focused": true})
+	"selection" in keep with input as req("window", {"selected": true})
+	count(keep) == 0 with input as req("window", {})
+}
+
+test_enclosing_document_kept_for_selection_and_focus if {
+	"enclosing-document" in keep with input as req("selection", {"role": "Document", "focused": true})
+	"enclosing-document" in keep with input as req("focus", {"role": "Document", "selected": true})
+	not "enclosing-document" in keep with input as req("app", {"role": "Document", "focused": true})
+	not "enclosing-document" in keep with input as req("focus", {"role": "Document"})
+}
+
+test_priority_favours_the_user if {
+	priority == 100 with input as req("focus", {"focused": true, "selected": true})
+	priority == 90 with input as req("focus", {"selected": true})
+	priority == 80 with input as req("focus", {"hovered": true})
+	priority == 60 with input as req("focus", {"role": "Heading"})
+	priority == 0 with input as req("focus", {})
+}
+
+test_deep_cells_rank_low if {
+	deep := object.union(req("app", {"role": "Cell"}), {"inside": [
+		{"role": "Row"}, {"role": "Table"}, {"role": "Group"}, {"role": "Group"},
+		{"role": "Document"}, {"role": "Window"}, {"role": "Application"},
+	]})
+	priority == -10 with input as deep
+}
+
+test_redactions_have_ids_and_patterns if {
+	ids := {r.id | some r in redact}
+	ids == {"card-number", "aws-access-key", "github-token", "slack-token", "ai-api-key", "google-api-key", "jwt", "bearer-token", "private-key"}
+	every r in redact {
+		is_string(r.pattern)
+	}
+}
+
+test_card_numbers_are_luhn_checked if {
+	some r in redact
+	r.id == "card-number"
+	r.luhn == true
+}
+
+test_document_enclosing_the_selection_is_kept_for_selection if {
+	"enclosing-document" in keep with input as {
+		"action": {"name": "selection"},
+		"element": {"role": "Document", "selected": false, "focused": false, "visible": true, "hovered": false, "contains_selection": true, "title_matches": []},
+		"inside": [],
+	}
+}
+
+test_document_enclosing_the_selection_is_not_kept_for_app if {
+	not "enclosing-document" in keep with input as {
+		"action": {"name": "app"},
+		"element": {"role": "Document", "selected": false, "focused": false, "visible": true, "hovered": false, "contains_selection": true, "title_matches": []},
+		"inside": [],
+	}
+}

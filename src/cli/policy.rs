@@ -1,0 +1,183 @@
+//! `ctxgate policy`: check, test, document and preview policies. PATH is a
+//! `.rego` file or a directory of them; without PATH, the embedded default
+//! policy (and, for `test`, its embedded tests).
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use ctxgate::policy::{self as lib, PolicyFile, TestOutcome};
+
+use super::{write_stdout, Outcome};
+
+#[derive(Args)]
+pub struct PolicyArgs {
+    #[command(subcommand)]
+    command: PolicyCommand,
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Parse, compile and lint a policy; run it once on probe elements.
+    Check {
+        /// A `.rego` file or a directory (default: the embedded default policy).
+        path: Option<PathBuf>,
+    },
+    /// Run every `test_*` rule of the `*_test.rego` files.
+    Test {
+        /// A `.rego` file or a directory (default: the embedded default policy and its tests).
+        path: Option<PathBuf>,
+    },
+    /// Markdown for a privacy reviewer: rules, floor, patterns, decisions.
+    Doc {
+        /// A `.rego` file or a directory (default: the embedded default policy).
+        path: Option<PathBuf>,
+    },
+    /// JSON: the per-request results for an action, and decisions on probe elements.
+    Plan {
+        /// A `.rego` file or a directory (default: the embedded default policy).
+        path: Option<PathBuf>,
+        /// The action (`selection`, `focus`, `window`, `app`, or a host's own word).
+        #[arg(long, value_name = "NAME")]
+        action: String,
+        /// The element id the action names.
+        #[arg(long, value_name = "ID")]
+        target: Option<String>,
+    },
+}
+
+pub fn run(args: PolicyArgs) -> Outcome {
+    match args.command {
+        PolicyCommand::Check { path } => check(path.as_deref()),
+        PolicyCommand::Test { path } => test(path.as_deref()),
+        PolicyCommand::Doc { path } => doc(path.as_deref()),
+        PolicyCommand::Plan {
+            path,
+            action,
+            target,
+        } => plan(path.as_deref(), &action, target.as_deref()),
+    }
+}
+
+fn files(path: Option<&Path>, tests: bool) -> Result<Vec<PolicyFile>, String> {
+    match path {
+        None => Ok(lib::default_files(tests)),
+        Some(path) => lib::load_path(path, tests).map_err(|e| format!("{e:#}")),
+    }
+}
+
+fn load(path: Option<&Path>) -> Result<ctxgate::policy::Policy, String> {
+    let files = files(path, false)?;
+    lib::Policy::from_sources(files.into_iter().map(|f| (f.name, f.source)).collect())
+        .map_err(|e| format!("{e:#}"))
+}
+
+fn emit(text: &str, outcome: Outcome) -> Outcome {
+    match write_stdout(text.as_bytes()) {
+        Ok(()) => outcome,
+        Err(message) => Outcome::Failed(message),
+    }
+}
+
+fn check(path: Option<&Path>) -> Outcome {
+    let files = match files(path, true) {
+        Ok(files) => files,
+        Err(message) => return Outcome::Failed(message),
+    };
+    let findings = lib::check_sources(&files);
+    let mut out = String::new();
+    for finding in &findings {
+        let _ = writeln!(out, "{finding}");
+    }
+    let errors = findings.iter().filter(|f| f.is_error()).count();
+    let warnings = findings.len() - errors;
+    let _ = writeln!(
+        out,
+        "{} file{}: {errors} error{}, {warnings} warning{}",
+        files.len(),
+        plural(files.len()),
+        plural(errors),
+        plural(warnings)
+    );
+    emit(
+        &out,
+        if errors > 0 {
+            Outcome::Rejected(None)
+        } else {
+            Outcome::Fine
+        },
+    )
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn test(path: Option<&Path>) -> Outcome {
+    let files = match files(path, true) {
+        Ok(files) => files,
+        Err(message) => return Outcome::Failed(message),
+    };
+    let results = match lib::run_tests(&files) {
+        Ok(results) => results,
+        Err(err) => return Outcome::Failed(format!("{err:#}")),
+    };
+    let mut out = String::new();
+    let mut passed = 0;
+    for result in &results {
+        match &result.outcome {
+            TestOutcome::Pass => {
+                passed += 1;
+                let _ = writeln!(out, "PASS {}", result.name);
+            }
+            TestOutcome::Fail => {
+                let _ = writeln!(out, "FAIL {}", result.name);
+            }
+            TestOutcome::Error(message) => {
+                let _ = writeln!(out, "ERROR {}: {message}", result.name);
+            }
+        }
+    }
+    let failed = results.len() - passed;
+    let _ = writeln!(out, "{passed} passed, {failed} failed");
+    let outcome = if results.is_empty() {
+        Outcome::Rejected(Some(
+            "no tests ran: no `test_*` rule in a `*_test.rego` file".to_string(),
+        ))
+    } else if failed > 0 {
+        Outcome::Rejected(None)
+    } else {
+        Outcome::Fine
+    };
+    emit(&out, outcome)
+}
+
+fn doc(path: Option<&Path>) -> Outcome {
+    let policy = match load(path) {
+        Ok(policy) => policy,
+        Err(message) => return Outcome::Failed(message),
+    };
+    match lib::doc_markdown(&policy) {
+        Ok(text) => emit(&text, Outcome::Fine),
+        Err(err) => Outcome::Failed(format!("{err:#}")),
+    }
+}
+
+fn plan(path: Option<&Path>, action: &str, target: Option<&str>) -> Outcome {
+    let policy = match load(path) {
+        Ok(policy) => policy,
+        Err(message) => return Outcome::Failed(message),
+    };
+    match lib::plan_json(&policy, action, target) {
+        Ok(value) => {
+            let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+            text.push('\n');
+            emit(&text, Outcome::Fine)
+        }
+        Err(err) => Outcome::Failed(format!("{err:#}")),
+    }
+}

@@ -1,0 +1,105 @@
+//! `ctxgate trim`: the main job. Reads an answer, writes what may be sent
+//! to stdout and, when asked, the report to a file.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use ctxgate::policy::Budget;
+use ctxgate::render::Format;
+use ctxgate::{Error, Gate, Request};
+
+use super::{read_input, write_stdout, LimitArgs, Outcome};
+
+#[derive(Args)]
+pub struct TrimArgs {
+    /// The answer (`-` or nothing: standard input).
+    file: Option<PathBuf>,
+    /// A policy file or folder (default: the embedded default policy).
+    #[arg(long, value_name = "PATH")]
+    policy: Option<PathBuf>,
+    /// The user's action: selection, focus, window, app, or a host's own word.
+    #[arg(long, value_name = "NAME", default_value = "focus")]
+    action: String,
+    /// An element id the action names.
+    #[arg(long, value_name = "ID")]
+    target: Option<String>,
+    /// Budget in o200k_base tokens (can only lower the policy's).
+    #[arg(long, value_name = "N", conflicts_with = "max_bytes")]
+    max_tokens: Option<usize>,
+    /// Budget in bytes (can only lower the policy's).
+    #[arg(long, value_name = "N")]
+    max_bytes: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Json)]
+    format: FormatArg,
+    /// Write the report (JSON) to this file.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Json,
+    Outline,
+}
+
+pub fn run(args: TrimArgs) -> Outcome {
+    let gate = match &args.policy {
+        Some(path) => Gate::from_policy_path(path),
+        None => Gate::embedded_default(),
+    };
+    let gate = match gate {
+        Ok(gate) => gate.with_limits(args.limits.limits()),
+        Err(err) => return Outcome::Failed(format!("{err:#}")),
+    };
+    let bytes = match read_input(args.file.as_deref()) {
+        Ok(bytes) => bytes,
+        Err(message) => return Outcome::Failed(message),
+    };
+    let mut request = Request::new(args.action.clone()).format(match args.format {
+        FormatArg::Json => Format::Json,
+        FormatArg::Outline => Format::Outline,
+    });
+    if let Some(target) = &args.target {
+        request = request.target(target.clone());
+    }
+    match (args.max_tokens, args.max_bytes) {
+        (Some(n), _) => request = request.budget(Budget::Tokens(n)),
+        (_, Some(n)) => request = request.budget(Budget::Bytes(n)),
+        _ => {}
+    }
+    let trimmed = match gate.trim_bytes(&bytes, &request) {
+        Ok(trimmed) => trimmed,
+        Err(err) => {
+            return match err {
+                Error::Json { .. }
+                | Error::InputTooLarge { .. }
+                | Error::TooDeep { .. }
+                | Error::TooManyElements { .. }
+                | Error::ContentTooLarge { .. }
+                | Error::NotConforming { .. }
+                | Error::Upgrade { .. }
+                | Error::BudgetUnreachable { .. } => Outcome::Rejected(Some(format!("{err:#}"))),
+                _ => Outcome::Failed(format!("{err:#}")),
+            }
+        }
+    };
+    if let Some(path) = &args.report {
+        let mut json = serde_json::to_string_pretty(&trimmed.report).expect("a report serializes");
+        json.push('\n');
+        if let Err(e) = std::fs::write(path, json) {
+            return Outcome::Failed(format!(
+                "cannot write the report to `{}`: {e}",
+                path.display()
+            ));
+        }
+    }
+    let mut out = trimmed.rendered;
+    out.push('\n');
+    match write_stdout(out.as_bytes()) {
+        Ok(()) => Outcome::Fine,
+        Err(message) => Outcome::Failed(message),
+    }
+}

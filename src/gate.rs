@@ -1,0 +1,98 @@
+//! The host's entry point: a [`Gate`] is built once from a policy and called
+//! before every agent request. It reads (or takes) an answer, checks it,
+//! asks the policy, trims, renders, and reports — or fails, in which case
+//! nothing may be sent. `Gate` is `Send + Sync`; share it across threads.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::limits::Limits;
+use crate::model::Answer;
+use crate::policy::{Decision, ElementInput, Evaluator, Policy};
+use crate::trim::{request_input, trim_with, Decider, Request, Trimmed};
+
+/// A compiled policy and the limits on what is read.
+#[derive(Clone)]
+pub struct Gate {
+    policy: Arc<Policy>,
+    limits: Limits,
+}
+
+impl Gate {
+    /// A gate for a compiled policy, with the default limits.
+    pub fn new(policy: Policy) -> Gate {
+        Gate {
+            policy: Arc::new(policy),
+            limits: Limits::default(),
+        }
+    }
+
+    /// A gate with the embedded default policy (`policies/default.rego`).
+    pub fn embedded_default() -> Result<Gate> {
+        Ok(Gate::new(Policy::embedded_default()?))
+    }
+
+    /// A gate with the policy at `path`: a `.rego` file, or a folder whose
+    /// `*.rego` files (tests excepted) form one policy.
+    pub fn from_policy_path(path: impl AsRef<Path>) -> Result<Gate> {
+        Ok(Gate::new(Policy::from_path(path.as_ref())?))
+    }
+
+    /// Replaces the limits.
+    pub fn with_limits(mut self, limits: Limits) -> Gate {
+        self.limits = limits;
+        self
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Reads an answer's bytes (0.2.x, or 0.1 upgraded) and trims it.
+    pub fn trim_bytes(&self, bytes: &[u8], request: &Request) -> Result<Trimmed> {
+        let answer = {
+            let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
+            crate::read::read_conforming(bytes, &self.limits)?
+        };
+        self.trim(&answer, request)
+    }
+
+    /// Trims an answer the host already holds. It is checked first: an
+    /// answer that does not conform is rejected.
+    pub fn trim(&self, answer: &Answer, request: &Request) -> Result<Trimmed> {
+        let input = request_input(answer, request);
+        let evaluator = self.policy.evaluator(&input)?;
+        let plan = evaluator.plan().clone();
+        let mut decider = PolicyDecider(evaluator);
+        trim_with(answer, request, &plan, &mut decider, self.policy.hash())
+    }
+}
+
+struct PolicyDecider<'p>(Evaluator<'p>);
+
+impl Decider for PolicyDecider<'_> {
+    fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
+        self.0.decide(element)
+    }
+    fn evaluations(&self) -> usize {
+        self.0.evaluations()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_is_send_and_sync() {
+        fn assert<T: Send + Sync>() {}
+        assert::<Gate>();
+    }
+}

@@ -1,0 +1,237 @@
+//! Importing an operating system's accessibility tree as a 0.2.0 answer, for
+//! apps that are not providers (RFC-0001 section 2: "a host that reads apps
+//! through the operating system's accessibility interface").
+//!
+//! One file per source format turns its bytes into a neutral source tree
+//! ([`build::Node`]); [`build`] turns that tree into an [`Answer`] that
+//! passes [`crate::check::check`]. Which source role becomes which of the
+//! thirteen roles is data, in [`roles`], one table per source. This module
+//! does no I/O: bytes in, an answer out.
+//!
+//! # Decisions
+//!
+//! * **Controls, menus, indicators and window furniture are not reported**
+//!   (RFC-0001 4.2). What a person reads in them is kept: a control's
+//!   children are hoisted into its parent in place (a button's inner text,
+//!   a menu's items), and a control whose children carry no text becomes
+//!   one `Text` element holding its label (title, else description, else
+//!   its string value) as a text block. That `Text` has the control's own
+//!   word as its subrole (`AXButton`, `AXTabButton`, `PageTab`, `button`),
+//!   its id, and its selected and focused states, so a selected tab still
+//!   reads as selected. Furniture (scroll bars, splitters, a window's close,
+//!   minimise and zoom buttons, Chromium's `AXColumn`, whose cells repeat
+//!   the rows') is dropped with everything inside it.
+//! * **Secure fields** (`AXSecureTextField`, UIA `IsPassword`, AT-SPI
+//!   `PasswordText`, an ARIA textbox whose name says password) become
+//!   `Text` with subrole `secure`, their title kept and their value and
+//!   children dropped. Each importer skips the value where it reads it:
+//!   the text dumps never decode it and read no line inside the field; the
+//!   JSON importers never copy it out of the parsed document, which is
+//!   dropped when the import returns. Nothing the answer owns holds it.
+//! * **Roots below the app**: a web area, a window or a lone control is
+//!   wrapped in a synthesized `Application` (id `app`) and, where there is
+//!   no window, a `Window` (id `window`); an ARIA snapshot's outline is also
+//!   wrapped in a `Document`. An AT-SPI desktop keeps only the application
+//!   that holds the focus (else the first with children).
+//! * **Focus** is one unbroken path from the root's child down: the deepest
+//!   element the source marks focused is kept (the first in document order
+//!   among equals), its ancestors below the root are marked, and every
+//!   other mark is dropped. A mark on something not reported is lost.
+//! * **Visibility** is stated only where it differs from the parent's.
+//! * **Ids** are the source's where it has them (Axe.Windows `RuntimeId`,
+//!   AT-SPI object paths, ARIA `ref`s), else `n1`, `n2`, … by position in
+//!   document order. A repeat gets `-2`, `-3`, … so ids are unique (R4).
+//! * Empty `Group`s and `Image`s (no title, text, children or state) are
+//!   dropped: they carry nothing a person reads. A `Group` holding only
+//!   words (an ARIA `generic: text`, an AT-SPI section with text) is `Text`.
+//! * **Text** goes where the RFC puts it: a name (AXTitle, else
+//!   AXDescription; `name`; UIA `Name`) is the `title`; the words a text
+//!   shows (AXValue of a text, a static's name, a UIA `Text`'s name, AT-SPI
+//!   `text`) are one text content block. A heading's level is the
+//!   attribute `level`.
+//! * `protocol` is `0.2.0`; `instance` is `import:<format>`.
+
+mod build;
+mod roles;
+
+mod aria;
+mod atspi_json;
+mod ax_dump;
+mod ax_json;
+mod uia_json;
+mod zip;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use crate::model::Answer;
+
+/// A source format `ctxgate import --from` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Chromium's `DumpAccessibilityTree` text for macOS (`AXRole
+    /// AXTitle='…'`, depth by `++`), and the same framing for AT-SPI
+    /// (`[role] name='…'`) and UIA (`Edit IsPassword=true`).
+    AxDump,
+    /// Nested JSON of a macOS window (`role`, `name`, `description`,
+    /// `value`, `children`), as written by macapptree and Screen2AX.
+    AxJson,
+    /// Odilia's flat AT-SPI cache: a JSON array of items with `object`,
+    /// `parent`, `children` references, `role`, `states`, `name`, `text`.
+    AtspiJson,
+    /// Axe.Windows UI Automation trees (`.snapshot`, `.hier`, and the
+    /// `.a11ytest` zip holding `el.snapshot`).
+    UiaJson,
+    /// A Playwright ARIA snapshot (`- role "name" [attrs]: text`), bare or
+    /// inside a Markdown ```yaml block.
+    Aria,
+}
+
+impl Format {
+    /// Every format, in the order the CLI lists them.
+    pub const ALL: [Format; 5] = [
+        Format::AxDump,
+        Format::AxJson,
+        Format::AtspiJson,
+        Format::UiaJson,
+        Format::Aria,
+    ];
+
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::AxDump => "ax-dump",
+            Format::AxJson => "ax-json",
+            Format::AtspiJson => "atspi-json",
+            Format::UiaJson => "uia-json",
+            Format::Aria => "aria",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = Error;
+
+    fn from_str(word: &str) -> Result<Format> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == word)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                Error::Request(format!(
+                    "unknown import format `{word}`; expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// Imports an OS accessibility tree in `format` as a protocol 0.2.0 answer
+/// that passes [`crate::check::check`] with no errors.
+#[tracing::instrument(skip_all, fields(format = %format, bytes = bytes.len()))]
+pub fn import(format: Format, bytes: &[u8]) -> Result<Answer> {
+    let source = match format {
+        Format::AxDump => ax_dump::parse(bytes)?,
+        Format::AxJson => ax_json::parse(bytes)?,
+        Format::AtspiJson => atspi_json::parse(bytes)?,
+        Format::UiaJson => uia_json::parse(bytes)?,
+        Format::Aria => aria::parse(bytes)?,
+    };
+    let answer = build::answer(format, source);
+    tracing::debug!(
+        elements = crate::model::Tree::new(&answer.root).len(),
+        "imported"
+    );
+    Ok(answer)
+}
+
+/// The deepest source tree an importer accepts, in nodes. Real trees are
+/// a few dozen deep; the bound keeps the recursive passes' stack small and
+/// the answer (two levels deeper at most) well within the reader's limit.
+const MAX_DEPTH: usize = 256;
+
+fn error(format: Format, line: usize, message: impl Into<String>) -> Error {
+    Error::Import {
+        format: format.name(),
+        line,
+        message: message.into(),
+    }
+}
+
+/// Text as UTF-8, without a byte-order mark.
+fn utf8(format: Format, bytes: &[u8]) -> Result<&str> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        error(format, line, "the input is not UTF-8")
+    })
+}
+
+/// Parses JSON. Nesting is bounded by a byte scan first, so serde_json's
+/// own recursion limit (128) does not cut real trees short and no input
+/// can overflow the stack.
+fn json(format: Format, bytes: &[u8]) -> Result<serde_json::Value> {
+    use serde::Deserialize;
+    let text = utf8(format, bytes)?;
+    // Each tree level is an object and a `children` array, plus room for
+    // nesting inside one node's properties.
+    let limit = 2 * MAX_DEPTH + 64;
+    if let Some(line) = too_deep(text.as_bytes(), limit) {
+        return Err(error(
+            format,
+            line,
+            format!("JSON nests deeper than {limit} levels (a tree deeper than {MAX_DEPTH} nodes)"),
+        ));
+    }
+    // serde_json's message ends with the line and column.
+    let json_error = |e: serde_json::Error| error(format, 0, format!("invalid JSON: {e}"));
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = serde_json::Value::deserialize(serde_stacker::Deserializer::new(&mut de))
+        .map_err(json_error)?;
+    de.end().map_err(json_error)?;
+    Ok(value)
+}
+
+/// The line where JSON nesting first passes `limit`, if it does.
+fn too_deep(bytes: &[u8], limit: usize) -> Option<usize> {
+    let (mut depth, mut line) = (0usize, 1usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in bytes {
+        if b == b'\n' {
+            line += 1;
+        }
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(line);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}

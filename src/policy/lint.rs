@@ -1,0 +1,709 @@
+//! `ctxgate policy check`: every problem in a policy set, each with
+//! file:line:col. Parsing and compiling are regorus's (plus the RVM
+//! compiler, which names unknown functions); the input's shape, role names
+//! and unused rules are checked on the source text; then every rule runs
+//! once against the probe set to surface runtime errors.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fmt;
+
+use regorus::Engine;
+
+use super::engine::{compile_with_heads, probe_request, ELEMENT_RULES, REQUEST_RULES};
+use super::metadata::{tokenize, Token, TokenKind};
+use super::source::{split_regorus_error, PolicyFile};
+use super::tooling::{probes, ACTIONS};
+use super::Policy;
+use crate::error::Error;
+use crate::model::Role;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FindingSeverity {
+    /// The policy cannot be used as written.
+    Error,
+    /// Probably a mistake; the policy still loads.
+    Warning,
+}
+
+/// One problem in a policy file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    /// The file.
+    pub file: String,
+    /// 1-based line (0 when the problem is the whole file).
+    pub line: usize,
+    /// 1-based column (0 when unknown).
+    pub col: usize,
+    /// Error or warning.
+    pub severity: FindingSeverity,
+    /// What is wrong, with a hint where there is one.
+    pub message: String,
+}
+
+impl Finding {
+    /// Whether this finding makes the policy unusable.
+    pub fn is_error(&self) -> bool {
+        self.severity == FindingSeverity::Error
+    }
+
+    fn error(location: &str, message: String) -> Finding {
+        let (file, line, col) = split_location(location);
+        Finding {
+            file,
+            line,
+            col,
+            severity: FindingSeverity::Error,
+            message,
+        }
+    }
+
+    fn at(file: &str, token: &Token, severity: FindingSeverity, message: String) -> Finding {
+        Finding {
+            file: file.to_string(),
+            line: token.line,
+            col: token.col,
+            severity,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let severity = match self.severity {
+            FindingSeverity::Error => "error",
+            FindingSeverity::Warning => "warning",
+        };
+        match (self.line, self.col) {
+            (0, _) => write!(f, "{}: {severity}: {}", self.file, self.message),
+            (line, 0) => write!(f, "{}:{line}: {severity}: {}", self.file, self.message),
+            (line, col) => write!(
+                f,
+                "{}:{line}:{col}: {severity}: {}",
+                self.file, self.message
+            ),
+        }
+    }
+}
+
+/// `file:line:col` (or `file`) into its parts.
+fn split_location(location: &str) -> (String, usize, usize) {
+    let mut parts = location.rsplitn(3, ':');
+    let (c, l, f) = (parts.next(), parts.next(), parts.next());
+    match (
+        f,
+        l.and_then(|l| l.parse().ok()),
+        c.and_then(|c| c.parse().ok()),
+    ) {
+        (Some(f), Some(l), Some(c)) => (f.to_string(), l, c),
+        _ => (location.to_string(), 0, 0),
+    }
+}
+
+/// Every finding for a policy set: policy files and `*_test.rego` files
+/// alike (tests are compiled with the policy; only policy files are probed).
+/// Findings come in file order, then line order.
+pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    // Parse each file alone, so every file's syntax errors are reported.
+    let mut parsed = true;
+    for file in files {
+        let mut engine = Engine::new();
+        match engine.add_policy(file.name.clone(), file.source.clone()) {
+            Err(e) => {
+                parsed = false;
+                let (location, message) = split_regorus_error(&e);
+                findings.push(Finding::error(
+                    &location.unwrap_or_else(|| file.name.clone()),
+                    message,
+                ));
+            }
+            Ok(package) if package != "data.ctxgate" && !file.is_test() => {
+                parsed = false;
+                findings.push(Finding::error(
+                    &file.name,
+                    format!(
+                        "the file is in `package {}`; policy files must be in `package ctxgate`",
+                        package.trim_start_matches("data.")
+                    ),
+                ));
+            }
+            Ok(_) => {}
+        }
+    }
+    let tokens: Vec<Vec<Token>> = files.iter().map(|f| tokenize(&f.source)).collect();
+    for (file, tokens) in files.iter().zip(&tokens) {
+        check_input_paths(file, tokens, &mut findings);
+        check_roles(file, tokens, &mut findings);
+    }
+    if parsed {
+        let policy_files: Vec<PolicyFile> =
+            files.iter().filter(|f| !f.is_test()).cloned().collect();
+        // Compile everything together (unsafe variables, unknown functions).
+        match compile_with_heads(files, false) {
+            Err(e) => findings.push(policy_finding(&e)),
+            Ok((_, _, heads)) => {
+                check_unused(files, &tokens, &heads, &mut findings);
+                check_request_rules(files, &tokens, &heads, &mut findings);
+            }
+        }
+        if !policy_files.is_empty() {
+            match Policy::from_sources(
+                policy_files
+                    .iter()
+                    .map(|f| (f.name.clone(), f.source.clone()))
+                    .collect(),
+            ) {
+                Err(e) => findings.push(policy_finding(&e)),
+                Ok(policy) => probe(&policy, &mut findings),
+            }
+        }
+    }
+    // One finding per place and message; errors of the same place found
+    // twice (alone and together) are the same problem.
+    let mut seen = HashSet::new();
+    findings.retain(|f| seen.insert((f.file.clone(), f.line, f.col, f.message.clone())));
+    let order: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    findings.sort_by_key(|f| {
+        (
+            order
+                .iter()
+                .position(|n| *n == f.file)
+                .unwrap_or(usize::MAX),
+            f.line,
+            f.col,
+        )
+    });
+    findings
+}
+
+fn policy_finding(err: &Error) -> Finding {
+    match err {
+        Error::Policy { location, message } => Finding::error(location, message.clone()),
+        Error::PolicyEval { rule, message } => eval_finding(rule, message, ""),
+        other => Finding::error("(policy)", other.to_string()),
+    }
+}
+
+/// An evaluation error: the place regorus gave, else the policy as a whole.
+fn eval_finding(rule: &str, message: &str, context: &str) -> Finding {
+    // `file:line:col: message` when regorus named the place.
+    if let Some((location, rest)) = message.split_once(": ") {
+        let (file, line, col) = split_location(location);
+        if line > 0 {
+            return Finding {
+                file,
+                line,
+                col,
+                severity: FindingSeverity::Error,
+                message: format!("{rest} (evaluating `{rule}`{context})"),
+            };
+        }
+    }
+    Finding::error(
+        "(policy)",
+        format!("{message} (evaluating `{rule}`{context})"),
+    )
+}
+
+/// Evaluates the plan for every action and the decision for every probe;
+/// each distinct error is reported once, for the first action and element
+/// that shows it.
+fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
+    let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
+    let whole = files.join(", ");
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut place = |err: Error, context: String| -> bool {
+        let timed_out = err.to_string().contains("ran longer than");
+        if seen.insert(err.to_string()) {
+            let mut finding = match &err {
+                Error::PolicyEval { rule, message } => eval_finding(rule, message, &context),
+                other => Finding::error(&whole, other.to_string()),
+            };
+            if finding.file == "(policy)" {
+                finding.file = whole.clone();
+            }
+            findings.push(finding);
+        }
+        timed_out
+    };
+    for action in ACTIONS {
+        let request = probe_request(action, None);
+        let mut evaluator = match policy.evaluator(&request) {
+            Ok(e) => e,
+            Err(err) => {
+                if place(err, format!(" for action `{action}`")) {
+                    return;
+                }
+                continue;
+            }
+        };
+        let names: Vec<String> = evaluator
+            .plan()
+            .title_patterns
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect();
+        for probe in probes(&names) {
+            if let Err(err) = evaluator.decide(&probe.input()) {
+                // Each further probe would wait out the time limit again.
+                if place(
+                    err,
+                    format!(" for element {}, action `{action}`", probe.label),
+                ) {
+                    return;
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// The shape of `input`: what a policy may read.
+enum Shape {
+    Object(&'static [(&'static str, Shape)]),
+    Array(&'static Shape),
+    Leaf,
+    /// Values whose keys are the provider's (attribute values).
+    Any,
+}
+
+const ANCESTOR: Shape = Shape::Object(&[("role", Shape::Leaf), ("subrole", Shape::Leaf)]);
+const INPUT: Shape = Shape::Object(&[
+    (
+        "action",
+        Shape::Object(&[("name", Shape::Leaf), ("target", Shape::Leaf)]),
+    ),
+    (
+        "app",
+        Shape::Object(&[
+            ("instance", Shape::Leaf),
+            ("protocol", Shape::Leaf),
+            ("title", Shape::Leaf),
+        ]),
+    ),
+    (
+        "element",
+        Shape::Object(&[
+            ("role", Shape::Leaf),
+            ("subrole", Shape::Leaf),
+            ("selected", Shape::Leaf),
+            ("focused", Shape::Leaf),
+            ("visible", Shape::Leaf),
+            ("hovered", Shape::Leaf),
+            ("has_title", Shape::Leaf),
+            ("has_content", Shape::Leaf),
+            ("contains_selection", Shape::Leaf),
+            ("attribute_names", Shape::Array(&Shape::Leaf)),
+            ("attributes", Shape::Any),
+            ("title_matches", Shape::Array(&Shape::Leaf)),
+        ]),
+    ),
+    ("inside", Shape::Array(&ANCESTOR)),
+]);
+
+/// `input.a.b[...]…` paths that leave the input's shape.
+fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        let after_dot = i > 0 && tokens[i - 1].text == ".";
+        if t.kind != TokenKind::Ident || t.text != "input" || after_dot {
+            i += 1;
+            continue;
+        }
+        let mut shape = &INPUT;
+        let mut path = String::from("input");
+        let mut j = i + 1;
+        while let Some(next) = tokens.get(j) {
+            match (next.text.as_str(), shape) {
+                (".", Shape::Object(fields)) => {
+                    let Some(name) = tokens.get(j + 1).filter(|t| t.kind == TokenKind::Ident)
+                    else {
+                        break;
+                    };
+                    match fields.iter().find(|(f, _)| *f == name.text) {
+                        Some((_, s)) => {
+                            path.push('.');
+                            path.push_str(&name.text);
+                            shape = s;
+                            j += 2;
+                        }
+                        None => {
+                            let near =
+                                crate::suggest::closest(&name.text, fields.iter().map(|(f, _)| *f));
+                            let hint = near
+                                .map(|n| format!(" (did you mean `{path}.{n}`?)"))
+                                .unwrap_or_default();
+                            findings.push(Finding::at(
+                                &file.name,
+                                name,
+                                FindingSeverity::Error,
+                                format!("`{path}.{}` is not in the input{hint}", name.text),
+                            ));
+                            break;
+                        }
+                    }
+                }
+                (".", Shape::Leaf | Shape::Array(_)) => {
+                    if let Some(name) = tokens.get(j + 1).filter(|t| t.kind == TokenKind::Ident) {
+                        findings.push(Finding::at(
+                            &file.name,
+                            name,
+                            FindingSeverity::Error,
+                            format!("`{path}` has no field `{}`", name.text),
+                        ));
+                    }
+                    break;
+                }
+                ("[", Shape::Array(inner)) => {
+                    path.push_str("[_]");
+                    shape = inner;
+                    j = skip_brackets(tokens, j);
+                }
+                ("[", Shape::Object(fields)) => {
+                    // `input.element["role"]`: a literal key is checked like a dot.
+                    let key = tokens.get(j + 1).filter(|t| t.kind == TokenKind::Str);
+                    let closes = tokens.get(j + 2).is_some_and(|t| t.text == "]");
+                    match key {
+                        Some(key) if closes => match fields.iter().find(|(f, _)| *f == key.text) {
+                            Some((_, s)) => {
+                                path.push('.');
+                                path.push_str(&key.text);
+                                shape = s;
+                                j += 3;
+                            }
+                            None => {
+                                findings.push(Finding::at(
+                                    &file.name,
+                                    key,
+                                    FindingSeverity::Error,
+                                    format!("`{path}.{}` is not in the input", key.text),
+                                ));
+                                break;
+                            }
+                        },
+                        _ => break,
+                    }
+                }
+                _ => break,
+            }
+        }
+        i = j.max(i + 1);
+    }
+}
+
+/// The index after the `]` matching the `[` at `open`.
+fn skip_brackets(tokens: &[Token], open: usize) -> usize {
+    let mut depth = 0;
+    for (k, t) in tokens.iter().enumerate().skip(open) {
+        match t.text.as_str() {
+            "[" if t.kind == TokenKind::Punct => depth += 1,
+            "]" if t.kind == TokenKind::Punct => {
+                depth -= 1;
+                if depth == 0 {
+                    return k + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    tokens.len()
+}
+
+/// String literals used as roles: compared with `….role`, listed after
+/// `….role in`, or given as `"role": "…"` in an object (test inputs).
+fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>) {
+    let is_role_ref = |k: usize| {
+        tokens
+            .get(k)
+            .is_some_and(|t| t.kind == TokenKind::Ident && t.text == "role")
+            && k > 0
+            && tokens[k - 1].text == "."
+    };
+    let mut literals: Vec<&Token> = Vec::new();
+    for (k, t) in tokens.iter().enumerate() {
+        if t.kind == TokenKind::Punct && (t.text == "==" || t.text == "!=") {
+            // `x.role == "Lit"`
+            if k > 0 && is_role_ref(k - 1) {
+                if let Some(lit) = tokens.get(k + 1).filter(|t| t.kind == TokenKind::Str) {
+                    literals.push(lit);
+                }
+            }
+            // `"Lit" == x.role` (the reference ends where no `.`/`[` follows)
+            if k > 0 && tokens[k - 1].kind == TokenKind::Str {
+                let mut m = k + 1;
+                loop {
+                    if m + 2 < tokens.len()
+                        && tokens[m + 1].text == "."
+                        && tokens[m + 2].kind == TokenKind::Ident
+                    {
+                        m += 2;
+                    } else if m + 1 < tokens.len() && tokens[m + 1].text == "[" {
+                        m = skip_brackets(tokens, m + 1) - 1;
+                    } else {
+                        break;
+                    }
+                }
+                let ends = tokens
+                    .get(m + 1)
+                    .is_none_or(|t| t.text != "." && t.text != "[");
+                if is_role_ref(m) && ends {
+                    literals.push(&tokens[k - 1]);
+                }
+            }
+        }
+        // `x.role in {"A", "B"}`
+        if t.kind == TokenKind::Ident && t.text == "in" && k > 0 && is_role_ref(k - 1) {
+            if let Some(open) = tokens.get(k + 1).filter(|t| t.text == "{" || t.text == "[") {
+                let close = if open.text == "{" { "}" } else { "]" };
+                for lit in tokens[k + 2..].iter().take_while(|t| t.text != close) {
+                    if lit.kind == TokenKind::Str {
+                        literals.push(lit);
+                    }
+                }
+            }
+        }
+        // `"role": "Lit"`
+        if t.kind == TokenKind::Str
+            && t.text == "role"
+            && tokens.get(k + 1).is_some_and(|c| c.text == ":")
+        {
+            if let Some(lit) = tokens.get(k + 2).filter(|t| t.kind == TokenKind::Str) {
+                literals.push(lit);
+            }
+        }
+    }
+    for lit in literals {
+        if Role::from_word(&lit.text).is_none() {
+            findings.push(Finding::at(
+                &file.name,
+                lit,
+                FindingSeverity::Error,
+                format!(
+                    "`{}` is not a role{}",
+                    lit.text,
+                    crate::check::did_you_mean(&lit.text)
+                ),
+            ));
+        }
+    }
+}
+
+/// Rules of `package ctxgate` that ctxgate does not read and no rule refers to.
+fn check_unused(
+    files: &[PolicyFile],
+    tokens: &[Vec<Token>],
+    heads: &[super::engine::RuleHead],
+    findings: &mut Vec<Finding>,
+) {
+    let known: Vec<&str> = ELEMENT_RULES
+        .iter()
+        .chain(REQUEST_RULES.iter())
+        .copied()
+        .collect();
+    // The identifier naming each head (after `default` if present).
+    let mut head_tokens: HashSet<(String, usize, usize)> = HashSet::new();
+    let mut head_names: Vec<(String, &super::engine::RuleHead, Token)> = Vec::new();
+    for head in heads {
+        let Some(index) = files.iter().position(|f| f.name == head.file) else {
+            continue;
+        };
+        let Some(mut k) = tokens[index]
+            .iter()
+            .position(|t| t.line == head.line && t.col >= head.col)
+        else {
+            continue;
+        };
+        if tokens[index][k].text == "default" {
+            k += 1;
+        }
+        let Some(token) = tokens[index].get(k) else {
+            continue;
+        };
+        head_tokens.insert((head.file.clone(), token.line, token.col));
+        head_names.push((token.text.clone(), head, token.clone()));
+    }
+    let mut reported = BTreeSet::new();
+    for (name, head, token) in head_names {
+        let in_package = head
+            .path
+            .strip_prefix("data.ctxgate.")
+            .is_some_and(|rest| rest == name);
+        let is_test = name.starts_with("test_") && super::source::is_test_name(&head.file);
+        if !in_package
+            || is_test
+            || known.contains(&name.as_str())
+            || !reported.insert(name.clone())
+        {
+            continue;
+        }
+        let used = files.iter().zip(tokens).any(|(f, ts)| {
+            ts.iter().any(|t| {
+                t.kind == TokenKind::Ident
+                    && t.text == name
+                    && !head_tokens.contains(&(f.name.clone(), t.line, t.col))
+            })
+        });
+        if !used {
+            let hint = crate::suggest::closest(&name, known.iter().copied())
+                .map(|k| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            findings.push(Finding::at(
+                &head.file,
+                &token,
+                FindingSeverity::Warning,
+                format!("rule `{name}` is not one ctxgate reads, and no rule refers to it{hint}"),
+            ));
+        }
+    }
+}
+
+/// Rego forbids recursion, but regorus detects it only between rules, not
+/// through functions, and a recursive function overflows the stack. So the
+/// call graph is built from the source text: a definition's body runs from
+/// its head to the next head of the same file; an identifier in it that
+/// names a rule or function of the set is an edge. The first cycle found is
+/// reported at the head of the rule that starts it.
+pub(crate) fn find_recursion(
+    files: &[PolicyFile],
+    heads: &[super::engine::RuleHead],
+) -> Option<(String, usize, usize, String)> {
+    use std::collections::BTreeMap;
+    // Each name's first head (file, line, col), and its bodies' identifiers.
+    let mut names: BTreeMap<String, (String, usize, usize)> = BTreeMap::new();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let tokens = tokenize(&file.source);
+        let mut starts: Vec<(usize, String)> = Vec::new();
+        for head in heads.iter().filter(|h| h.file == file.name) {
+            let Some(mut k) = tokens
+                .iter()
+                .position(|t| (t.line, t.col) >= (head.line, head.col))
+            else {
+                continue;
+            };
+            if tokens[k].text == "default" {
+                k += 1;
+            }
+            let Some(token) = tokens.get(k) else { continue };
+            let name = head
+                .path
+                .rsplit('.')
+                .next()
+                .unwrap_or(&head.path)
+                .to_string();
+            names
+                .entry(name.clone())
+                .or_insert((file.name.clone(), token.line, token.col));
+            starts.push((k, name));
+        }
+        starts.sort();
+        for (n, (start, name)) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).map_or(tokens.len(), |(next, _)| *next);
+            let body = edges.entry(name.clone()).or_default();
+            for t in &tokens[start + 1..end] {
+                if t.kind == TokenKind::Ident {
+                    body.insert(t.text.clone());
+                }
+            }
+        }
+    }
+    for set in edges.values_mut() {
+        set.retain(|n| names.contains_key(n));
+    }
+    fn visit(
+        name: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut HashSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == name) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(name.to_string());
+            return Some(cycle);
+        }
+        if done.contains(name) {
+            return None;
+        }
+        path.push(name.to_string());
+        for next in edges.get(name).into_iter().flatten() {
+            if let Some(cycle) = visit(next, edges, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(name.to_string());
+        None
+    }
+    // Depth-first, in name order, for stable messages.
+    let mut done = HashSet::new();
+    for name in names.keys() {
+        if let Some(cycle) = visit(name, &edges, &mut Vec::new(), &mut done) {
+            let (file, line, col) = names[&cycle[0]].clone();
+            let chain: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
+            return Some((
+                file,
+                line,
+                col,
+                format!(
+                    "recursion: {}; a rule or function may not depend on itself",
+                    chain.join(" -> ")
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Per-request rules run before any element exists: `input.element` and
+/// `input.inside` are undefined there, so a rule reading them never holds.
+fn check_request_rules(
+    files: &[PolicyFile],
+    tokens: &[Vec<Token>],
+    heads: &[super::engine::RuleHead],
+    findings: &mut Vec<Finding>,
+) {
+    for (file, tokens) in files.iter().zip(tokens) {
+        if file.is_test() {
+            continue;
+        }
+        let mut starts: Vec<(usize, &str)> = heads
+            .iter()
+            .filter(|h| h.file == file.name)
+            .filter_map(|h| {
+                let k = tokens
+                    .iter()
+                    .position(|t| (t.line, t.col) >= (h.line, h.col))?;
+                Some((k, h.path.rsplit('.').next().unwrap_or(&h.path)))
+            })
+            .collect();
+        starts.sort();
+        for (n, (start, name)) in starts.iter().enumerate() {
+            if !REQUEST_RULES.contains(name) {
+                continue;
+            }
+            let end = starts.get(n + 1).map_or(tokens.len(), |(next, _)| *next);
+            for k in *start..end {
+                let is_input =
+                    tokens[k].text == "input" && tokens.get(k + 1).is_some_and(|t| t.text == ".");
+                let reads_element = tokens
+                    .get(k + 2)
+                    .filter(|t| is_input && (t.text == "element" || t.text == "inside"));
+                if let Some(field) = reads_element {
+                    findings.push(Finding::at(
+                        &file.name,
+                        &tokens[k],
+                        FindingSeverity::Warning,
+                        format!(
+                            "`{name}` is evaluated once per request, where `input.{}` is undefined",
+                            field.text
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}

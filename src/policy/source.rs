@@ -1,0 +1,135 @@
+//! Policy files: reading them from disk and turning regorus's error text
+//! into `file:line:col` and a one-line message. No evaluation here.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// One policy file as loaded: the name used in every message and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyFile {
+    /// The name errors use (the path as given, or `policies/default.rego`).
+    pub name: String,
+    /// The Rego source.
+    pub source: String,
+}
+
+impl PolicyFile {
+    /// Whether this is a test file (`*_test.rego`): never part of a policy,
+    /// only of `ctxgate policy test`.
+    pub fn is_test(&self) -> bool {
+        is_test_name(&self.name)
+    }
+}
+
+pub(crate) fn is_test_name(name: &str) -> bool {
+    name.ends_with("_test.rego")
+}
+
+/// Reads a `.rego` file, or every `*.rego` file of a directory (not
+/// recursive), sorted by name. Test files (`*_test.rego`) are included only
+/// when `tests` is set. A directory without policy files is an error.
+pub fn load_path(path: &Path, tests: bool) -> Result<Vec<PolicyFile>> {
+    let io = |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let mut paths = Vec::new();
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let p = entry.path();
+            let name = p.to_string_lossy().to_string();
+            if p.is_file() && name.ends_with(".rego") && (tests || !is_test_name(&name)) {
+                paths.push(p);
+            }
+        }
+        paths.sort();
+        if paths.is_empty() {
+            return Err(Error::Policy {
+                location: path.display().to_string(),
+                message: "the directory has no `.rego` files".to_string(),
+            });
+        }
+    } else {
+        paths.push(path.to_path_buf());
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let source = std::fs::read_to_string(&p).map_err(|source| Error::Io {
+                path: p.display().to_string(),
+                source,
+            })?;
+            Ok(PolicyFile {
+                name: p.display().to_string(),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// A regorus error split into where and what: regorus writes
+/// `\n--> file:line:col\n  |\n…\nerror: message`; anything else is kept whole.
+pub(crate) fn split_regorus_error(err: &anyhow::Error) -> (Option<String>, String) {
+    let text = format!("{err:#}");
+    let location = text
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("--> "))
+        .map(|l| l.trim().to_string());
+    let message = text
+        .lines()
+        .find_map(|l| l.strip_prefix("error: "))
+        .map(|m| m.trim_end_matches(':').trim().to_string())
+        .unwrap_or_else(|| text.trim().to_string());
+    (location, tidy(&message))
+}
+
+/// regorus's messages, lowercased at the start and with functions named
+/// in backticks the same way however they were reported.
+fn tidy(message: &str) -> String {
+    let name = message
+        .split_once("Unknown function: '")
+        .and_then(|(_, rest)| rest.split('\'').next())
+        .or_else(|| message.strip_prefix("could not find function "));
+    if let Some(name) = name {
+        return format!("unknown function `{name}`");
+    }
+    if message.starts_with("execution exceeded time limit") {
+        let limit = message
+            .split_once("limit=")
+            .and_then(|(_, rest)| rest.trim_end_matches(')').strip_suffix("ns"))
+            .and_then(|ns| ns.parse::<u64>().ok());
+        return match limit {
+            Some(ns) => format!(
+                "the evaluation ran longer than the limit of {} ms (a runaway rule?)",
+                ns / 1_000_000
+            ),
+            None => "the evaluation ran longer than the time limit (a runaway rule?)".to_string(),
+        };
+    }
+    message.to_string()
+}
+
+/// A load or compile error as [`Error::Policy`].
+pub(crate) fn policy_error(err: &anyhow::Error, file: &str) -> Error {
+    let (location, message) = split_regorus_error(err);
+    Error::Policy {
+        location: location.unwrap_or_else(|| file.to_string()),
+        message,
+    }
+}
+
+/// An evaluation error as [`Error::PolicyEval`], with the place in the
+/// message when regorus gives one.
+pub(crate) fn eval_error(err: &anyhow::Error, rule: &str) -> Error {
+    let (location, message) = split_regorus_error(err);
+    Error::PolicyEval {
+        rule: rule.to_string(),
+        message: match location {
+            Some(location) => format!("{location}: {message}"),
+            None => message,
+        },
+    }
+}

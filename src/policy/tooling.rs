@@ -1,0 +1,419 @@
+//! Tools around a policy: the probe set of element kinds, the test runner
+//! (regorus has none), the reviewer's Markdown, and the plan as JSON.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use super::engine::{compile_with_heads, probe_request, FLOOR_SECURE_TEXT};
+use super::metadata::{kind_of, rule_docs};
+use super::source::{split_regorus_error, PolicyFile};
+use super::{Budget, Decision, ElementInput, Policy, RequestPlan, Role};
+use crate::error::Result;
+
+/// The actions the tools probe, narrowest first.
+pub const ACTIONS: [&str; 4] = ["selection", "focus", "window", "app"];
+
+/// One kind of element the tools decide, to show what a policy does.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// What it is, for a reader (`Text, subrole AXSecureTextField`).
+    pub label: String,
+    role: Role,
+    subrole: Option<String>,
+    focused: bool,
+    selected: bool,
+    hovered: bool,
+    visible: bool,
+    title_matches: Vec<String>,
+    contains_selection: bool,
+    inside: Vec<Role>,
+}
+
+impl Probe {
+    fn new(label: impl Into<String>, role: Role) -> Probe {
+        let inside = match role {
+            Role::Application => vec![],
+            Role::Window => vec![Role::Application],
+            Role::Document => vec![Role::Window, Role::Application],
+            _ => vec![Role::Group, Role::Window, Role::Application],
+        };
+        Probe {
+            label: label.into(),
+            role,
+            subrole: None,
+            focused: false,
+            selected: false,
+            hovered: false,
+            visible: true,
+            title_matches: Vec::new(),
+            contains_selection: false,
+            inside,
+        }
+    }
+
+    /// The projection the policy sees.
+    pub fn input(&self) -> ElementInput<'_> {
+        ElementInput {
+            role: self.role,
+            subrole: self.subrole.as_deref(),
+            selected: self.selected,
+            focused: self.focused,
+            visible: self.visible,
+            hovered: self.hovered,
+            has_title: true,
+            has_content: self.role == Role::Text,
+            contains_selection: self.contains_selection,
+            attribute_names: Vec::new(),
+            attributes: Vec::new(),
+            title_matches: self.title_matches.iter().map(String::as_str).collect(),
+            inside: self.inside.iter().map(|r| (*r, None)).collect(),
+        }
+    }
+}
+
+/// The probe set: each role; common subroles (secure and password text,
+/// pane, comment); each state; a Text whose title matches each title pattern.
+pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
+    let mut out: Vec<Probe> = Role::ALL
+        .iter()
+        .map(|r| Probe::new(r.as_str(), *r))
+        .collect();
+    for (role, subrole) in [
+        (Role::Text, "AXSecureTextField"),
+        (Role::Text, "password"),
+        (Role::Window, "pane"),
+        (Role::Row, "comment"),
+    ] {
+        let mut p = Probe::new(format!("{role}, subrole {subrole}"), role);
+        p.subrole = Some(subrole.to_string());
+        out.push(p);
+    }
+    for role in [Role::Text, Role::Document] {
+        let mut p = Probe::new(format!("{role}, focused"), role);
+        p.focused = true;
+        out.push(p);
+        let mut p = Probe::new(format!("{role}, selected"), role);
+        p.selected = true;
+        out.push(p);
+    }
+    let mut p = Probe::new("Document, with the selection inside", Role::Document);
+    p.contains_selection = true;
+    out.push(p);
+    let mut p = Probe::new("Text, hovered", Role::Text);
+    p.hovered = true;
+    out.push(p);
+    for role in [Role::Group, Role::Text] {
+        let mut p = Probe::new(format!("{role}, invisible"), role);
+        p.visible = false;
+        out.push(p);
+    }
+    for name in title_patterns {
+        let mut p = Probe::new(format!("Text, title matches `{name}`"), Role::Text);
+        p.title_matches = vec![name.clone()];
+        out.push(p);
+    }
+    out
+}
+
+/// How one test ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestOutcome {
+    /// The rule was true.
+    Pass,
+    /// The rule was false or undefined.
+    Fail,
+    /// The rule could not be evaluated.
+    Error(String),
+}
+
+/// One `test_*` rule's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestResult {
+    /// The rule's name (`test_…`).
+    pub name: String,
+    /// Its file.
+    pub file: String,
+    /// How it ended.
+    pub outcome: TestOutcome,
+}
+
+/// Runs every `test_*` rule defined in a `*_test.rego` file of `files`
+/// (policy and test files together), in file and line order.
+pub fn run_tests(files: &[PolicyFile]) -> Result<Vec<TestResult>> {
+    let (engine, _, heads) = compile_with_heads(files, false)?;
+    let mut results: Vec<TestResult> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for head in heads {
+        let name = head
+            .path
+            .rsplit('.')
+            .next()
+            .unwrap_or(&head.path)
+            .to_string();
+        if !name.starts_with("test_")
+            || !super::source::is_test_name(&head.file)
+            || !seen.insert(head.path.clone())
+        {
+            continue;
+        }
+        let mut engine = engine.clone();
+        let outcome = match engine.eval_rule(head.path.clone()) {
+            Ok(regorus::Value::Bool(true)) => TestOutcome::Pass,
+            Ok(_) => TestOutcome::Fail,
+            Err(e) => {
+                let (location, message) = split_regorus_error(&e);
+                TestOutcome::Error(match location {
+                    Some(l) => format!("{l}: {message}"),
+                    None => message,
+                })
+            }
+        };
+        results.push(TestResult {
+            name,
+            file: head.file.clone(),
+            outcome,
+        });
+    }
+    Ok(results)
+}
+
+/// The embedded default policy's files: `policies/default.rego`, and
+/// with `tests` also `policies/default_test.rego`.
+pub fn default_files(tests: bool) -> Vec<PolicyFile> {
+    let mut files = vec![
+        PolicyFile {
+            name: super::engine::DEFAULT_NAME.to_string(),
+            source: super::engine::DEFAULT_SOURCE.to_string(),
+        },
+        PolicyFile {
+            name: super::engine::DEFAULT_TEST_NAME.to_string(),
+            source: super::engine::DEFAULT_TEST_SOURCE.to_string(),
+        },
+    ];
+    if !tests {
+        files.pop();
+    }
+    files
+}
+
+fn cell(decision: &Decision) -> String {
+    let (class, reasons) = decision.outcome();
+    let reasons: Vec<&str> = reasons.iter().map(|r| &**r).collect();
+    let by = if reasons.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", reasons.join(", "))
+    };
+    format!("{class}{by} · {}", decision.priority)
+}
+
+fn budget_text(budget: Option<Budget>) -> String {
+    match budget {
+        Some(Budget::Tokens(n)) => format!("{n} tokens"),
+        Some(Budget::Bytes(n)) => format!("{n} bytes"),
+        None => "none".to_string(),
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Markdown for a privacy reviewer: every documented rule, the floor, the
+/// redaction and title patterns, and what each action decides for each probe.
+pub fn doc_markdown(policy: &Policy) -> Result<String> {
+    let mut out = String::new();
+    let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
+    let _ = writeln!(out, "# Policy: {}\n", files.join(", "));
+    let _ = writeln!(out, "Policy hash: `{}`\n", policy.hash());
+    let _ = writeln!(out, "Precedence, applied by ctxgate: deny > mask > keep > prune and scope > budget. Reasons are rule ids; no app text appears in them.\n");
+    let _ = writeln!(out, "## The floor\n");
+    let _ = writeln!(out, "No policy can lower it: an element whose role is `Text` and whose subrole, lowercased, contains `secure` or `password` (e.g. `AXSecureTextField`) is masked with reason `{FLOOR_SECURE_TEXT}`, whatever the rules below say.\n");
+    let _ = writeln!(out, "## Rules\n");
+    let _ = writeln!(out, "| kind | rule | what it does | where |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    // A rule is documented when some definition of it has METADATA.
+    let mut documented = std::collections::HashSet::new();
+    for file in policy.files() {
+        for doc in rule_docs(file) {
+            documented.insert(doc.name.clone());
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {}:{} |",
+                doc.kind,
+                escape(doc.title.as_deref().unwrap_or(&doc.name)),
+                escape(doc.description.as_deref().unwrap_or("")),
+                doc.file,
+                doc.line
+            );
+        }
+    }
+    let (_, _, heads) = compile_with_heads(policy.files(), false)?;
+    for head in heads {
+        let name = head.path.rsplit('.').next().unwrap_or(&head.path);
+        if documented.insert(name.to_string()) {
+            let _ = writeln!(
+                out,
+                "| {} | `{name}` | (no METADATA) | {}:{} |",
+                kind_of(name),
+                head.file,
+                head.line
+            );
+        }
+    }
+    let plans: Vec<(&str, Arc<RequestPlan>)> = ACTIONS
+        .iter()
+        .map(|a| Ok((*a, policy.plan(&probe_request(a, None))?)))
+        .collect::<Result<_>>()?;
+    let _ = writeln!(out, "\n## Per action\n");
+    let _ = writeln!(
+        out,
+        "| action | scope | budget | redactions | title patterns | attribute values read |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    for (action, plan) in &plans {
+        let ids: Vec<&str> = plan.redact.iter().map(|r| r.id.as_str()).collect();
+        let names: Vec<&str> = plan
+            .title_patterns
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {action} | {} | {} | {} | {} | {} |",
+            serde_json::to_value(plan.scope)
+                .expect("scope")
+                .as_str()
+                .unwrap_or(""),
+            budget_text(plan.budget),
+            ids.join(", "),
+            names.join(", "),
+            if plan.element_attributes.is_empty() {
+                "none".to_string()
+            } else {
+                plan.element_attributes.join(", ")
+            }
+        );
+    }
+    let mut redactions: Vec<(String, String, String, bool)> = Vec::new();
+    let mut title_patterns: Vec<(String, String)> = Vec::new();
+    for (_, plan) in &plans {
+        for r in &plan.redact {
+            let entry = (
+                r.id.clone(),
+                r.regex.as_str().to_string(),
+                r.replace.clone(),
+                r.luhn,
+            );
+            if !redactions.contains(&entry) {
+                redactions.push(entry);
+            }
+        }
+        for (n, r) in &plan.title_patterns {
+            let entry = (n.clone(), r.as_str().to_string());
+            if !title_patterns.contains(&entry) {
+                title_patterns.push(entry);
+            }
+        }
+    }
+    let _ = writeln!(out, "\n## Redaction patterns\n");
+    let _ = writeln!(
+        out,
+        "Applied natively to every string that leaves (titles, content, urls, attribute values).\n"
+    );
+    let _ = writeln!(out, "| id | pattern | replaced by | Luhn-checked |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    for (id, pattern, replace, luhn) in &redactions {
+        let _ = writeln!(
+            out,
+            "| {id} | `{}` | `{}` | {} |",
+            escape(pattern),
+            escape(replace),
+            if *luhn { "yes" } else { "no" }
+        );
+    }
+    let _ = writeln!(out, "\n## Title patterns\n");
+    let _ = writeln!(out, "Matched natively against titles; the policy sees only the names in `input.element.title_matches`.\n");
+    let _ = writeln!(out, "| name | pattern |");
+    let _ = writeln!(out, "|---|---|");
+    for (name, pattern) in &title_patterns {
+        let _ = writeln!(out, "| {name} | `{}` |", escape(pattern));
+    }
+    let _ = writeln!(out, "\n## Decisions\n");
+    let _ = writeln!(out, "Each cell: the class that wins (reasons) · priority. `scope` means no rule spoke: the action's scope and the budget decide. Elements sit in a Window (Documents directly, others in a Group).\n");
+    let _ = write!(out, "| element |");
+    for action in ACTIONS {
+        let _ = write!(out, " {action} |");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "|---|{}", "---|".repeat(ACTIONS.len()));
+    let names: Vec<String> = title_patterns.iter().map(|(n, _)| n.clone()).collect();
+    let probe_set = probes(&names);
+    let mut columns = Vec::new();
+    for action in ACTIONS {
+        let mut evaluator = policy.evaluator(&probe_request(action, None))?;
+        let mut column = Vec::new();
+        for probe in &probe_set {
+            let decision = evaluator.decide(&probe.input())?;
+            column.push(cell(&decision));
+        }
+        columns.push(column);
+    }
+    for (i, probe) in probe_set.iter().enumerate() {
+        let _ = write!(out, "| {} |", escape(&probe.label));
+        for column in &columns {
+            let _ = write!(out, " {} |", column[i]);
+        }
+        let _ = writeln!(out);
+    }
+    Ok(out)
+}
+
+/// The per-request results for an action and the decisions on the probe set, as JSON.
+pub fn plan_json(policy: &Policy, action: &str, target: Option<&str>) -> Result<serde_json::Value> {
+    let request = probe_request(action, target);
+    let mut evaluator = policy.evaluator(&request)?;
+    let plan = evaluator.plan().clone();
+    let budget = match plan.budget {
+        Some(Budget::Tokens(n)) => serde_json::json!({ "tokens": n }),
+        Some(Budget::Bytes(n)) => serde_json::json!({ "bytes": n }),
+        None => serde_json::Value::Null,
+    };
+    let redact: Vec<serde_json::Value> = plan
+        .redact
+        .iter()
+        .map(|r| serde_json::json!({ "id": r.id, "pattern": r.regex.as_str(), "replace": r.replace, "luhn": r.luhn }))
+        .collect();
+    let names: Vec<String> = plan.title_patterns.iter().map(|(n, _)| n.clone()).collect();
+    let title_patterns: serde_json::Map<String, serde_json::Value> = plan
+        .title_patterns
+        .iter()
+        .map(|(n, r)| (n.clone(), r.as_str().into()))
+        .collect();
+    let mut elements = Vec::new();
+    for probe in probes(&names) {
+        let decision = evaluator.decide(&probe.input())?;
+        let (class, by) = decision.outcome();
+        let list = |v: &[Arc<str>]| v.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+        elements.push(serde_json::json!({
+            "element": probe.label,
+            "outcome": class,
+            "by": list(by),
+            "deny": list(&decision.deny),
+            "mask": list(&decision.mask),
+            "keep": list(&decision.keep),
+            "prune": list(&decision.prune),
+            "priority": decision.priority,
+        }));
+    }
+    Ok(serde_json::json!({
+        "policy": policy.hash(),
+        "action": { "name": action, "target": target },
+        "scope": plan.scope,
+        "budget": budget,
+        "redact": redact,
+        "title_patterns": title_patterns,
+        "element_attributes": plan.element_attributes,
+        "elements": elements,
+    }))
+}

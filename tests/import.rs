@@ -1,0 +1,750 @@
+//! Issue 7: `ctxgate import --from FORMAT [FILE|-]`.
+//!
+//! Every real tree under `../shared/realworld/raw` (next to the repository,
+//! as in CI) imports to an answer with no `check` errors that reads back;
+//! headings, links, rows and cells are as many as the source has, counted
+//! by the source's own roles; secure values never reach the output; a few
+//! outputs per format are golden files in `tests/import/` (`UPDATE_EXPECT=1`
+//! rewrites them for review). A missing `shared/` folder fails loudly.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use ctxgate::import::{import, Format};
+use ctxgate::model::{Block, Element};
+use ctxgate::{check, Answer, Limits, Role, Tree};
+use serde_json::Value;
+
+/// Data files in `raw/` (SOURCES.md: 51, besides licenses and manifests).
+const REAL_FILES: usize = 51;
+
+fn raw_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld/raw");
+    assert!(
+        dir.is_dir(),
+        "the real-world trees are missing: expected `{}` (the repository is checked out next to `shared/`)",
+        dir.display()
+    );
+    dir
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import")
+}
+
+/// The format of a file under `raw/`, by its source folder.
+fn format_of(relative: &Path) -> Format {
+    let top = relative.components().next().unwrap().as_os_str();
+    match top.to_str().unwrap() {
+        // The Linux and Windows dumps share the Chromium text framing.
+        "chromium-mac" | "chromium-other-platforms" => Format::AxDump,
+        "screen2ax" => Format::AxJson,
+        "odilia-atspi" => Format::AtspiJson,
+        "axe-windows" => Format::UiaJson,
+        "playwright-aria" => Format::Aria,
+        other => panic!("no format for the source folder `{other}`"),
+    }
+}
+
+/// Every data file under `raw/`, relative, sorted.
+fn real_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, root, out);
+                continue;
+            }
+            let name = path.file_name().unwrap().to_str().unwrap();
+            if name.starts_with("LICENSE") || name == "MANIFEST.tsv" {
+                continue;
+            }
+            out.push(path.strip_prefix(root).unwrap().to_path_buf());
+        }
+    }
+    let root = raw_dir();
+    let mut files = Vec::new();
+    walk(&root, &root, &mut files);
+    files.sort();
+    assert_eq!(
+        files.len(),
+        REAL_FILES,
+        "expected {REAL_FILES} data files under raw/"
+    );
+    files
+}
+
+fn import_real(relative: &Path) -> (Vec<u8>, Answer) {
+    let bytes = std::fs::read(raw_dir().join(relative)).unwrap();
+    let answer = import(format_of(relative), &bytes)
+        .unwrap_or_else(|e| panic!("{}: {e}", relative.display()));
+    (bytes, answer)
+}
+
+#[test]
+fn every_real_tree_imports_to_a_conforming_answer_that_reads_back() {
+    let mut per_format: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for relative in real_files() {
+        let (_, answer) = import_real(&relative);
+        let errors: Vec<String> = check(&answer)
+            .iter()
+            .filter(|f| f.is_error())
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{}: {}",
+            relative.display(),
+            errors.join("; ")
+        );
+        let elements = Tree::new(&answer.root).len();
+        let bytes = serde_json::to_vec(&answer).unwrap();
+        let report = ctxgate::check_bytes(&bytes, &Limits::default()).unwrap();
+        assert!(report.conforms, "{}: {:?}", relative.display(), report);
+        assert_eq!(report.elements, elements);
+        assert_eq!(answer.protocol, "0.2.0");
+        let format = format_of(&relative);
+        assert_eq!(answer.instance, format!("import:{format}"));
+        let counts = per_format.entry(format.name()).or_default();
+        counts.0 += 1;
+        counts.1 += elements;
+    }
+    for (format, (files, elements)) in per_format {
+        eprintln!("{format}: {files} files, {elements} elements");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Headings, links, rows and cells, counted in the source by its own roles.
+
+#[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
+struct Counts {
+    headings: usize,
+    links: usize,
+    rows: usize,
+    cells: usize,
+}
+
+impl Counts {
+    fn add(&mut self, kind: Option<Role>) {
+        match kind {
+            Some(Role::Heading) => self.headings += 1,
+            Some(Role::Link) => self.links += 1,
+            Some(Role::Row) => self.rows += 1,
+            Some(Role::Cell) => self.cells += 1,
+            _ => {}
+        }
+    }
+}
+
+fn answer_counts(answer: &Answer) -> Counts {
+    let mut counts = Counts::default();
+    for node in Tree::new(&answer.root).nodes() {
+        counts.add(Some(node.role()));
+    }
+    counts
+}
+
+/// Which source words are headings, links, rows and cells. Apple's
+/// `AXColumn` repeats the rows' cells and is not counted (nor reported).
+fn source_kind(word: &str) -> Option<Role> {
+    Some(match word {
+        "AXHeading" | "heading" | "Heading" => Role::Heading,
+        "AXLink" | "link" | "Link" | "Hyperlink" => Role::Link,
+        "AXRow" | "table row" | "list item" | "tree item" | "ListItem" | "TableRow"
+        | "TreeItem" | "DataItem" | "Header" | "listitem" | "row" | "treeitem" | "option" => {
+            Role::Row
+        }
+        "AXCell" | "table cell" | "column header" | "row header" | "TableCell" | "ColumnHeader"
+        | "RowHeader" | "HeaderItem" | "cell" | "gridcell" | "columnheader" | "rowheader" => {
+            Role::Cell
+        }
+        _ => return None,
+    })
+}
+
+fn dump_counts(text: &str) -> Counts {
+    let mut counts = Counts::default();
+    let mut column_depth: Option<usize> = None;
+    for line in text.lines() {
+        let plus = line.bytes().take_while(|&b| b == b'+').count();
+        let rest = &line[plus..];
+        if rest.trim().is_empty() {
+            continue;
+        }
+        let depth = plus / 2;
+        if column_depth.is_some_and(|d| depth > d) {
+            continue;
+        }
+        column_depth = None;
+        let word = match rest.strip_prefix('[') {
+            Some(inner) => &inner[..inner.find(']').unwrap()],
+            None => rest.split(' ').next().unwrap(),
+        };
+        if word == "AXColumn" {
+            column_depth = Some(depth);
+            continue;
+        }
+        counts.add(source_kind(word));
+    }
+    counts
+}
+
+fn ax_json_counts(node: &Value, counts: &mut Counts) {
+    let role = node["role"].as_str().unwrap_or("");
+    if role == "AXColumn" {
+        return;
+    }
+    counts.add(source_kind(role));
+    for child in node["children"].as_array().into_iter().flatten() {
+        ax_json_counts(child, counts);
+    }
+}
+
+fn uia_type_word(id: u64) -> &'static str {
+    match id {
+        50005 => "Hyperlink",
+        50007 => "ListItem",
+        50024 => "TreeItem",
+        50029 => "DataItem",
+        50034 => "Header",
+        50035 => "HeaderItem",
+        _ => "",
+    }
+}
+
+fn uia_counts(node: &Value, counts: &mut Counts) {
+    let id = node
+        .get("ControlTypeId")
+        .or_else(|| node.pointer("/Properties/30003/Value"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    counts.add(source_kind(uia_type_word(id)));
+    for child in node["Children"].as_array().into_iter().flatten() {
+        uia_counts(child, counts);
+    }
+}
+
+/// `el.snapshot`, the first entry of an `.a11ytest` zip, read from its
+/// local header (the importer reads the central directory).
+fn first_zip_entry(bytes: &[u8]) -> Vec<u8> {
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]) as usize;
+    let u32_at = |at: usize| {
+        u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]) as usize
+    };
+    assert_eq!(&bytes[..4], b"PK\x03\x04");
+    assert_eq!(u16_at(8), 8, "deflated");
+    let start = 30 + u16_at(26) + u16_at(28);
+    assert_eq!(&bytes[30..30 + u16_at(26)], b"el.snapshot");
+    miniz_oxide::inflate::decompress_to_vec(&bytes[start..start + u32_at(18)]).unwrap()
+}
+
+fn json_of(bytes: &[u8]) -> Value {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    serde_json::from_slice(bytes).unwrap()
+}
+
+fn source_counts(relative: &Path, bytes: &[u8]) -> Counts {
+    let mut counts = Counts::default();
+    match format_of(relative) {
+        Format::AxDump => return dump_counts(std::str::from_utf8(bytes).unwrap()),
+        Format::AxJson => ax_json_counts(&json_of(bytes), &mut counts),
+        Format::AtspiJson => {
+            for item in json_of(bytes).as_array().unwrap() {
+                counts.add(source_kind(item["role"].as_str().unwrap()));
+            }
+        }
+        Format::UiaJson => {
+            let json = if bytes.starts_with(b"PK") {
+                first_zip_entry(bytes)
+            } else {
+                bytes.to_vec()
+            };
+            uia_counts(&json_of(&json), &mut counts);
+        }
+        Format::Aria => {
+            for line in std::str::from_utf8(bytes).unwrap().lines() {
+                if let Some(item) = line.trim_start().strip_prefix("- ") {
+                    let end = item.find([' ', ':', '[']).unwrap_or(item.len());
+                    counts.add(source_kind(&item[..end]));
+                }
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+fn headings_links_rows_and_cells_are_as_many_as_in_the_source() {
+    let mut total = Counts::default();
+    for relative in real_files() {
+        let (bytes, answer) = import_real(&relative);
+        let source = source_counts(&relative, &bytes);
+        assert_eq!(answer_counts(&answer), source, "{}", relative.display());
+        total.headings += source.headings;
+        total.links += source.links;
+        total.rows += source.rows;
+        total.cells += source.cells;
+    }
+    // The comparison is not vacuous.
+    eprintln!("{total:?}");
+    assert!(total.headings > 300 && total.links > 1000 && total.rows > 500 && total.cells > 250);
+}
+
+// ---------------------------------------------------------------------------
+// Secure fields.
+
+fn secure_elements(answer: &Answer) -> Vec<&Element> {
+    Tree::new(&answer.root)
+        .nodes()
+        .iter()
+        .map(|n| n.element)
+        .filter(|e| e.subrole.as_deref() == Some("secure"))
+        .collect()
+}
+
+#[test]
+fn secure_values_never_reach_the_output() {
+    const BULLET: &str = "\u{2022}";
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "chromium-mac/html/input-password-expected-mac.txt",
+            &[BULLET, "%E2%80%A2"],
+        ),
+        (
+            "chromium-other-platforms/html/input-password-expected-uia-win.txt",
+            &[BULLET, "%E2%80%A2"],
+        ),
+        (
+            "chromium-other-platforms/html/input-password-expected-auralinux.txt",
+            &[BULLET],
+        ),
+        ("chromium-mac/html/input-types-expected-mac.txt", &[BULLET]),
+        (
+            "playwright-aria/insurance_navigator/58c2dae3b826dc0a70316b4e267125278417f851.md",
+            &["test_password_123"],
+        ),
+    ];
+    for (relative, secrets) in cases {
+        let (_, answer) = import_real(Path::new(relative));
+        let secure = secure_elements(&answer);
+        assert!(!secure.is_empty(), "{relative}: no secure field");
+        for element in secure {
+            assert!(element.content.is_empty() && element.children.is_empty());
+        }
+        let output = serde_json::to_string_pretty(&answer).unwrap();
+        for secret in *secrets {
+            assert!(!output.contains(secret), "{relative}: `{secret}` leaked");
+        }
+    }
+    // No file leaks a run of mask bullets.
+    for relative in real_files() {
+        let (_, answer) = import_real(&relative);
+        let output = serde_json::to_string(&answer).unwrap();
+        assert!(
+            !output.contains("\u{2022}\u{2022}"),
+            "{}",
+            relative.display()
+        );
+    }
+}
+
+#[test]
+fn every_format_drops_a_password_value_it_is_given() {
+    let cases: &[(Format, &str)] = &[
+        (
+            Format::AxDump,
+            "AXWebArea\n++AXTextField AXSubrole=AXSecureTextField AXTitle='PIN' AXValue='hunter2'\n++++AXStaticText AXValue='hunter2'",
+        ),
+        (
+            Format::AxDump,
+            "[document web]\n++[password text] name='PIN' text='hunter2'",
+        ),
+        (
+            Format::AxDump,
+            "Document\n++Edit IsPassword=true Name='PIN' Value.Value='hunter2'",
+        ),
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","name":"w","children":[{"role":"AXTextField","subrole":"AXSecureTextField","name":"PIN","value":"hunter2","children":[{"role":"AXStaticText","value":"hunter2"}]}]}"#,
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"parent":{"sender":"","id":"/null"},"role":"Application","name":"A","text":"","states":[0,0],"children":[{"sender":"a","id":"/p"}]},
+               {"object":{"sender":"a","id":"/p"},"parent":{"sender":"a","id":"/r"},"role":"PasswordText","name":"PIN","text":"hunter2","states":[4096,0],"children":[]}]"#,
+        ),
+        (
+            Format::UiaJson,
+            r#"{"ControlTypeId":50004,"Name":"PIN","Properties":{"30019":{"Value":true},"30045":{"Value":"hunter2"}},"Children":[{"ControlTypeId":50020,"Name":"hunter2"}]}"#,
+        ),
+        (
+            Format::Aria,
+            "- textbox \"Your password\" [active] [ref=e3]: hunter2",
+        ),
+        (
+            Format::Aria,
+            "- textbox \"New password\" [ref=e4]:\n  - text: hunter2\n- text: after",
+        ),
+    ];
+    for (format, input) in cases {
+        let answer = import(*format, input.as_bytes()).unwrap();
+        let output = serde_json::to_string(&answer).unwrap();
+        assert!(!output.contains("hunter2"), "{format}: {output}");
+        let secure = secure_elements(&answer);
+        assert_eq!(secure.len(), 1, "{format}: {output}");
+        assert!(check(&answer).iter().all(|f| !f.is_error()), "{format}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Golden outputs.
+
+/// One line per element: role/subrole, id, states, title, url, text.
+fn outline(answer: &Answer) -> String {
+    fn line(element: &Element, depth: usize, out: &mut String) {
+        let _ = write!(out, "{}{}", "  ".repeat(depth), element.role);
+        if let Some(subrole) = &element.subrole {
+            let _ = write!(out, "/{subrole}");
+        }
+        let _ = write!(out, " #{}", element.id);
+        for (name, state) in [("selected", element.selected), ("focused", element.focused)] {
+            if state == Some(true) {
+                let _ = write!(out, " [{name}]");
+            }
+        }
+        match element.visible {
+            Some(true) => out.push_str(" [shown]"),
+            Some(false) => out.push_str(" [hidden]"),
+            None => {}
+        }
+        if let Some(title) = &element.title {
+            let _ = write!(out, " {title:?}");
+        }
+        if let Some(url) = &element.url {
+            let _ = write!(out, " <{url}>");
+        }
+        if !element.attributes.is_empty() {
+            let _ = write!(
+                out,
+                " {}",
+                serde_json::to_string(&element.attributes).unwrap()
+            );
+        }
+        for content in &element.content {
+            if let Block::Text { text } = &content.block {
+                let _ = write!(out, " : {text:?}");
+            }
+        }
+        out.push('\n');
+        for child in element.children.iter() {
+            line(child, depth + 1, out);
+        }
+    }
+    let mut out = format!("{} {}\n", answer.protocol, answer.instance);
+    line(&answer.root, 0, &mut out);
+    out
+}
+
+/// Compares `actual` with the golden file, or rewrites it under
+/// `UPDATE_EXPECT=1`.
+fn expect(golden: &str, actual: &str) {
+    let path = fixtures().join(golden);
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_EXPECT=1 to write it)",
+            path.display()
+        )
+    });
+    assert_eq!(
+        actual, expected,
+        "{golden} differs; run with UPDATE_EXPECT=1 and review the diff"
+    );
+}
+
+/// (format, source, golden). A source under `raw/` is named from there; a
+/// derived fixture lives in `tests/import/` and its README names its source.
+const GOLDEN: &[(Format, &str, &str)] = &[
+    (
+        Format::AxDump,
+        "raw:chromium-mac/aria/apg-patterns-thirdparty/tabs-manual-expected-mac.txt",
+        "tabs-manual-mac.txt",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-mac/html/table-simple-expected-mac.txt",
+        "table-simple-mac.txt",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-mac/html/input-types-expected-mac.txt",
+        "input-types-mac.txt",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-other-platforms/html/input-password-expected-auralinux.txt",
+        "input-password-auralinux.txt",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-other-platforms/html/table-simple-expected-auralinux.txt",
+        "table-simple-auralinux.txt",
+    ),
+    (
+        Format::AxJson,
+        "raw:screen2ax/system_acc.json",
+        "screen2ax-system-acc.txt",
+    ),
+    (
+        Format::AtspiJson,
+        "fixture:atspi-zbus-excerpt.json",
+        "atspi-zbus-excerpt.txt",
+    ),
+    (
+        Format::UiaJson,
+        "raw:axe-windows/WildlifeManager_AxeWindows_0_3_1.a11ytest",
+        "uia-wildlife-manager.txt",
+    ),
+    (
+        Format::UiaJson,
+        "raw:axe-windows/MonsterDataGrid.snapshot",
+        "uia-monster-datagrid.txt",
+    ),
+    (
+        Format::Aria,
+        "raw:playwright-aria/insurance_navigator/58c2dae3b826dc0a70316b4e267125278417f851.md",
+        "aria-insurance-login.txt",
+    ),
+    (
+        Format::Aria,
+        "raw:playwright-aria/swag_labs/891b002f3b45dfcc079b455e6a36a95af7c480b0.md",
+        "aria-swag-labs-checkout.txt",
+    ),
+];
+
+fn source_path(source: &str) -> PathBuf {
+    match source.split_once(':').unwrap() {
+        ("raw", relative) => raw_dir().join(relative),
+        ("fixture", name) => fixtures().join(name),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn golden_outlines() {
+    for (format, source, golden) in GOLDEN {
+        let bytes = std::fs::read(source_path(source)).unwrap();
+        let answer = import(*format, &bytes).unwrap();
+        let text = format!("# {source} --from {format}\n{}", outline(&answer));
+        expect(golden, &text);
+    }
+}
+
+#[test]
+fn golden_json_of_the_cli() {
+    let source = raw_dir().join("chromium-mac/html/input-password-expected-mac.txt");
+    let output = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["import", "--from", "ax-dump"])
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    expect(
+        "input-password-mac.json",
+        std::str::from_utf8(&output.stdout).unwrap(),
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The command line and errors.
+
+fn run(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn cli_reads_stdin_and_writes_the_library_answer() {
+    let relative = "playwright-aria/swag_labs/891b002f3b45dfcc079b455e6a36a95af7c480b0.md";
+    let (bytes, answer) = import_real(Path::new(relative));
+    let expected = format!("{}\n", serde_json::to_string_pretty(&answer).unwrap());
+    for args in [
+        &["import", "--from", "aria"][..],
+        &["import", "--from", "aria", "-"][..],
+    ] {
+        let output = run(args, &bytes);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+    }
+}
+
+#[test]
+fn cli_exit_codes_and_empty_stdout_on_failure() {
+    let rejected = run(&["import", "--from", "ax-json"], b"not json");
+    assert_eq!(rejected.status.code(), Some(1));
+    assert!(rejected.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(rejected.stderr).unwrap(),
+        "error: cannot import the `ax-json` input: invalid JSON: expected ident at line 1 column 2\n"
+    );
+    let unknown = run(&["import", "--from", "xml"], b"");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(unknown.stdout.is_empty());
+    let missing = run(
+        &["import", "--from", "aria", "/nonexistent/snapshot.md"],
+        b"",
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(missing.stdout.is_empty());
+}
+
+#[test]
+fn errors_say_what_and_where() {
+    let deep: String = (0..300)
+        .map(|d| format!("{}AXGroup\n", "++".repeat(d)))
+        .collect();
+    let cases: &[(Format, &[u8], &str)] = &[
+        (
+            Format::AxDump,
+            b"\n++++\n",
+            "cannot import the `ax-dump` input: the input has no node lines",
+        ),
+        (
+            Format::AxDump,
+            deep.as_bytes(),
+            "cannot import the `ax-dump` input at line 258: the tree is deeper than 256 levels",
+        ),
+        (
+            Format::AxDump,
+            b"AXWebArea\n++{\"role\": 1}\n",
+            "cannot import the `ax-dump` input at line 2: `{\"role\":` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
+        ),
+        (
+            Format::AxJson,
+            b"[1,",
+            "cannot import the `ax-json` input: invalid JSON: EOF while parsing a value at line 1 column 3",
+        ),
+        (
+            Format::AxJson,
+            b"42",
+            "cannot import the `ax-json` input: expected a JSON object with `role` and `children` (or an array of them)",
+        ),
+        (
+            Format::AtspiJson,
+            b"{}",
+            "cannot import the `atspi-json` input: expected a JSON array of AT-SPI cache items (`object`, `parent`, `children`, `role`)",
+        ),
+        (
+            Format::AtspiJson,
+            b"[{\"role\": \"Frame\"}]",
+            "cannot import the `atspi-json` input: item 0 has no `object` reference (`{\"sender\", \"id\"}`)",
+        ),
+        (
+            Format::UiaJson,
+            b"PK\x03\x04 truncated",
+            "cannot import the `uia-json` input: not a zip archive: no end-of-directory record",
+        ),
+        (
+            Format::UiaJson,
+            b"\xEF\xBB\xBF[]",
+            "cannot import the `uia-json` input: expected an Axe.Windows element: a JSON object with `Properties` and `Children`",
+        ),
+        (
+            Format::Aria,
+            b"# Page snapshot\n\n```yaml\n```\n",
+            "cannot import the `aria` input: the input has no snapshot items (`- role \"name\"`)",
+        ),
+        (
+            Format::Aria,
+            b"- heading \"Open [ref=e1]\n",
+            "cannot import the `aria` input at line 1: a name's quote is not closed",
+        ),
+        (
+            Format::Aria,
+            b"ok\n\xFF\n",
+            "cannot import the `aria` input at line 2: the input is not UTF-8",
+        ),
+    ];
+    for (format, input, message) in cases {
+        let err = import(*format, input).unwrap_err();
+        assert_eq!(err.to_string(), *message, "{format}");
+    }
+}
+
+#[test]
+fn focus_is_one_path_from_the_window_down() {
+    // The AT-SPI dump marks only the password field focused.
+    let (_, answer) = import_real(Path::new(
+        "chromium-other-platforms/html/input-password-expected-auralinux.txt",
+    ));
+    let tree = Tree::new(&answer.root);
+    let path: Vec<Role> = tree
+        .nodes()
+        .iter()
+        .filter(|n| n.focused)
+        .map(|n| n.role())
+        .collect();
+    assert_eq!(
+        path,
+        [Role::Window, Role::Document, Role::Group, Role::Text]
+    );
+    let focus = tree.focus().unwrap();
+    assert_eq!(tree.node(focus).element.subrole.as_deref(), Some("secure"));
+}
+
+#[test]
+fn format_names_round_trip() {
+    for format in Format::ALL {
+        assert_eq!(format.name().parse::<Format>().unwrap(), format);
+    }
+    assert_eq!(
+        "xml".parse::<Format>().unwrap_err().to_string(),
+        "unknown import format `xml`; expected one of ax-dump, ax-json, atspi-json, uia-json, aria"
+    );
+}
+
+#[test]
+fn truncated_real_trees_import_or_fail_cleanly() {
+    for relative in real_files() {
+        let bytes = std::fs::read(raw_dir().join(&relative)).unwrap();
+        let format = format_of(&relative);
+        // Large files get fewer cuts: a debug build parses them slowly.
+        let cuts = if bytes.len() > 300_000 { 3 } else { 12 };
+        for i in 1..cuts {
+            let cut = &bytes[..bytes.len() * i / cuts];
+            if let Ok(answer) = import(format, cut) {
+                let errors = check(&answer).into_iter().filter(|f| f.is_error()).count();
+                assert_eq!(errors, 0, "{} cut at {}", relative.display(), cut.len());
+            }
+        }
+    }
+}
+
+#[test]
+fn selection_is_kept_on_the_element_the_source_selects() {
+    let (_, answer) = import_real(Path::new(
+        "chromium-mac/aria/aria-selected-expected-mac.txt",
+    ));
+    let tree = Tree::new(&answer.root);
+    let selected: Vec<&Element> = tree
+        .nodes()
+        .iter()
+        .filter(|n| n.selected)
+        .map(|n| n.element)
+        .collect();
+    assert_eq!(selected.len(), 1);
+    assert!(matches!(&selected[0].content[0].block, Block::Text { text } if text == "1"));
+}

@@ -1,0 +1,3 @@
+package ctxgate
+
+keep contains "focus-path" if input.element.focused

@@ -1,0 +1,9 @@
+package ctxgate
+
+deny contains r if {
+	some r in mask
+}
+
+mask contains r if {
+	some r in deny
+}

@@ -1,0 +1,202 @@
+//! `ctxgate policy` through the binary: exact findings with file:line:col,
+//! exit codes, the test runner, doc and plan.
+
+use std::process::{Command, Output};
+
+fn ctxgate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("ctxgate runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn check(path: &str) -> (i32, String) {
+    let output = ctxgate(&["policy", "check", path]);
+    (output.status.code().unwrap(), stdout(&output))
+}
+
+#[test]
+fn check_reports_a_syntax_error() {
+    assert_eq!(
+        check("tests/policies/syntax_error.rego"),
+        (1, "tests/policies/syntax_error.rego:6:6: error: expecting `}` while parsing query\n1 file: 1 error, 0 warnings\n".to_string())
+    );
+}
+
+#[test]
+fn check_reports_an_unknown_function() {
+    assert_eq!(
+        check("tests/policies/unknown_function.rego"),
+        (1, "tests/policies/unknown_function.rego:5:5: error: unknown function `strings.contains_secure`\n1 file: 1 error, 0 warnings\n".to_string())
+    );
+}
+
+#[test]
+fn check_reports_a_misspelled_input_field() {
+    assert_eq!(
+        check("tests/policies/misspelled_field.rego"),
+        (1, "tests/policies/misspelled_field.rego:5:31: error: `input.element.subrol` is not in the input (did you mean `input.element.subrole`?)\n1 file: 1 error, 0 warnings\n".to_string())
+    );
+}
+
+#[test]
+fn check_reports_role_names_outside_the_language() {
+    assert_eq!(
+        check("tests/policies/wrong_role.rego"),
+        (
+            1,
+            "tests/policies/wrong_role.rego:4:24: error: `TextField` is not a role (did you mean `Text`?)\n\
+             tests/policies/wrong_role.rego:9:38: error: `Docment` is not a role (did you mean `Document`?)\n\
+             1 file: 2 errors, 0 warnings\n"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn check_reports_a_runtime_error_on_a_probe_element() {
+    assert_eq!(
+        check("tests/policies/runtime_error.rego"),
+        (1, "tests/policies/runtime_error.rego:3:24: error: could not parse string as number (evaluating `priority` for element Image, action `selection`)\n1 file: 1 error, 0 warnings\n".to_string())
+    );
+}
+
+#[test]
+fn check_warns_about_rules_nothing_reads() {
+    assert_eq!(
+        check("tests/policies/unused_rule.rego"),
+        (0, "tests/policies/unused_rule.rego:3:1: warning: rule `denny` is not one ctxgate reads, and no rule refers to it (did you mean `deny`?)\n1 file: 0 errors, 1 warning\n".to_string())
+    );
+}
+
+#[test]
+fn check_warns_when_a_request_rule_reads_the_element() {
+    assert_eq!(
+        check("tests/policies/request_reads_element.rego"),
+        (0, "tests/policies/request_reads_element.rego:4:2: warning: `scope` is evaluated once per request, where `input.element` is undefined\n1 file: 0 errors, 1 warning\n".to_string())
+    );
+}
+
+#[test]
+fn check_reports_recursion() {
+    assert_eq!(
+        check("tests/policies/recursive_function.rego"),
+        (1, "tests/policies/recursive_function.rego:4:1: error: recursion: `depth` -> `depth`; a rule or function may not depend on itself\n1 file: 1 error, 0 warnings\n".to_string())
+    );
+}
+
+#[test]
+fn check_passes_the_default_policy() {
+    let output = ctxgate(&["policy", "check"]);
+    assert_eq!(stdout(&output), "2 files: 0 errors, 0 warnings\n");
+    assert_eq!(output.status.code(), Some(0));
+    let output = ctxgate(&["policy", "check", "policies"]);
+    assert_eq!(stdout(&output), "2 files: 0 errors, 0 warnings\n");
+}
+
+#[test]
+fn check_of_a_missing_path_is_a_usage_error() {
+    let output = ctxgate(&["policy", "check", "tests/policies/no-such.rego"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stdout(&output).is_empty());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).starts_with("error: tests/policies/no-such.rego: ")
+    );
+}
+
+#[test]
+fn test_runs_the_default_policy_tests() {
+    for args in [&["policy", "test"][..], &["policy", "test", "policies"][..]] {
+        let output = ctxgate(args);
+        let text = stdout(&output);
+        assert_eq!(output.status.code(), Some(0), "{text}");
+        let last = text.lines().last().unwrap();
+        assert!(last.ends_with(" passed, 0 failed"), "{last}");
+        assert!(!last.starts_with("0 "), "{last}");
+        assert!(text.lines().filter(|l| l.starts_with("PASS test_")).count() >= 10);
+    }
+}
+
+#[test]
+fn test_reports_failures_and_errors() {
+    let output = ctxgate(&["policy", "test", "tests/policies/failing"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stdout(&output),
+        "PASS test_focused_is_kept\n\
+         FAIL test_unfocused_is_kept\n\
+         ERROR test_errors: tests/policies/failing/policy_test.rego:12:16: could not parse string as number\n\
+         1 passed, 2 failed\n"
+    );
+}
+
+#[test]
+fn test_without_tests_fails() {
+    let output = ctxgate(&["policy", "test", "tests/policies/runtime_error.rego"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "0 passed, 0 failed\n");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error: no tests ran: no `test_*` rule in a `*_test.rego` file\n"
+    );
+}
+
+#[test]
+fn doc_names_every_rule_the_floor_and_the_matrix() {
+    let output = ctxgate(&["policy", "doc"]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/policies/default.rego"
+    ))
+    .unwrap();
+    let titles: Vec<&str> = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("# title: "))
+        .collect();
+    assert!(titles.len() >= 20);
+    for title in titles {
+        assert!(text.contains(title), "doc lacks `{title}`");
+    }
+    assert!(!text.contains("(no METADATA)"));
+    assert!(text.contains("`floor:secure-text`"));
+    assert!(text.contains(
+        "| Text, subrole AXSecureTextField | mask (floor:secure-text, secure-text) · 30 |"
+    ));
+    assert!(text.contains("| Document, focused | keep (enclosing-document, focus-path) · 100 | keep (enclosing-document, focus-path) · 100 | keep (focus-path) · 100 | keep (focus-path) · 100 |"));
+    assert!(
+        text.contains("| card-number | `\\b\\d(?:[ -]?\\d){12,18}\\b` | `[card number]` | yes |")
+    );
+}
+
+#[test]
+fn plan_prints_the_request_plan_and_probe_decisions() {
+    let output = ctxgate(&["policy", "plan", "--action", "selection", "--target", "e-1"]);
+    assert_eq!(output.status.code(), Some(0));
+    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(plan["scope"], "selection");
+    assert_eq!(plan["budget"], serde_json::json!({"tokens": 8000}));
+    assert_eq!(
+        plan["action"],
+        serde_json::json!({"name": "selection", "target": "e-1"})
+    );
+    assert_eq!(plan["redact"].as_array().unwrap().len(), 9);
+    assert!(plan["title_patterns"]["password"].is_string());
+    let secure = plan["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["element"] == "Text, subrole AXSecureTextField")
+        .unwrap();
+    assert_eq!(secure["outcome"], "mask");
+    assert_eq!(
+        secure["by"],
+        serde_json::json!(["floor:secure-text", "secure-text"])
+    );
+}

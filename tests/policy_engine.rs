@@ -1,0 +1,439 @@
+//! The policy engine through the library: load errors with file:line:col,
+//! runtime errors, memoisation and the cross-request cache, the floor,
+//! runaway policies, the default policy's plan and patterns.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ctxgate::policy::{
+    Action, Budget, ElementInput, Policy, RequestInput, Scope, FLOOR_SECURE_TEXT,
+};
+use ctxgate::Role;
+
+fn request(action: &str) -> RequestInput {
+    RequestInput {
+        action: Action {
+            name: action.to_string(),
+            target: None,
+        },
+        instance: "test".to_string(),
+        protocol: "0.2.0".to_string(),
+        title: None,
+    }
+}
+
+fn element(role: Role) -> ElementInput<'static> {
+    ElementInput {
+        role,
+        subrole: None,
+        selected: false,
+        focused: false,
+        visible: true,
+        hovered: false,
+        has_title: true,
+        has_content: false,
+        contains_selection: false,
+        attribute_names: Vec::new(),
+        attributes: Vec::new(),
+        title_matches: Vec::new(),
+        inside: vec![(Role::Window, None), (Role::Application, None)],
+    }
+}
+
+fn load_error(path: &str) -> String {
+    match Policy::from_path(Path::new(path)) {
+        Ok(_) => panic!("{path} loaded"),
+        Err(err) => err.to_string(),
+    }
+}
+
+#[test]
+fn syntax_error_names_file_line_col() {
+    assert_eq!(
+        load_error("tests/policies/syntax_error.rego"),
+        "policy tests/policies/syntax_error.rego:6:6: expecting `}` while parsing query"
+    );
+}
+
+#[test]
+fn unknown_function_is_reported_at_load() {
+    assert_eq!(
+        load_error("tests/policies/unknown_function.rego"),
+        "policy tests/policies/unknown_function.rego:5:5: unknown function `strings.contains_secure`"
+    );
+}
+
+#[test]
+fn policy_outside_package_ctxgate_is_refused() {
+    let err = Policy::from_sources(vec![(
+        "x.rego".into(),
+        "package other\nkeep := {\"a\"}\n".into(),
+    )])
+    .expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "policy x.rego: the file is in `package other`; policy files must be in `package ctxgate`"
+    );
+}
+
+#[test]
+fn runtime_error_for_some_elements_fails_the_request() {
+    let policy = Policy::from_path(Path::new("tests/policies/runtime_error.rego")).unwrap();
+    let mut evaluator = policy.evaluator(&request("focus")).unwrap();
+    assert!(evaluator.decide(&element(Role::Text)).is_ok());
+    let err = evaluator.decide(&element(Role::Image)).expect_err("fails");
+    assert_eq!(
+        err.to_string(),
+        "policy evaluation failed (priority): tests/policies/runtime_error.rego:3:24: could not parse string as number"
+    );
+}
+
+#[test]
+fn recursion_is_refused_at_load() {
+    assert_eq!(
+        load_error("tests/policies/recursion.rego"),
+        "policy tests/policies/recursion.rego:3:1: recursion: `deny` -> `mask` -> `deny`; a rule or function may not depend on itself"
+    );
+    // regorus does not catch this one: it would overflow the stack.
+    assert_eq!(
+        load_error("tests/policies/recursive_function.rego"),
+        "policy tests/policies/recursive_function.rego:4:1: recursion: `depth` -> `depth`; a rule or function may not depend on itself"
+    );
+}
+
+#[test]
+fn runaway_policy_ends_within_the_time_limit() {
+    let policy = Policy::from_path(Path::new("tests/policies/runaway.rego"))
+        .unwrap()
+        .with_time_limit(Duration::from_millis(200));
+    let mut evaluator = policy.evaluator(&request("focus")).unwrap();
+    let start = Instant::now();
+    let err = evaluator.decide(&element(Role::Text)).expect_err("fails");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        err.to_string(),
+        "policy evaluation failed (priority): the evaluation ran longer than the limit of 200 ms (a runaway rule?)"
+    );
+}
+
+#[test]
+fn floor_masks_secure_text_whatever_the_policy_says() {
+    let policy = Policy::from_path(Path::new("tests/policies/keeps_secure")).unwrap();
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    for subrole in ["AXSecureTextField", "password", "NewPassword"] {
+        let mut secure = element(Role::Text);
+        secure.subrole = Some(subrole);
+        let decision = evaluator.decide(&secure).unwrap();
+        assert_eq!(
+            decision.mask,
+            vec![Arc::from(FLOOR_SECURE_TEXT)],
+            "{subrole}"
+        );
+        assert_eq!(decision.keep, vec![Arc::from("everything")]);
+        assert_eq!(decision.outcome().0, "mask");
+    }
+    // Not Text, or not secure: the floor stays out.
+    let mut group = element(Role::Group);
+    group.subrole = Some("AXSecureTextField");
+    assert!(evaluator.decide(&group).unwrap().mask.is_empty());
+    assert!(evaluator
+        .decide(&element(Role::Text))
+        .unwrap()
+        .mask
+        .is_empty());
+}
+
+/// A tree's worth of elements over a few distinct projections.
+fn elements(n: usize) -> Vec<ElementInput<'static>> {
+    let roles = [
+        Role::Text,
+        Role::Row,
+        Role::Cell,
+        Role::Group,
+        Role::Heading,
+    ];
+    (0..n)
+        .map(|i| {
+            let mut e = element(roles[i % roles.len()]);
+            e.visible = i % 7 != 0;
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn decisions_are_memoised_per_projection_and_cached_across_requests() {
+    let policy = Policy::embedded_default().unwrap();
+    let tree = elements(1000);
+    let distinct = {
+        let mut seen: Vec<&ElementInput<'_>> = Vec::new();
+        for e in &tree {
+            if !seen.contains(&e) {
+                seen.push(e);
+            }
+        }
+        seen.len()
+    };
+    assert_eq!(distinct, 10);
+    let mut first = policy.evaluator(&request("window")).unwrap();
+    let decisions: Vec<_> = tree.iter().map(|e| first.decide(e).unwrap()).collect();
+    // The default policy defines mask, keep, prune and priority: four
+    // evaluations per distinct projection, none for repeats.
+    assert_eq!(first.evaluations(), distinct * 4);
+    let mut second = policy.evaluator(&request("window")).unwrap();
+    for (e, d) in tree.iter().zip(&decisions) {
+        assert!(Arc::ptr_eq(&second.decide(e).unwrap(), d));
+    }
+    assert_eq!(second.evaluations(), 0);
+    // Another action is another request input: evaluated afresh.
+    let mut other = policy.evaluator(&request("focus")).unwrap();
+    other.decide(&tree[0]).unwrap();
+    assert_eq!(other.evaluations(), 4);
+    assert!(Arc::ptr_eq(first.plan(), second.plan()));
+}
+
+#[test]
+fn policy_is_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Policy>();
+    let policy = Arc::new(Policy::embedded_default().unwrap());
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let policy = policy.clone();
+            std::thread::spawn(move || {
+                let mut evaluator = policy.evaluator(&request("app")).unwrap();
+                elements(50)
+                    .iter()
+                    .map(|e| evaluator.decide(e).unwrap().priority)
+                    .sum::<f64>()
+            })
+        })
+        .collect();
+    let sums: Vec<f64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(sums[0], sums[1]);
+}
+
+#[test]
+fn default_plan_per_action() {
+    let policy = Policy::embedded_default().unwrap();
+    for (action, scope) in [
+        ("selection", Scope::Selection),
+        ("focus", Scope::Focus),
+        ("window", Scope::Window),
+        ("app", Scope::App),
+        ("summarize", Scope::Focus),
+    ] {
+        let plan = policy.plan(&request(action)).unwrap();
+        assert_eq!(plan.scope, scope, "{action}");
+        assert_eq!(plan.budget, Some(Budget::Tokens(8000)));
+    }
+    let plan = policy.plan(&request("focus")).unwrap();
+    let ids: Vec<&str> = plan.redact.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "ai-api-key",
+            "aws-access-key",
+            "bearer-token",
+            "card-number",
+            "github-token",
+            "google-api-key",
+            "jwt",
+            "private-key",
+            "slack-token"
+        ]
+    );
+    assert!(plan
+        .redact
+        .iter()
+        .all(|r| r.luhn == (r.id == "card-number")));
+    let names: Vec<&str> = plan
+        .title_patterns
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(names, ["one-time-code", "passcode", "password", "pin"]);
+    assert!(plan.element_attributes.is_empty());
+    assert_eq!(policy.hash().len(), 64);
+}
+
+#[test]
+fn default_redactions_catch_secrets_and_spare_prose() {
+    let policy = Policy::embedded_default().unwrap();
+    let plan = policy.plan(&request("app")).unwrap();
+    let pattern = |id: &str| &plan.redact.iter().find(|r| r.id == id).unwrap().regex;
+    let fake_jwt = format!(
+        "{}.{}.{}",
+        "eyJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0In0", "c2lnbmF0dXJlX2hlcmU"
+    );
+    let samples = [
+        (
+            "card-number",
+            "pay with 4111 1111 1111 1111 today".to_string(),
+        ),
+        (
+            "aws-access-key",
+            format!("key {}{}", "AKIA", "IOSFODNN7EXAMPLE"),
+        ),
+        ("github-token", format!("{}{}", "ghp_", "a".repeat(36))),
+        (
+            "github-token",
+            format!("{}{}", "github_pat_", "B".repeat(40)),
+        ),
+        (
+            "slack-token",
+            format!("{}-{}", "xoxb", "123456789012-abcdefghij"),
+        ),
+        (
+            "ai-api-key",
+            format!("{}-{}", "sk-proj", "abcdefghijklmnopqrstuvwxyz"),
+        ),
+        (
+            "ai-api-key",
+            format!("{}-{}", "sk-ant-api03", "abcdefghijklmnopqrstuv"),
+        ),
+        ("google-api-key", format!("{}{}", "AIza", "S".repeat(35))),
+        ("jwt", fake_jwt),
+        (
+            "bearer-token",
+            "Authorization: Bearer abcdefghijklmnop1234".to_string(),
+        ),
+        (
+            "private-key",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----".to_string(),
+        ),
+        (
+            "private-key",
+            "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----".to_string(),
+        ),
+    ];
+    for (id, text) in &samples {
+        assert!(pattern(id).is_match(text), "{id} misses {text}");
+    }
+    let prose = "Meeting at 10:30 about the task list; call 555-0100; skip the AI skit; the key is under the mat.";
+    for r in &plan.redact {
+        assert!(!r.regex.is_match(prose), "{} matches prose", r.id);
+    }
+    let title = |name: &str| {
+        &plan
+            .title_patterns
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap()
+            .1
+    };
+    assert!(title("password").is_match("Password"));
+    assert!(title("passcode").is_match("Enter passcode"));
+    assert!(title("pin").is_match("PIN"));
+    assert!(!title("pin").is_match("Pin this note"));
+    assert!(title("one-time-code").is_match("Verification code"));
+}
+
+#[test]
+fn bad_redact_pattern_names_the_id() {
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        "package ctxgate\n\nredact contains {\"id\": \"broken\", \"pattern\": \"(unclosed\"}\n"
+            .into(),
+    )])
+    .unwrap();
+    let err = policy.plan(&request("focus")).expect_err("fails");
+    assert!(
+        err.to_string().starts_with(
+            "policy evaluation failed (redact): the pattern of `broken` is not a valid regex: "
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_scope_is_an_error() {
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        "package ctxgate\n\nscope := \"everything\"\n".into(),
+    )])
+    .unwrap();
+    assert_eq!(
+        policy.plan(&request("focus")).expect_err("fails").to_string(),
+        "policy evaluation failed (scope): `scope` is `everything`; it must be one of `selection`, `focus`, `window`, `app`"
+    );
+}
+
+#[test]
+fn attribute_values_reach_the_policy_when_declared() {
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        "package ctxgate\n\nelement_attributes := {\"AXDOMClassList\"}\n\ndeny contains \"ads\" if input.element.attributes.AXDOMClassList == \"ad\"\n".into(),
+    )])
+    .unwrap();
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    assert_eq!(evaluator.plan().element_attributes, ["AXDOMClassList"]);
+    let ad = serde_json::json!("ad");
+    let mut e = element(Role::Group);
+    e.attribute_names = vec!["AXDOMClassList"];
+    e.attributes = vec![("AXDOMClassList", &ad)];
+    assert_eq!(evaluator.decide(&e).unwrap().deny, vec![Arc::from("ads")]);
+}
+
+/// Prints the cost of one cold projection (run with `--nocapture`).
+#[test]
+fn cost_per_projection() {
+    let policy = Policy::embedded_default().unwrap();
+    let mut evaluator = policy.evaluator(&request("focus")).unwrap();
+    let mut inputs = Vec::new();
+    // 200 distinct projections of realistic depth (2 to 21 ancestors).
+    for depth in 0..20 {
+        for (i, role) in [
+            Role::Text,
+            Role::Row,
+            Role::Cell,
+            Role::Group,
+            Role::Heading,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for focused in [false, true] {
+                let mut e = element(role);
+                e.focused = focused;
+                e.visible = i != 3 || depth % 2 == 0;
+                e.inside.splice(0..0, vec![(Role::Group, None); depth]);
+                inputs.push(e);
+            }
+        }
+    }
+    let start = Instant::now();
+    for e in &inputs {
+        evaluator.decide(e).unwrap();
+    }
+    let cold = start.elapsed() / inputs.len() as u32;
+    let start = Instant::now();
+    for _ in 0..200 {
+        for e in &inputs {
+            evaluator.decide(e).unwrap();
+        }
+    }
+    let warm = start.elapsed() / (inputs.len() as u32 * 200);
+    println!(
+        "{} projections, {} evaluations: {cold:?} per cold projection, {warm:?} per memoised decide",
+        inputs.len(),
+        evaluator.evaluations()
+    );
+    assert_eq!(evaluator.evaluations(), inputs.len() * 4);
+}
+
+/// Loading compiles for the interpreter and the RVM; it must stay cheap
+/// enough to do at start-up.
+#[test]
+fn loading_the_default_policy_is_quick() {
+    let start = Instant::now();
+    Policy::embedded_default().unwrap();
+    let took = start.elapsed();
+    println!("embedded_default() took {took:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}

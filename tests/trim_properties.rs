@@ -1,0 +1,320 @@
+//! The privacy and budget invariants of trimming, as properties over
+//! generated trees: a canary in every denied or masked element and every
+//! redaction match never reaches the output, the report or the logs; the
+//! output never exceeds the budget; it always conforms; trimming is
+//! deterministic, idempotent and monotone in the budget.
+//!
+//! The decider here is native and table-driven (subrole words), so the
+//! properties exercise trimming itself; `tests/gate_properties.rs` runs the
+//! same invariants through the real default policy.
+
+use std::sync::{Arc, Mutex};
+
+use ctxgate::model::{Content, Element, Role};
+use ctxgate::policy::{Budget, Decision, ElementInput, Redaction, RequestPlan, Scope};
+use ctxgate::render::Format;
+use ctxgate::trim::{trim_with, Decider, Request};
+use ctxgate::{Answer, Error};
+use proptest::prelude::*;
+
+struct Table(usize);
+
+impl Decider for Table {
+    fn decide(&mut self, e: &ElementInput<'_>) -> ctxgate::Result<Arc<Decision>> {
+        self.0 += 1;
+        let mut d = Decision::default();
+        match e.subrole {
+            Some("deny-me") => d.deny.push("test-deny".into()),
+            Some("mask-me") => d.mask.push("test-mask".into()),
+            Some("keep-me") => d.keep.push("test-keep".into()),
+            Some("prune-me") => d.prune.push("test-prune".into()),
+            _ => {}
+        }
+        if e.role == Role::Text && e.subrole == Some("secure") {
+            d.mask.push("floor:secure-text".into());
+        }
+        if !e.visible {
+            d.prune.push("invisible".into());
+        }
+        if e.focused || e.selected {
+            d.keep.push("user-position".into());
+        }
+        d.priority = if e.role == Role::Heading { 2.0 } else { 0.0 };
+        Ok(Arc::new(d))
+    }
+    fn evaluations(&self) -> usize {
+        self.0
+    }
+}
+
+fn plan(scope: Scope) -> RequestPlan {
+    RequestPlan {
+        scope,
+        budget: None,
+        redact: vec![Redaction {
+            id: "secret".into(),
+            regex: regex::Regex::new(r"SECRET-[0-9]+").unwrap(),
+            replace: "[redacted]".into(),
+            luhn: false,
+        }],
+        title_patterns: vec![],
+        element_attributes: vec![],
+    }
+}
+
+const SUBROLES: [&str; 8] = [
+    "deny-me", "mask-me", "keep-me", "prune-me", "secure", "pane", "note", "",
+];
+
+#[derive(Debug, Clone)]
+struct Spec {
+    role: usize,
+    subrole: usize,
+    visible: Option<bool>,
+    selected: bool,
+    text_len: usize,
+    secret: bool,
+    children: Vec<Spec>,
+}
+
+fn spec() -> impl Strategy<Value = Spec> {
+    let leaf = (
+        0..13usize,
+        0..8usize,
+        prop::option::of(any::<bool>()),
+        prop::bool::weighted(0.1),
+        0..40usize,
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(
+            |(role, subrole, visible, selected, text_len, secret)| Spec {
+                role,
+                subrole,
+                visible,
+                selected,
+                text_len,
+                secret,
+                children: vec![],
+            },
+        );
+    leaf.prop_recursive(5, 80, 6, |inner| {
+        (
+            0..13usize,
+            0..8usize,
+            prop::option::of(any::<bool>()),
+            prop::bool::weighted(0.1),
+            0..40usize,
+            prop::bool::weighted(0.2),
+            prop::collection::vec(inner, 0..6),
+        )
+            .prop_map(
+                |(role, subrole, visible, selected, text_len, secret, children)| Spec {
+                    role,
+                    subrole,
+                    visible,
+                    selected,
+                    text_len,
+                    secret,
+                    children,
+                },
+            )
+    })
+}
+
+/// Builds an answer: ids `e0…`, each element's title and text carry its own
+/// canary `CANARYn`, some texts a redaction match; a focus path follows the
+/// first child at each level for `focus_depth` levels.
+fn build(windows: Vec<Spec>, focus_depth: usize) -> Answer {
+    let mut next = 0;
+    let mut root = Element::new("e0", Role::Application);
+    root.title = Some("App".into());
+    next += 1;
+    // (spec, parent path) built iteratively.
+    let mut stack: Vec<(Spec, Vec<usize>, usize)> = windows
+        .into_iter()
+        .enumerate()
+        .rev()
+        .map(|(i, s)| (s, vec![i], 1))
+        .collect();
+    while let Some((spec, path, depth)) = stack.pop() {
+        let id = next;
+        next += 1;
+        let role = if depth == 1 {
+            Role::Window
+        } else {
+            Role::ALL[spec.role.max(1)]
+        };
+        let mut element = Element::new(format!("e{id}"), role);
+        let sub = SUBROLES[spec.subrole];
+        if !sub.is_empty() {
+            element.subrole = Some(sub.into());
+        }
+        element.title = Some(format!("title CANARY{id}Z"));
+        let mut text = format!("text CANARY{id}Z ");
+        text.push_str(&"lorem ipsum ".repeat(spec.text_len / 4));
+        if spec.secret {
+            text.push_str(&format!(" SECRET-{id}"));
+        }
+        element.content = vec![Content::text(text)];
+        element.visible = spec.visible;
+        if spec.selected {
+            element.selected = Some(true);
+        }
+        if path.iter().all(|&i| i == 0) && depth <= focus_depth {
+            element.focused = Some(true);
+        }
+        // Place it.
+        let mut parent = &mut root;
+        for &i in &path[..path.len() - 1] {
+            parent = &mut parent.children[i];
+        }
+        parent.children.push(element);
+        for (i, child) in spec.children.into_iter().enumerate().rev() {
+            let mut child_path = path.clone();
+            child_path.push(i);
+            stack.push((child, child_path, depth + 1));
+        }
+    }
+    Answer {
+        protocol: "0.2.0".into(),
+        instance: "prop".into(),
+        root,
+    }
+}
+
+/// Ids of elements whose text must never leave: denied or masked, here or above.
+fn forbidden(answer: &Answer) -> Vec<String> {
+    let tree = ctxgate::Tree::new(&answer.root);
+    let mut hidden = vec![false; tree.len()];
+    let mut ids = Vec::new();
+    for (at, node) in tree.nodes().iter().enumerate() {
+        let sub = node.element.subrole.as_deref();
+        let own = matches!(sub, Some("deny-me") | Some("mask-me"))
+            || (node.role() == Role::Text && sub == Some("secure"));
+        hidden[at] = own || node.parent.is_some_and(|p| hidden[p as usize]);
+        if hidden[at] {
+            ids.push(node.element.id[1..].to_string());
+        }
+    }
+    ids
+}
+
+/// Captures everything the library logs, at every level.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn trim_logged(
+    answer: &Answer,
+    request: &Request,
+    scope: Scope,
+) -> (ctxgate::Result<ctxgate::trim::Trimmed>, String) {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::FULL)
+        .finish();
+    let result = tracing::subscriber::with_default(subscriber, || {
+        trim_with(answer, request, &plan(scope), &mut Table(0), "hash")
+    });
+    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    (result, logged)
+}
+
+const SCOPES: [Scope; 4] = [Scope::Selection, Scope::Focus, Scope::Window, Scope::App];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn nothing_denied_masked_or_redacted_ever_leaves(
+        windows in prop::collection::vec(spec(), 1..4),
+        focus_depth in 0..4usize,
+        scope in 0..4usize,
+        budget in prop::option::of(200..6000usize),
+        outline in any::<bool>(),
+    ) {
+        let answer = build(windows, focus_depth);
+        prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
+        let mut request = Request::new("test");
+        if let Some(b) = budget {
+            request = request.budget(Budget::Bytes(b));
+        }
+        if outline {
+            request = request.format(Format::Outline);
+        }
+        let (result, logs) = trim_logged(&answer, &request, SCOPES[scope]);
+        let forbidden = forbidden(&answer);
+        match result {
+            Ok(out) => {
+                let report = serde_json::to_string(&out.report).unwrap();
+                for id in &forbidden {
+                    let canary = format!("CANARY{id}Z");
+                    prop_assert!(!out.rendered.contains(&canary), "{canary} in output");
+                    prop_assert!(!report.contains(&canary), "{canary} in report");
+                }
+                prop_assert!(!out.rendered.contains("SECRET-"));
+                prop_assert!(!report.contains("SECRET-"));
+                // The report never carries any text at all.
+                prop_assert!(!report.contains("CANARY"));
+                prop_assert!(!logs.contains("CANARY") && !logs.contains("SECRET-"));
+                if let Some(b) = budget {
+                    prop_assert!(out.rendered.len() <= b);
+                }
+                let findings = ctxgate::check(&out.answer);
+                prop_assert!(findings.iter().all(|f| !f.is_error()), "{findings:?}");
+                prop_assert_eq!(&out.rendered, &request.format.render(&out.answer));
+                // Deterministic, and idempotent.
+                let (again, _) = trim_logged(&answer, &request, SCOPES[scope]);
+                prop_assert_eq!(&again.unwrap().rendered, &out.rendered);
+                let (twice, _) = trim_logged(&out.answer, &request, SCOPES[scope]);
+                prop_assert_eq!(&twice.unwrap().rendered, &out.rendered);
+            }
+            Err(Error::BudgetUnreachable { needed, budget: b, .. }) => {
+                prop_assert!(needed > b);
+                prop_assert!(!logs.contains("CANARY"));
+                // The smallest budget that works, works.
+                let (retry, _) = trim_logged(&answer, &request.clone().budget(Budget::Bytes(needed)), SCOPES[scope]);
+                prop_assert!(retry.is_ok(), "needed {needed} did not work");
+            }
+            Err(other) => prop_assert!(false, "unexpected error: {other}"),
+        }
+    }
+
+    #[test]
+    fn a_larger_budget_never_sends_less(
+        windows in prop::collection::vec(spec(), 1..3),
+        focus_depth in 0..3usize,
+        scope in 0..4usize,
+        small in 100..3000usize,
+        extra in 1..3000usize,
+    ) {
+        let answer = build(windows, focus_depth);
+        prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
+        let sent = |budget: usize| {
+            let request = Request::new("test").budget(Budget::Bytes(budget));
+            trim_with(&answer, &request, &plan(SCOPES[scope]), &mut Table(0), "h").ok().map(|out| {
+                out.report
+                    .decisions
+                    .iter()
+                    .filter(|d| !matches!(d.outcome, ctxgate::trim::Outcome::Budget))
+                    .map(|d| d.id.clone())
+                    .collect::<std::collections::BTreeSet<_>>()
+            })
+        };
+        if let (Some(a), Some(b)) = (sent(small), sent(small + extra)) {
+            prop_assert!(a.is_subset(&b), "{:?} not in {:?}", a.difference(&b).collect::<Vec<_>>(), b);
+        }
+    }
+}
