@@ -8,8 +8,8 @@
 mod check;
 mod import;
 mod policy;
-mod trim;
 mod synth;
+mod trim;
 
 use std::io::Read;
 use std::path::Path;
