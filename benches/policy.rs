@@ -126,8 +126,11 @@ fn decide_all(policy: &Policy, request: &RequestInput, inputs: &[ElementInput<'_
     evaluator.evaluations()
 }
 
+/// Loads a policy afresh: empty caches.
+type LoadPolicy = fn() -> Policy;
+
 fn policy(c: &mut Criterion) {
-    let policies: [(&str, fn() -> Policy); 2] = [
+    let policies: [(&str, LoadPolicy); 2] = [
         ("default", || Policy::embedded_default().expect("loads")),
         ("default + 50 rules", fifty_rule_policy),
     ];
