@@ -18,6 +18,7 @@ pub mod trim;
 pub use check::{check, check_bytes, CheckReport, Finding, Requirement, Severity};
 pub use error::{Error, Result};
 pub use gate::Gate;
+pub use policy::Policy;
 pub use limits::Limits;
 pub use model::{Answer, Element, Role, RoleName, Tree};
 pub use read::{read, read_conforming};
