@@ -12,6 +12,7 @@ pub mod read;
 mod redact;
 pub mod render;
 mod suggest;
+pub mod synth;
 mod tokens;
 pub mod trim;
 

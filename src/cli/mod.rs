@@ -10,6 +10,7 @@ mod check;
 mod import;
 mod policy;
 mod trim;
+mod synth;
 
 use std::io::Read;
 use std::path::Path;
@@ -36,6 +37,8 @@ enum Command {
     Import(import::ImportArgs),
     /// Check, test, document and preview policies.
     Policy(policy::PolicyArgs),
+    /// Generate a realistic 0.2.0 answer of N elements, deterministic for a seed.
+    Synth(synth::SynthArgs),
 }
 
 /// Limits on what is read; defaults in the README.
@@ -91,6 +94,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
         Command::Policy(args) => policy::run(args),
+        Command::Synth(args) => synth::run(args),
     };
     match outcome {
         Outcome::Fine => ExitCode::SUCCESS,
