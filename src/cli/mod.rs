@@ -9,8 +9,8 @@
 mod check;
 mod import;
 mod policy;
-mod trim;
 mod synth;
+mod trim;
 
 use std::io::Read;
 use std::path::Path;
@@ -122,6 +122,8 @@ fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        // Each stage's span reports its time when it closes.
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .try_init();
 }
 
