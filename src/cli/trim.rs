@@ -47,7 +47,7 @@ enum FormatArg {
 
 pub fn run(args: TrimArgs) -> Outcome {
     // The token vocabulary loads while the policy compiles and the input is read.
-    let warm = std::thread::spawn(|| ctxgate::Gate::warm_up_tokens());
+    let warm = std::thread::spawn(ctxgate::Gate::warm_up_tokens);
     let gate = match &args.policy {
         Some(path) => Gate::from_policy_path(path),
         None => Gate::embedded_default(),
