@@ -3,7 +3,8 @@
 //! Exit codes, for every subcommand: 0 = fine; 1 = the input was judged and
 //! found wanting (does not conform, over a limit, findings, failures,
 //! budget unreachable); 2 = usage, I/O or policy error. Errors go to stderr
-//! as `error: …`; on any non-zero exit, stdout carries nothing.
+//! as `error: …`. `trim` and `import` write nothing to stdout on a non-zero
+//! exit; `check` and `policy` print their findings there, as their output.
 
 mod check;
 mod import;
@@ -121,6 +122,8 @@ fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        // Each stage's span reports its time when it closes.
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .try_init();
 }
 
