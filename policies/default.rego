@@ -160,7 +160,8 @@ mask contains "secure-text" if {
 # METADATA
 # title: Mask text titled like a secret
 # description: Text whose title matches the password, passcode, PIN or
-#   one-time-code pattern: its content is masked, its title kept.
+#   one-time-code pattern: sent as a placeholder (id, role, subrole, states,
+#   and whether it is empty), without its title or content.
 mask contains "secret-title" if {
 	input.element.role == "Text"
 	input.element.title_matches[_] in {"password", "passcode", "pin", "one-time-code"}
@@ -191,10 +192,9 @@ keep contains "selection" if {
 
 # METADATA
 # title: Keep the enclosing document
-# description: For `selection` and `focus`, a Document that is on the focus path
-#   or is itself selected. A rule sees one element and its ancestors, so a
-#   Document cannot see a selection inside it; ctxgate keeps every kept
-#   element's ancestors anyway, which covers that case.
+# description: For `selection` and `focus`, a Document that is on the focus
+#   path, is selected, or has the selection inside it
+#   (`input.element.contains_selection`): sent whole, not as a skeleton.
 keep contains "enclosing-document" if {
 	input.element.role == "Document"
 	input.action.name in {"selection", "focus"}
@@ -202,11 +202,14 @@ keep contains "enclosing-document" if {
 }
 
 # METADATA
-# title: On the focus path or selected (helper)
-# description: True for an element that is focused or selected.
+# title: On the focus path or at the selection (helper)
+# description: True for an element that is focused, selected, or has the
+#   selection inside it.
 on_focus_or_selected if input.element.focused
 
 on_focus_or_selected if input.element.selected
+
+on_focus_or_selected if input.element.contains_selection
 
 # METADATA
 # title: Priority favours what is near the user

@@ -99,3 +99,19 @@ test_card_numbers_are_luhn_checked if {
 	r.id == "card-number"
 	r.luhn == true
 }
+
+test_document_enclosing_the_selection_is_kept_for_selection if {
+	"enclosing-document" in keep with input as {
+		"action": {"name": "selection"},
+		"element": {"role": "Document", "selected": false, "focused": false, "visible": true, "hovered": false, "contains_selection": true, "title_matches": []},
+		"inside": [],
+	}
+}
+
+test_document_enclosing_the_selection_is_not_kept_for_app if {
+	not "enclosing-document" in keep with input as {
+		"action": {"name": "app"},
+		"element": {"role": "Document", "selected": false, "focused": false, "visible": true, "hovered": false, "contains_selection": true, "title_matches": []},
+		"inside": [],
+	}
+}

@@ -33,6 +33,7 @@ fn element(role: Role) -> ElementInput<'static> {
         hovered: false,
         has_title: true,
         has_content: false,
+        contains_selection: false,
         attribute_names: Vec::new(),
         attributes: Vec::new(),
         title_matches: Vec::new(),

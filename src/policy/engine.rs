@@ -566,6 +566,7 @@ pub(crate) fn element_json(element: &ElementInput<'_>) -> (serde_json::Value, se
         ("hovered", element.hovered),
         ("has_title", element.has_title),
         ("has_content", element.has_content),
+        ("contains_selection", element.contains_selection),
     ] {
         el.insert(name.into(), value.into());
     }
@@ -728,14 +729,14 @@ fn priority(value: &Value) -> Result<f64> {
 struct OwnedProjection {
     role: Role,
     subrole: Option<Box<str>>,
-    states: [bool; 6],
+    states: [bool; 7],
     attribute_names: Vec<Box<str>>,
     attributes: Vec<(Box<str>, serde_json::Value)>,
     title_matches: Vec<Box<str>>,
     inside: Vec<(Role, Option<Box<str>>)>,
 }
 
-fn states(e: &ElementInput<'_>) -> [bool; 6] {
+fn states(e: &ElementInput<'_>) -> [bool; 7] {
     [
         e.selected,
         e.focused,
@@ -743,6 +744,7 @@ fn states(e: &ElementInput<'_>) -> [bool; 6] {
         e.hovered,
         e.has_title,
         e.has_content,
+        e.contains_selection,
     ]
 }
 

@@ -295,6 +295,7 @@ const INPUT: Shape = Shape::Object(&[
             ("hovered", Shape::Leaf),
             ("has_title", Shape::Leaf),
             ("has_content", Shape::Leaf),
+            ("contains_selection", Shape::Leaf),
             ("attribute_names", Shape::Array(&Shape::Leaf)),
             ("attributes", Shape::Any),
             ("title_matches", Shape::Array(&Shape::Leaf)),

@@ -124,6 +124,9 @@ pub struct ElementInput<'a> {
     pub has_title: bool,
     /// Whether it has content.
     pub has_content: bool,
+    /// Whether a selected element is inside it (a descendant): lets a rule
+    /// keep the Document that encloses the selection.
+    pub contains_selection: bool,
     /// Its attribute names, in the provider's order.
     pub attribute_names: Vec<&'a str>,
     /// The values of the attributes the policy declares it reads.

@@ -25,6 +25,7 @@ pub struct Probe {
     hovered: bool,
     visible: bool,
     title_matches: Vec<String>,
+    contains_selection: bool,
     inside: Vec<Role>,
 }
 
@@ -45,6 +46,7 @@ impl Probe {
             hovered: false,
             visible: true,
             title_matches: Vec::new(),
+            contains_selection: false,
             inside,
         }
     }
@@ -60,6 +62,7 @@ impl Probe {
             hovered: self.hovered,
             has_title: true,
             has_content: self.role == Role::Text,
+            contains_selection: self.contains_selection,
             attribute_names: Vec::new(),
             attributes: Vec::new(),
             title_matches: self.title_matches.iter().map(String::as_str).collect(),
@@ -93,6 +96,9 @@ pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
         p.selected = true;
         out.push(p);
     }
+    let mut p = Probe::new("Document, with the selection inside", Role::Document);
+    p.contains_selection = true;
+    out.push(p);
     let mut p = Probe::new("Text, hovered", Role::Text);
     p.hovered = true;
     out.push(p);

@@ -216,6 +216,16 @@ fn decide_all(
     decider: &mut dyn Decider,
 ) -> Result<Vec<Arc<Decision>>> {
     let mut decisions = Vec::with_capacity(tree.len());
+    // Whether a selected element is below each element: children come
+    // after their parent in document order, so one backward pass.
+    let mut contains_selection = vec![false; tree.len()];
+    for (at, node) in tree.nodes().iter().enumerate().rev() {
+        if let Some(parent) = node.parent {
+            if node.selected || contains_selection[at] {
+                contains_selection[parent as usize] = true;
+            }
+        }
+    }
     for (at, node) in tree.nodes().iter().enumerate() {
         let element = node.element;
         let inside = tree
@@ -256,6 +266,7 @@ fn decide_all(
             hovered: node.hovered,
             has_title: element.title.is_some(),
             has_content: !element.content.is_empty(),
+            contains_selection: contains_selection[at],
             attribute_names,
             attributes,
             title_matches,
