@@ -1,7 +1,9 @@
 //! Regression tests for what fuzzing and the hostile-input review found
 //! (issue 6), each named after what it reproduces. SECURITY.md lists them.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ctxgate::policy::Policy;
 use ctxgate::{Gate, Request};
@@ -80,4 +82,67 @@ fn recursion_at_the_end_of_a_long_chain_is_still_refused() {
     });
     assert!(err.starts_with("policy chain.rego:"), "{err}");
     assert!(err.contains("recursion: `r1000` -> `r1001`"), "{err}");
+}
+
+/// Counts live and peak heap bytes, so a test can bound what trimming holds.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: forwarded as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded as is.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Found by the hostile-input review: the policy's decision caches kept a
+/// copy of every ancestor's subrole per distinct element projection, so an
+/// 8.5 MB answer (one 8 MB subrole above 2,000 children with distinct
+/// subroles) made a release build take 24 GB. The caches now keep a
+/// SHA-256 of the ancestors. Here: a 1 MB subrole above 200 distinct
+/// children held 400 MB before the fix.
+#[test]
+fn a_long_subrole_above_many_distinct_children_is_not_copied_per_decision() {
+    let mut bytes = br#"{"protocol":"0.2.0","instance":"h","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","subrole":""#.to_vec();
+    bytes.resize(bytes.len() + 1024 * 1024, b'x');
+    bytes.extend_from_slice(br#"","children":["#);
+    for i in 0..200 {
+        if i > 0 {
+            bytes.push(b',');
+        }
+        let _ = write!(
+            Bytes(&mut bytes),
+            r#"{{"id":"c{i}","role":"Text","subrole":"s{i}"}}"#
+        );
+    }
+    bytes.extend_from_slice(b"]}]}}");
+    let gate = Gate::embedded_default().unwrap();
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let out = gate.trim_bytes(&bytes, &Request::new("app")).unwrap();
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    assert!(out.report.evaluations >= 200);
+    assert!(peak < 100 * 1024 * 1024, "peak {} MB", peak >> 20);
+}
+
+/// `write!` into a byte vector.
+struct Bytes<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for Bytes<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
 }
