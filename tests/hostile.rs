@@ -426,7 +426,9 @@ fn app_text_cannot_forge_outline_lines_states_or_notices() {
     let lines: Vec<&str> = out.rendered.lines().collect();
     assert_eq!(lines.len(), 7);
     assert!(lines[3..].iter().all(|l| l.starts_with("      | ")));
-    // The forged `ctxgate:` attributes were dropped, and counted.
+    // The forged notices were dropped: not in a placeholder's shape (the
+    // element has a title), and the notice names are not counted as
+    // reserved attributes.
     assert_eq!(out.report.reserved_attributes_dropped, 0);
     assert!(!out.rendered.contains("mask:x"));
 }
