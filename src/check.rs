@@ -168,6 +168,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
     let tree = Tree::new(&answer.root);
     let mut findings = Vec::new();
     let mut first_place: HashMap<&str, u32> = HashMap::with_capacity(tree.len());
+    let mut has_related = false;
 
     for (at, node) in tree.nodes().iter().enumerate() {
         let at = at as u32;
@@ -224,30 +225,27 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
             }
         }
 
-        // R1: no state repeated under attributes.
-        for state in STATES {
-            if element.attributes.0.contains_key(state) {
-                findings.push(Finding::error(
+        // R1: no state repeated under attributes; 4.3: reserved attributes.
+        for (name, value) in &element.attributes.0 {
+            match name.as_str() {
+                state if STATES.contains(&state) => findings.push(Finding::error(
                     Requirement::R1,
                     format!("{}/attributes/{state}", pointer()),
                     id(),
                     format!("state `{state}` is stated under `attributes`; state it once, as the element's own `{state}` field"),
-                ));
-            }
-        }
-        // 4.3: reserved attributes.
-        if let Some(author) = element.attributes.0.get("author") {
-            if !author.is_string() {
-                findings.push(Finding::error(
+                )),
+                "author" if !value.is_string() => findings.push(Finding::error(
                     Requirement::Schema,
                     format!("{}/attributes/author", pointer()),
                     id(),
                     "reserved attribute `author` must be a string",
-                ));
+                )),
+                "related" => {
+                    check_related(value, &pointer(), id(), &mut findings);
+                    has_related = true;
+                }
+                _ => {}
             }
-        }
-        if let Some(related) = element.attributes.0.get("related") {
-            check_related(related, &pointer(), id(), &mut findings);
         }
 
         // R6 and 4.1's focus rule.
@@ -302,7 +300,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
     }
 
     // related ids that name no element.
-    for (at, node) in tree.nodes().iter().enumerate() {
+    for (at, node) in tree.nodes().iter().enumerate().filter(|_| has_related) {
         for link in node.element.attributes.related() {
             if let crate::model::RelatedTarget::Id(target) = link.target {
                 if !first_place.contains_key(target) {

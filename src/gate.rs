@@ -45,6 +45,18 @@ impl Gate {
         self
     }
 
+    /// Loads what the first request would otherwise load: the token
+    /// vocabulary (~100 ms, once per process). Call it at start-up, on any
+    /// thread, to keep that off the first request.
+    pub fn warm_up(&self) {
+        Gate::warm_up_tokens();
+    }
+
+    /// [`Gate::warm_up`] without a gate: loads the token vocabulary.
+    pub fn warm_up_tokens() {
+        crate::tokens::warm_up();
+    }
+
     /// The policy.
     pub fn policy(&self) -> &Policy {
         &self.policy
@@ -57,11 +69,24 @@ impl Gate {
 
     /// Reads an answer's bytes (0.2.x, or 0.1 upgraded) and trims it.
     pub fn trim_bytes(&self, bytes: &[u8], request: &Request) -> Result<Trimmed> {
-        let answer = {
+        let reading = {
             let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
-            crate::read::read_conforming(bytes, &self.limits)?
+            crate::read::read(bytes, &self.limits)?
         };
-        self.trim(&answer, request)
+        // Shape problems found while reading: report them with the tree's
+        // own findings. Otherwise `trim` checks the tree, once.
+        match reading.answer {
+            Some(answer) if !reading.findings.iter().any(crate::Finding::is_error) => {
+                self.trim(&answer, request)
+            }
+            answer => {
+                let mut findings = reading.findings;
+                if let Some(answer) = &answer {
+                    findings.extend(crate::check::check(answer));
+                }
+                Err(crate::Error::NotConforming { findings })
+            }
+        }
     }
 
     /// Trims an answer the host already holds. It is checked first: an

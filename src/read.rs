@@ -51,7 +51,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Reading> {
     let mut ctx = Ctx {
         limits,
         findings: Vec::new(),
-        path: String::new(),
+        path: Vec::new(),
         elements: 0,
         depth: 0,
         abort: None,
@@ -124,12 +124,20 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
+                // Skip the string's body: find its closing quote, stepping
+                // over escapes.
                 i += 1;
-                while i < bytes.len() {
-                    match bytes[i] {
-                        b'\\' => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
+                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at;
+                            break;
+                        }
+                        None => {
+                            i = bytes.len();
+                            break;
+                        }
                     }
                 }
             }
@@ -332,8 +340,9 @@ impl Version {
 struct Ctx<'l> {
     limits: &'l Limits,
     findings: Vec<Finding>,
-    /// The JSON pointer of the element being read.
-    path: String,
+    /// Child indices from the root to the element being read; its JSON
+    /// pointer is built from them only when a finding needs it.
+    path: Vec<u32>,
     elements: usize,
     depth: usize,
     /// A limit error that stopped the parse; reported instead of serde's.
@@ -341,6 +350,16 @@ struct Ctx<'l> {
 }
 
 impl Ctx<'_> {
+    /// The JSON pointer of the element being read.
+    fn pointer(&self) -> String {
+        let mut pointer = String::from("/root");
+        for index in &self.path {
+            pointer.push_str("/children/");
+            pointer.push_str(&index.to_string());
+        }
+        pointer
+    }
+
     fn stop<E: de::Error>(&mut self, error: Error) -> E {
         self.abort = Some(error);
         E::custom("limit exceeded")
@@ -349,7 +368,7 @@ impl Ctx<'_> {
     fn wrong_type(&mut self, field: &str, expected: &str, found: &Scalar, id: Option<&str>) {
         self.findings.push(Finding::error(
             Requirement::Schema,
-            format!("{}/{}", self.path, field),
+            format!("{}/{}", self.pointer(), field),
             id.map(str::to_string),
             format!("`{field}` must be {expected}, found {}", found.kind()),
         ));
@@ -548,9 +567,7 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_> {
                 }
                 Field::Root => {
                     ctx.path.clear();
-                    ctx.path.push_str("/root");
                     raw.root = map.next_value_seed(ElementSeed(&mut *ctx))?;
-                    ctx.path.clear();
                 }
                 Field::Items => raw.items = Some(map.next_value()?),
                 Field::Focus => raw.focus = Some(map.next_value()?),
@@ -623,7 +640,7 @@ impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_> {
             Err(kind) => {
                 ctx.findings.push(Finding::error(
                     Requirement::Schema,
-                    ctx.path.clone(),
+                    ctx.pointer(),
                     None,
                     format!("an element must be a JSON object, found {kind}"),
                 ));
@@ -674,7 +691,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
         if ctx.depth > ctx.limits.max_depth {
             let error = Error::TooDeep {
                 limit: ctx.limits.max_depth,
-                place: format!("(at {})", ctx.path),
+                place: format!("(at {})", ctx.pointer()),
             };
             return Err(ctx.stop(error));
         }
@@ -687,7 +704,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
             if bit != 0 && seen & bit != 0 {
                 ctx.findings.push(Finding::error(
                     Requirement::Schema,
-                    format!("{}/{}", ctx.path, field.name()),
+                    format!("{}/{}", ctx.pointer(), field.name()),
                     None,
                     format!("field `{}` appears twice in one element", field.name()),
                 ));
@@ -751,7 +768,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
                         "type" | "parent" | "locatable" | "payload" => {
                             ctx.findings.push(Finding::error(
                                 Requirement::Version,
-                                format!("{}/{}", ctx.path, name),
+                                format!("{}/{}", ctx.pointer(), name),
                                 None,
                                 format!(
                                     "`{name}` is a 0.1 field, removed in 0.2.0 ({})",
@@ -772,7 +789,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
                 let id = has_id.then(|| element.id.clone());
                 ctx.findings.push(Finding::error(
                     Requirement::Schema,
-                    format!("{}/{}", ctx.path, field),
+                    format!("{}/{}", ctx.pointer(), field),
                     id,
                     format!("an element needs `{field}`"),
                 ));
@@ -781,7 +798,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
         let size = text_bytes(&element);
         if size > ctx.limits.max_content_bytes {
             let error = Error::ContentTooLarge {
-                pointer: ctx.path.clone(),
+                pointer: ctx.pointer(),
                 size,
                 limit: ctx.limits.max_content_bytes,
             };
@@ -804,7 +821,7 @@ fn removed_hint(field: &str) -> &'static str {
 fn unknown_field(ctx: &mut Ctx, name: &str) {
     ctx.findings.push(Finding::warning(
         Requirement::Schema,
-        format!("{}/{}", ctx.path, escape_pointer(name)),
+        format!("{}/{}", ctx.pointer(), escape_pointer(name)),
         None,
         format!("unknown element field `{name}` is ignored and never sent"),
     ));
@@ -875,7 +892,7 @@ fn read_content(ctx: &mut Ctx, value: Value) -> Vec<Content> {
         };
         ctx.findings.push(Finding::error(
             Requirement::Schema,
-            format!("{}/content/{i}", ctx.path),
+            format!("{}/content/{i}", ctx.pointer()),
             None,
             problem,
         ));
@@ -936,13 +953,11 @@ impl<'de> Visitor<'de> for ChildrenVisitor<'_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let ctx = self.0;
         let mut children = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        let base = ctx.path.len();
-        let mut index = 0usize;
+        let mut index = 0u32;
         loop {
-            use std::fmt::Write;
-            let _ = write!(ctx.path, "/children/{index}");
+            ctx.path.push(index);
             let next = seq.next_element_seed(ElementSeed(&mut *ctx));
-            ctx.path.truncate(base);
+            ctx.path.pop();
             match next? {
                 Some(Some(child)) => children.push(child),
                 Some(None) => {}
@@ -950,6 +965,9 @@ impl<'de> Visitor<'de> for ChildrenVisitor<'_, '_> {
             }
             index += 1;
         }
+        // JSON gives no length up front; the doubling growth would leave up
+        // to half of each list's capacity unused for the tree's lifetime.
+        children.shrink_to_fit();
         Ok(Ok(children))
     }
 }

@@ -23,6 +23,13 @@ pub fn measure(text: &str, budget: Budget) -> Result<usize> {
     }
 }
 
+/// Loads the o200k_base vocabulary now (~100 ms, once per process) rather
+/// than on the first token budget. A no-op without the `tokens` feature.
+pub fn warm_up() {
+    #[cfg(feature = "tokens")]
+    let _ = bpe_openai::o200k_base();
+}
+
 /// o200k_base tokens in `text`.
 #[cfg(feature = "tokens")]
 pub fn count_tokens(text: &str) -> Result<usize> {

@@ -3,11 +3,13 @@
 //! Exit codes, for every subcommand: 0 = fine; 1 = the input was judged and
 //! found wanting (does not conform, over a limit, findings, failures,
 //! budget unreachable); 2 = usage, I/O or policy error. Errors go to stderr
-//! as `error: …`; on any non-zero exit, stdout carries nothing.
+//! as `error: …`. `trim` and `import` write nothing to stdout on a non-zero
+//! exit; `check` and `policy` print their findings there, as their output.
 
 mod check;
 mod import;
 mod policy;
+mod synth;
 mod trim;
 
 use std::io::Read;
@@ -35,6 +37,8 @@ enum Command {
     Import(import::ImportArgs),
     /// Check, test, document and preview policies.
     Policy(policy::PolicyArgs),
+    /// Generate a realistic 0.2.0 answer of N elements, deterministic for a seed.
+    Synth(synth::SynthArgs),
 }
 
 /// Limits on what is read; defaults in the README.
@@ -90,6 +94,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
         Command::Policy(args) => policy::run(args),
+        Command::Synth(args) => synth::run(args),
     };
     match outcome {
         Outcome::Fine => ExitCode::SUCCESS,
@@ -117,6 +122,8 @@ fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        // Each stage's span reports its time when it closes.
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .try_init();
 }
 

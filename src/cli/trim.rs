@@ -46,6 +46,8 @@ enum FormatArg {
 }
 
 pub fn run(args: TrimArgs) -> Outcome {
+    // The token vocabulary loads while the policy compiles and the input is read.
+    let warm = std::thread::spawn(ctxgate::Gate::warm_up_tokens);
     let gate = match &args.policy {
         Some(path) => Gate::from_policy_path(path),
         None => Gate::embedded_default(),
@@ -70,6 +72,7 @@ pub fn run(args: TrimArgs) -> Outcome {
         (_, Some(n)) => request = request.budget(Budget::Bytes(n)),
         _ => {}
     }
+    let _ = warm.join();
     let trimmed = match gate.trim_bytes(&bytes, &request) {
         Ok(trimmed) => trimmed,
         Err(err) => {

@@ -289,8 +289,10 @@ fn mac_node(line: &Line<'_>) -> Node {
         line.is_true("AXSelected") || (subrole == Some("AXTabButton") && line.is_true("AXValue"));
     let quoted = line.raw("AXValue").filter(|v| v.starts_with('\''));
     match entry.kind {
-        // The value is skipped where it is read: never decoded, never copied.
-        Kind::Secure | Kind::Furniture => {}
+        // The value is skipped where it is read: never decoded, never
+        // copied; only whether there is one.
+        Kind::Secure => node.filled = quoted.is_some_and(|v| v.len() > 2),
+        Kind::Furniture => {}
         Kind::Report(Role::Text) | Kind::Control => {
             node.text = quoted.map(decode).filter(|s| !s.is_empty());
         }

@@ -8,6 +8,9 @@ use serde_json::Value;
 use super::Format;
 use crate::model::{Answer, Attributes, Content, Element, Role, PROTOCOL};
 
+/// The text a filled secure field carries instead of its value.
+pub const SECURE_MARKER: &str = "[secure value not imported]";
+
 /// What the answer does with one source node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -36,6 +39,9 @@ pub(crate) struct Node {
     pub title: Option<String>,
     /// Text a person reads in it (a text's value), as a content block.
     pub text: Option<String>,
+    /// For a secure field: whether the source showed a value. The value
+    /// itself is never read; this only lets a masked field say it is filled.
+    pub filled: bool,
     /// An address.
     pub url: Option<String>,
     /// The source marks it selected.
@@ -60,6 +66,7 @@ impl Node {
             subrole: None,
             title: None,
             text: None,
+            filled: false,
             url: None,
             selected: false,
             focused: false,
@@ -98,6 +105,13 @@ fn convert(node: Node, out: &mut Vec<Element>) {
             id: node.id.unwrap_or_default(),
             subrole: Some("secure".to_string()),
             title: node.title,
+            // A fixed marker, not the value: says the field is filled, so an
+            // agent does not retype it; carries no length and no text of it.
+            content: if node.filled {
+                vec![Content::text(SECURE_MARKER)]
+            } else {
+                Vec::new()
+            },
             selected: node.selected.then_some(true),
             focused: node.focused.then_some(true),
             visible: node.visible,

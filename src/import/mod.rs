@@ -52,6 +52,7 @@
 //! * `protocol` is `0.2.0`; `instance` is `import:<format>`.
 
 mod build;
+pub use build::SECURE_MARKER;
 mod roles;
 
 mod aria;

@@ -239,3 +239,4 @@ impl Serialize for Answer {
         map.end()
     }
 }
+

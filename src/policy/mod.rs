@@ -5,9 +5,11 @@
 //! floor applied. Compiled policies, request plans and decisions are cached
 //! across requests.
 //!
-//! INTERFACE CONTRACT (used by `trim`; the policy helper implements it):
-//! see the types below. Nothing here sees titles or content: only the
-//! projection in [`ElementInput`].
+//! Submodules: `source` loads files; `engine` compiles and evaluates them
+//! (the only code calling regorus's evaluation); `lint` checks a policy
+//! against the input's shape; `metadata` reads `# METADATA` comments;
+//! `tooling` runs tests and writes the reviewer's doc and plan. Nothing here
+//! sees titles or content: only the projection in [`ElementInput`].
 
 use std::sync::Arc;
 

@@ -9,12 +9,12 @@ mod fill;
 pub mod report;
 mod select;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::check::Finding;
 use crate::error::{Error, Result};
-use crate::model::{Answer, Tree};
+use crate::model::{Answer, Role, Tree};
 use crate::policy::{Action, Budget, Decision, ElementInput, RequestInput, RequestPlan};
 use crate::render::{notice, Format};
 
@@ -208,17 +208,31 @@ fn budgets(policy: Option<Budget>, request: Option<Budget>) -> Result<Vec<(Budge
     })
 }
 
-/// Asks the decider about every element. The projection holds no title,
-/// content, url or attribute value other than those the policy declared.
+/// What makes two elements look the same to a policy: their projection,
+/// with the ancestors' roles and subroles interned as a context id.
+#[derive(PartialEq, Eq, Hash)]
+struct ProjectionKey<'a> {
+    context: u32,
+    role: Role,
+    subrole: Option<&'a str>,
+    states: u8,
+    attribute_names: Vec<&'a str>,
+    declared: String,
+    title_matches: Vec<u16>,
+}
+
+/// Asks the decider about every distinct projection, once. The projection
+/// holds no title, content, url or attribute value other than those the
+/// policy declared.
 fn decide_all(
     tree: &Tree<'_>,
     plan: &RequestPlan,
     decider: &mut dyn Decider,
 ) -> Result<Vec<Arc<Decision>>> {
-    let mut decisions = Vec::with_capacity(tree.len());
+    let n = tree.len();
     // Whether a selected element is below each element: children come
     // after their parent in document order, so one backward pass.
-    let mut contains_selection = vec![false; tree.len()];
+    let mut contains_selection = vec![false; n];
     for (at, node) in tree.nodes().iter().enumerate().rev() {
         if let Some(parent) = node.parent {
             if node.selected || contains_selection[at] {
@@ -226,36 +240,74 @@ fn decide_all(
             }
         }
     }
+    // The context an element's children see: its own context plus itself.
+    let mut contexts: HashMap<(u32, Role, Option<&str>), u32> = HashMap::new();
+    let mut child_context: Vec<u32> = Vec::with_capacity(n);
+    let mut seen: HashMap<ProjectionKey<'_>, Arc<Decision>> = HashMap::new();
+    let mut decisions = Vec::with_capacity(n);
     for (at, node) in tree.nodes().iter().enumerate() {
         let element = node.element;
-        let inside = tree
-            .ancestors(at as u32)
-            .map(|a| {
-                let a = tree.node(a);
-                (a.role(), a.element.subrole.as_deref())
-            })
-            .collect();
-        let title_matches = match &element.title {
-            Some(title) => plan
+        let context = node.parent.map_or(0, |p| child_context[p as usize]);
+        let next = contexts.len() as u32 + 1;
+        let mine = *contexts
+            .entry((context, node.role(), element.subrole.as_deref()))
+            .or_insert(next);
+        child_context.push(mine);
+
+        let title_matches: Vec<u16> = match &element.title {
+            Some(title) if !plan.title_patterns.is_empty() => plan
                 .title_patterns
                 .iter()
-                .filter(|(_, regex)| regex.is_match(title))
-                .map(|(name, _)| name.as_str())
+                .enumerate()
+                .filter(|(_, (_, regex))| regex.is_match(title))
+                .map(|(i, _)| i as u16)
                 .collect(),
-            None => Vec::new(),
+            _ => Vec::new(),
         };
-        let attribute_names = element
+        let attribute_names: Vec<&str> = element
             .attributes
             .0
             .keys()
             .map(String::as_str)
             .filter(|k| !k.starts_with(notice::PREFIX))
             .collect();
-        let attributes = plan
-            .element_attributes
-            .iter()
-            .filter_map(|name| element.attributes.0.get_key_value(name.as_str()))
-            .map(|(k, v)| (k.as_str(), v))
+        let mut declared = String::new();
+        for name in &plan.element_attributes {
+            if let Some(value) = element.attributes.0.get(name.as_str()) {
+                declared.push_str(&serde_json::to_string(&(name, value)).expect("JSON serializes"));
+            }
+        }
+        let flags = [
+            node.selected,
+            node.focused,
+            node.visible,
+            node.hovered,
+            element.title.is_some(),
+            !element.content.is_empty(),
+            contains_selection[at],
+        ];
+        let key = ProjectionKey {
+            context,
+            role: node.role(),
+            subrole: element.subrole.as_deref(),
+            states: flags
+                .iter()
+                .enumerate()
+                .fold(0u8, |acc, (i, &f)| acc | (u8::from(f) << i)),
+            attribute_names,
+            declared,
+            title_matches,
+        };
+        if let Some(decision) = seen.get(&key) {
+            decisions.push(decision.clone());
+            continue;
+        }
+        let inside = tree
+            .ancestors(at as u32)
+            .map(|a| {
+                let a = tree.node(a);
+                (a.role(), a.element.subrole.as_deref())
+            })
             .collect();
         let input = ElementInput {
             role: node.role(),
@@ -267,13 +319,29 @@ fn decide_all(
             has_title: element.title.is_some(),
             has_content: !element.content.is_empty(),
             contains_selection: contains_selection[at],
-            attribute_names,
-            attributes,
-            title_matches,
+            attribute_names: key.attribute_names.clone(),
+            attributes: plan
+                .element_attributes
+                .iter()
+                .filter_map(|name| element.attributes.0.get_key_value(name.as_str()))
+                .map(|(k, v)| (k.as_str(), v))
+                .collect(),
+            title_matches: key
+                .title_matches
+                .iter()
+                .map(|&i| plan.title_patterns[i as usize].0.as_str())
+                .collect(),
             inside,
         };
-        decisions.push(decider.decide(&input)?);
+        let decision = decider.decide(&input)?;
+        decisions.push(decision.clone());
+        seen.insert(key, decision);
     }
+    tracing::debug!(
+        projections = seen.len(),
+        contexts = contexts.len(),
+        "projections"
+    );
     Ok(decisions)
 }
 

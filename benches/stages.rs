@@ -1,0 +1,112 @@
+//! Each stage of the pipeline on its own, against the floor: serde_json
+//! into plain typed structs and back, the least any reader and writer of
+//! the same bytes must spend.
+//!
+//! `cargo bench --bench stages`; add `CTXGATE_BENCH_1M=1` for 1M elements.
+
+mod common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use serde::{Deserialize, Serialize};
+
+/// The floor's element: a plain mirror of the 0.2.0 element, no checks.
+#[derive(Deserialize, Serialize)]
+struct FloorAnswer {
+    protocol: String,
+    instance: String,
+    root: FloorElement,
+}
+
+#[derive(Deserialize, Serialize)]
+struct FloorElement {
+    id: String,
+    role: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    subrole: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    content: Vec<FloorContent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    selected: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    focused: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    visible: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hovered: Option<bool>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    children: Vec<FloorElement>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    attributes: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+#[derive(Deserialize, Serialize)]
+struct FloorContent {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<String>,
+    #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    mime_type: Option<String>,
+}
+
+/// The floor: parse into typed structs and serialize back.
+fn floor_round_trip(bytes: &[u8]) -> Vec<u8> {
+    let answer: FloorAnswer = serde_json::from_slice(bytes).expect("the floor parses");
+    serde_json::to_vec(&answer).expect("the floor serializes")
+}
+
+fn stages(c: &mut Criterion) {
+    let limits = ctxgate::Limits::default();
+    for n in common::sizes() {
+        let bytes = common::input(n);
+        let answer = ctxgate::read_conforming(&bytes, &limits).expect("synth conforms");
+        let outline = ctxgate::render::outline(&answer);
+        // The floor must give back what it read.
+        assert_eq!(
+            floor_round_trip(&bytes),
+            bytes.strip_suffix(b"\n").unwrap_or(&bytes)
+        );
+
+        let mut group = c.benchmark_group(format!("stages/{n}"));
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function("floor: serde typed parse", |b| {
+            b.iter(|| serde_json::from_slice::<FloorAnswer>(&bytes).unwrap())
+        });
+        group.bench_function("floor: serde typed round trip", |b| {
+            b.iter(|| floor_round_trip(&bytes))
+        });
+        group.bench_function("parse (read::read)", |b| {
+            b.iter(|| ctxgate::read::read(&bytes, &limits).unwrap())
+        });
+        group.bench_function("check", |b| b.iter(|| ctxgate::check(&answer)));
+        group.bench_function("render json", |b| b.iter(|| ctxgate::render::json(&answer)));
+        group.bench_function("render outline", |b| {
+            b.iter(|| ctxgate::render::outline(&answer))
+        });
+        #[cfg(feature = "tokens")]
+        {
+            let tokenizer = bpe_openai::o200k_base();
+            group.throughput(Throughput::Bytes(outline.len() as u64));
+            group.bench_with_input(
+                BenchmarkId::new("count o200k tokens of the outline", outline.len()),
+                &outline,
+                |b, outline| b.iter(|| tokenizer.count(outline)),
+            );
+        }
+        let _ = outline;
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = common::criterion();
+    targets = stages
+}
+criterion_main!(benches);
