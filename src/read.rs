@@ -965,6 +965,9 @@ impl<'de> Visitor<'de> for ChildrenVisitor<'_, '_> {
             }
             index += 1;
         }
+        // JSON gives no length up front; the doubling growth would leave up
+        // to half of each list's capacity unused for the tree's lifetime.
+        children.shrink_to_fit();
         Ok(Ok(children))
     }
 }

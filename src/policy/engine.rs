@@ -340,27 +340,27 @@ impl Evaluator<'_> {
     /// distinct projection; later requests with the same request input get
     /// it from the policy's cache.
     pub fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
-        let key = projection_hash(element);
-        if let Some(found) = find(&self.memo, key, element) {
+        let mut key = Key::new(element);
+        if let Some(found) = find(&self.memo, &mut key) {
             return Ok(found);
         }
         if let Some(found) = lock(&self.policy.decisions)
             .by_request
             .get(&self.request)
-            .and_then(|table| find(table, key, element))
+            .and_then(|table| find(table, &mut key))
         {
-            insert(&mut self.memo, key, element, found.clone());
+            insert(&mut self.memo, &mut key, found.clone());
             return Ok(found);
         }
         let decision = Arc::new(self.evaluate(element)?);
-        insert(&mut self.memo, key, element, decision.clone());
+        insert(&mut self.memo, &mut key, decision.clone());
         let mut shared = lock(&self.policy.decisions);
         if shared.len >= DECISION_CACHE {
             *shared = DecisionCache::default();
         }
         shared.len += 1;
         let table = shared.by_request.entry(self.request.clone()).or_default();
-        insert(table, key, element, decision.clone());
+        insert(table, &mut key, decision.clone());
         Ok(decision)
     }
 
@@ -733,7 +733,30 @@ struct OwnedProjection {
     attribute_names: Vec<Box<str>>,
     attributes: Vec<(Box<str>, serde_json::Value)>,
     title_matches: Vec<Box<str>>,
-    inside: Vec<(Role, Option<Box<str>>)>,
+    /// The ancestors as a SHA-256 digest, not a copy: a copy costs depth ×
+    /// subrole bytes per cached decision, and an 8 MB answer (one 8 MB
+    /// subrole above 2,000 distinct children) made the caches take 24 GB.
+    inside: Digest32,
+}
+
+type Digest32 = [u8; 32];
+
+/// An unambiguous SHA-256 of the ancestors' roles and subroles.
+fn inside_digest(inside: &[(Role, Option<&str>)]) -> Digest32 {
+    let mut hasher = Sha256::new();
+    hasher.update((inside.len() as u64).to_le_bytes());
+    for (role, subrole) in inside {
+        hasher.update(role.as_str().as_bytes());
+        match subrole {
+            Some(s) => {
+                hasher.update([1]);
+                hasher.update((s.len() as u64).to_le_bytes());
+                hasher.update(s.as_bytes());
+            }
+            None => hasher.update([0]),
+        }
+    }
+    hasher.finalize().into()
 }
 
 fn states(e: &ElementInput<'_>) -> [bool; 7] {
@@ -749,7 +772,7 @@ fn states(e: &ElementInput<'_>) -> [bool; 7] {
 }
 
 impl OwnedProjection {
-    fn new(e: &ElementInput<'_>) -> OwnedProjection {
+    fn new(e: &ElementInput<'_>, inside: Digest32) -> OwnedProjection {
         OwnedProjection {
             role: e.role,
             subrole: e.subrole.map(Box::from),
@@ -761,15 +784,11 @@ impl OwnedProjection {
                 .map(|(k, v)| (Box::from(*k), (*v).clone()))
                 .collect(),
             title_matches: e.title_matches.iter().map(|s| Box::from(*s)).collect(),
-            inside: e
-                .inside
-                .iter()
-                .map(|(r, s)| (*r, s.map(Box::from)))
-                .collect(),
+            inside,
         }
     }
 
-    fn matches(&self, e: &ElementInput<'_>) -> bool {
+    fn matches(&self, e: &ElementInput<'_>, inside: &Digest32) -> bool {
         self.role == e.role
             && self.subrole.as_deref() == e.subrole
             && self.states == states(e)
@@ -791,12 +810,7 @@ impl OwnedProjection {
                 .iter()
                 .zip(&e.title_matches)
                 .all(|(a, b)| &**a == *b)
-            && self.inside.len() == e.inside.len()
-            && self
-                .inside
-                .iter()
-                .zip(&e.inside)
-                .all(|((r, s), (r2, s2))| r == r2 && s.as_deref() == *s2)
+            && self.inside == *inside
     }
 }
 
@@ -806,19 +820,45 @@ fn projection_hash(element: &ElementInput<'_>) -> u64 {
     hasher.finish()
 }
 
-fn find(table: &Table, key: u64, element: &ElementInput<'_>) -> Option<Arc<Decision>> {
-    table
-        .get(&key)?
+/// A projection's lookup key: a 64-bit hash for the table, and the
+/// ancestors' digest, computed once and only when a lookup needs it.
+struct Key<'e, 'a> {
+    hash: u64,
+    element: &'e ElementInput<'a>,
+    inside: Option<Digest32>,
+}
+
+impl<'e, 'a> Key<'e, 'a> {
+    fn new(element: &'e ElementInput<'a>) -> Self {
+        Key {
+            hash: projection_hash(element),
+            element,
+            inside: None,
+        }
+    }
+
+    fn inside(&mut self) -> Digest32 {
+        *self
+            .inside
+            .get_or_insert_with(|| inside_digest(&self.element.inside))
+    }
+}
+
+fn find(table: &Table, key: &mut Key<'_, '_>) -> Option<Arc<Decision>> {
+    let entries = table.get(&key.hash)?;
+    let inside = key.inside();
+    entries
         .iter()
-        .find(|(p, _)| p.matches(element))
+        .find(|(p, _)| p.matches(key.element, &inside))
         .map(|(_, d)| d.clone())
 }
 
-fn insert(table: &mut Table, key: u64, element: &ElementInput<'_>, decision: Arc<Decision>) {
+fn insert(table: &mut Table, key: &mut Key<'_, '_>, decision: Arc<Decision>) {
+    let inside = key.inside();
     table
-        .entry(key)
+        .entry(key.hash)
         .or_default()
-        .push((OwnedProjection::new(element), decision));
+        .push((OwnedProjection::new(key.element, inside), decision));
 }
 
 /// A request input for tools: the given action, a probe app.

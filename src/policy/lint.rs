@@ -4,7 +4,7 @@
 //! and unused rules are checked on the source text; then every rule runs
 //! once against the probe set to surface runtime errors.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 use regorus::Engine;
@@ -614,34 +614,58 @@ pub(crate) fn find_recursion(
     for set in edges.values_mut() {
         set.retain(|n| names.contains_key(n));
     }
+    // Depth-first without recursion: a policy of thousands of chained
+    // rules must not overflow the stack of the check meant to protect it.
+    // Also measures each name's longest chain of dependencies: regorus
+    // evaluates one rule inside another on its stack.
     fn visit(
-        name: &str,
+        start: &str,
         edges: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut HashSet<String>,
+        done: &mut HashMap<String, usize>,
     ) -> Option<Vec<String>> {
-        if let Some(at) = path.iter().position(|p| p == name) {
-            let mut cycle = path[at..].to_vec();
-            cycle.push(name.to_string());
-            return Some(cycle);
-        }
-        if done.contains(name) {
+        if done.contains_key(start) {
             return None;
         }
-        path.push(name.to_string());
-        for next in edges.get(name).into_iter().flatten() {
-            if let Some(cycle) = visit(next, edges, path, done) {
+        let next_of = |name: &str| -> Vec<&str> {
+            edges
+                .get(name)
+                .map_or_else(Vec::new, |set| set.iter().map(String::as_str).collect())
+        };
+        // The path from `start`: each step's name, its edges, the next edge.
+        let mut stack: Vec<(&str, Vec<&str>, usize)> = vec![(start, next_of(start), 0)];
+        let mut on_path: HashSet<&str> = HashSet::from([start]);
+        while let Some((name, nexts, at)) = stack.last_mut() {
+            let Some(&next) = nexts.get(*at) else {
+                let name = *name;
+                let chain = 1 + nexts
+                    .iter()
+                    .filter_map(|n| done.get(*n))
+                    .max()
+                    .unwrap_or(&0);
+                stack.pop();
+                on_path.remove(name);
+                done.insert(name.to_string(), chain);
+                continue;
+            };
+            *at += 1;
+            if on_path.contains(next) {
+                let from = stack.iter().position(|(n, ..)| *n == next).unwrap_or(0);
+                let mut cycle: Vec<String> =
+                    stack[from..].iter().map(|(n, ..)| n.to_string()).collect();
+                cycle.push(next.to_string());
                 return Some(cycle);
             }
+            if !done.contains_key(next) {
+                on_path.insert(next);
+                stack.push((next, next_of(next), 0));
+            }
         }
-        path.pop();
-        done.insert(name.to_string());
         None
     }
     // Depth-first, in name order, for stable messages.
-    let mut done = HashSet::new();
+    let mut done = HashMap::new();
     for name in names.keys() {
-        if let Some(cycle) = visit(name, &edges, &mut Vec::new(), &mut done) {
+        if let Some(cycle) = visit(name, &edges, &mut done) {
             let (file, line, col) = names[&cycle[0]].clone();
             let chain: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
             return Some((
@@ -655,8 +679,30 @@ pub(crate) fn find_recursion(
             ));
         }
     }
+    // The longest chain, first in name order among equals.
+    let deepest = names
+        .keys()
+        .filter_map(|n| Some((done.get(n.as_str())?, n)))
+        .max_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(a.1)));
+    if let Some((&chain, name)) = deepest.filter(|(&chain, _)| chain > MAX_RULE_CHAIN) {
+        let (file, line, col) = names[name].clone();
+        return Some((
+            file,
+            line,
+            col,
+            format!(
+                "`{name}` starts a chain of {chain} rules and functions, each depending on the next; the limit is {MAX_RULE_CHAIN}, as deeper chains can overflow the evaluator's stack"
+            ),
+        ));
+    }
     None
 }
+
+/// The longest chain of rules and functions depending on each other that a
+/// policy may have. regorus evaluates each link on the stack, ~25 KiB a
+/// link in a debug build: 85 links overflowed a 2 MiB thread stack (the
+/// default for spawned threads); real policies chain 3 to 5.
+pub(crate) const MAX_RULE_CHAIN: usize = 32;
 
 /// Per-request rules run before any element exists: `input.element` and
 /// `input.inside` are undefined there, so a rule reading them never holds.

@@ -215,17 +215,19 @@ impl<'a> Filler<'a> {
         }
         let (fits, sizes) = self.fits(&state)?;
         if !fits {
-            let (i, budget) = self
+            let budget = *self
                 .budgets
                 .iter()
-                .enumerate()
-                .find(|(i, b)| sizes[*i] > tokens::limit(**b))
-                .expect("some budget failed");
-            let _ = i;
+                .zip(&sizes)
+                .find(|(b, size)| **size > tokens::limit(**b))
+                .expect("some budget failed")
+                .0;
+            let answer = self.build(&state);
+            let text = self.format.render(&answer);
             return Err(Error::BudgetUnreachable {
-                budget: tokens::limit(*budget),
-                needed: sizes[i],
-                unit: tokens::unit(*budget),
+                budget: tokens::limit(budget),
+                needed: tokens::measure(&text, budget)?,
+                unit: tokens::unit(budget),
             });
         }
         for &id in &with_text {
@@ -360,7 +362,8 @@ impl<'a> Filler<'a> {
         }
     }
 
-    /// Whether `state` fits every budget, and its size per budget.
+    /// Whether `state` fits every budget, and its size per budget (for a
+    /// budget it passes, only a lower bound: the limit plus one).
     fn fits(&mut self, state: &[Option<Mode>]) -> Result<(bool, Vec<usize>)> {
         self.probes += 1;
         let answer = self.build(state);
@@ -372,8 +375,10 @@ impl<'a> Filler<'a> {
             match tokens::measure_within(&text, budget, limit)? {
                 Some(size) => sizes.push(size),
                 None => {
+                    // Over: counting every token of a big rendering (a 50 MB
+                    // image) costs seconds, and only an error reports it.
                     fits = false;
-                    sizes.push(tokens::measure(&text, budget)?);
+                    sizes.push(limit.saturating_add(1));
                 }
             }
         }
