@@ -746,8 +746,8 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
                     element.children = children.into();
                 }
                 Field::Content => {
-                    let value: Value = map.next_value()?;
-                    element.content = read_content(ctx, value);
+                    let raw: RawContent = map.next_value()?;
+                    element.content = read_content(ctx, raw);
                 }
                 Field::Attributes => match map.next_value::<Value>()? {
                     Value::Object(attributes) => {
@@ -869,26 +869,30 @@ pub(crate) fn text_bytes(element: &Element) -> usize {
     size
 }
 
-fn read_content(ctx: &mut Ctx, value: Value) -> Vec<Content> {
-    let Value::Array(blocks) = value else {
-        let found = Scalar::Other(json_kind(&value));
-        ctx.wrong_type("content", "an array of content blocks", &found, None);
-        return Vec::new();
+fn read_content(ctx: &mut Ctx, raw: RawContent) -> Vec<Content> {
+    let blocks = match raw {
+        RawContent::Blocks(blocks) => blocks,
+        RawContent::Not(kind) => {
+            ctx.wrong_type(
+                "content",
+                "an array of content blocks",
+                &Scalar::Other(kind),
+                None,
+            );
+            return Vec::new();
+        }
     };
     let mut content = Vec::with_capacity(blocks.len());
     for (i, block) in blocks.into_iter().enumerate() {
         let problem = match block {
-            Value::Object(object) => match Content::from_object(object) {
+            RawBlock::Object(pairs) => match Content::from_pairs(pairs) {
                 Ok(block) => {
                     content.push(block);
                     continue;
                 }
                 Err(problem) => problem,
             },
-            other => format!(
-                "a content block must be an object, found {}",
-                json_kind(&other)
-            ),
+            RawBlock::Not(kind) => format!("a content block must be an object, found {kind}"),
         };
         ctx.findings.push(Finding::error(
             Requirement::Schema,
@@ -898,6 +902,114 @@ fn read_content(ctx: &mut Ctx, value: Value) -> Vec<Content> {
         ));
     }
     content
+}
+
+/// An element's `content` as read: its blocks, or the kind of what stood
+/// there instead.
+enum RawContent {
+    Blocks(Vec<RawBlock>),
+    Not(&'static str),
+}
+
+/// One content block as read: its keys and values in order (no map is built
+/// for a block's few keys), or the kind of what stood there instead.
+enum RawBlock {
+    Object(Vec<(String, Value)>),
+    Not(&'static str),
+}
+
+/// Visits any JSON value; objects and arrays go to `on_map` / `on_seq`,
+/// anything else becomes `not(kind)`.
+macro_rules! kind_visitor {
+    ($visitor:ident, $value:ty, $not:expr) => {
+        impl<'de> Visitor<'de> for $visitor {
+            type Value = $value;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<$value, E> {
+                Ok($not("a boolean"))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<$value, E> {
+                Ok($not("a number"))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<$value, E> {
+                Ok($not("a number"))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<$value, E> {
+                Ok($not("a number"))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<$value, E> {
+                Ok($not("a string"))
+            }
+            fn visit_unit<E>(self) -> Result<$value, E> {
+                Ok($not("null"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<$value, A::Error> {
+                self.on_seq(seq)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$value, A::Error> {
+                self.on_map(map)
+            }
+        }
+    };
+}
+
+struct RawContentVisitor;
+kind_visitor!(RawContentVisitor, RawContent, RawContent::Not);
+
+impl RawContentVisitor {
+    fn on_seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawContent, A::Error> {
+        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1));
+        while let Some(block) = seq.next_element::<RawBlock>()? {
+            blocks.push(block);
+        }
+        Ok(RawContent::Blocks(blocks))
+    }
+    fn on_map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<RawContent, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(RawContent::Not("an object"))
+    }
+}
+
+impl<'de> de::Deserialize<'de> for RawContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawContent, D::Error> {
+        d.deserialize_any(RawContentVisitor)
+    }
+}
+
+struct RawBlockVisitor;
+kind_visitor!(RawBlockVisitor, RawBlock, RawBlock::Not);
+
+impl RawBlockVisitor {
+    fn on_seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawBlock, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(RawBlock::Not("an array"))
+    }
+    fn on_map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<RawBlock, A::Error> {
+        let mut pairs = Vec::with_capacity(3);
+        while let Some(pair) = map.next_entry::<String, Value>()? {
+            pairs.push(pair);
+        }
+        // A repeated key: the last value wins, in the first one's place, as
+        // a JSON object map reads it; never two of one key in the output.
+        let repeated = pairs.len() > 8
+            || pairs
+                .iter()
+                .enumerate()
+                .any(|(i, (k, _))| pairs[..i].iter().any(|(seen, _)| seen == k));
+        if repeated {
+            let map: serde_json::Map<String, Value> = pairs.into_iter().collect();
+            pairs = map.into_iter().collect();
+        }
+        Ok(RawBlock::Object(pairs))
+    }
+}
+
+impl<'de> de::Deserialize<'de> for RawBlock {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawBlock, D::Error> {
+        d.deserialize_any(RawBlockVisitor)
+    }
 }
 
 struct ChildrenSeed<'c, 'l>(&'c mut Ctx<'l>);

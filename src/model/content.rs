@@ -83,8 +83,20 @@ impl Content {
 
     /// Reads a block from its JSON object; `Err` says what is wrong, for the
     /// reader to place at a JSON pointer.
-    pub fn from_object(mut object: Map<String, Value>) -> Result<Content, String> {
-        let kind = match object.shift_remove("type") {
+    pub fn from_object(object: Map<String, Value>) -> Result<Content, String> {
+        Content::from_pairs(object.into_iter().collect())
+    }
+
+    /// Reads a block from its keys and values in the provider's order (the
+    /// reader's fast path: no map is built for the few keys a block has).
+    pub fn from_pairs(mut pairs: Vec<(String, Value)>) -> Result<Content, String> {
+        let mut remove = |key: &str| {
+            pairs
+                .iter()
+                .position(|(k, _)| k == key)
+                .map(|at| pairs.remove(at).1)
+        };
+        let kind = match remove("type") {
             Some(Value::String(kind)) => kind,
             Some(other) => {
                 return Err(format!(
@@ -95,7 +107,7 @@ impl Content {
             None => return Err("a content block needs a `type`".into()),
         };
         let mut take = |key: &str| -> Result<String, String> {
-            match object.shift_remove(key) {
+            match remove(key) {
                 Some(Value::String(s)) => Ok(s),
                 Some(other) => Err(format!(
                     "`{key}` of a `{kind}` block must be a string, found {}",
@@ -120,7 +132,7 @@ impl Content {
                 uri: take("uri")?,
                 name: take("name")?,
             },
-            "resource" => match object.shift_remove("resource") {
+            "resource" => match remove("resource") {
                 Some(Value::Object(resource)) => Block::Resource { resource },
                 Some(other) => {
                     return Err(format!(
@@ -134,7 +146,7 @@ impl Content {
         };
         Ok(Content {
             block,
-            extra: object,
+            extra: pairs.into_iter().collect(),
         })
     }
 }
