@@ -1089,6 +1089,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_repeated_key_in_a_content_block_keeps_the_last_value_once() {
+        let json = br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application",
+            "content":[{"type":"text","text":"one","note":1,"text":"two"}]}}"#;
+        let answer = read_conforming(json, &Limits::default()).unwrap();
+        assert_eq!(
+            serde_json::to_string(&answer.root.content).unwrap(),
+            r#"[{"type":"text","text":"two","note":1}]"#
+        );
+    }
+
+    #[test]
     fn version_words() {
         assert!(matches!(Version::of("0.2.0"), Version::V02));
         assert!(matches!(Version::of("0.2.7"), Version::V02));
