@@ -6,7 +6,7 @@
 # - scope by action: `selection` = the selected elements and the focus path;
 #   `window` = the focused window; `app` = everything; anything else (`focus`)
 #   = the focused element's subtree and its path;
-# - mask (content withheld, `ctxgate:withheld` added): Text whose subrole says
+# - mask (content and title withheld, `ctxgate:withheld` added): Text whose subrole says
 #   secure or password (the floor), and Text titled like a secret (the
 #   password, passcode, PIN and one-time-code title patterns);
 # - prune what is not visible (R2: an absent `visible` is the parent's);
@@ -122,6 +122,14 @@ keeps contains path if {
 	elements[path].role == "Document"
 }
 
+# A Document with the selection inside it.
+keeps contains path if {
+	input.action in {"selection", "focus"}
+	some s in selected
+	some path in ancestors(s)
+	elements[path].role == "Document"
+}
+
 kept(path) if {
 	some p in keeps
 	under(p, path)
@@ -204,11 +212,18 @@ size(el) := count(json.marshal(object.remove(el, ["children"]))) + 1
 
 mandatory_bytes := sum([size(elements[p]) | some p in sent_paths; kept(p)])
 
+levels contains priority(p) if {
+	some p in sent_paths
+	not kept(p)
+}
+
 bytes_at_priority[level] := sum([size(elements[p]) |
 	some p in sent_paths
 	not kept(p)
 	priority(p) == level
-])
+]) if {
+	some level in levels
+}
 
 # The lowest priority level that fits with everything above it.
 lowest := min({level |
@@ -264,6 +279,7 @@ redact(t0) := t9 if {
 title_ops contains op if {
 	some path in sent_paths
 	within_budget(path)
+	not masked(elements[path])
 	title := elements[path].title
 	redacted := redact(title)
 	redacted != title
@@ -277,6 +293,7 @@ withhold_ops contains op if {
 	masked(el)
 	some op in [
 		{"op": "replace", "path": concat("", [pointer(path), "/content"]), "value": []},
+		{"op": "add", "path": concat("", [pointer(path), "/title"]), "value": ""},
 		{"op": "add", "path": concat("", [pointer(path), "/attributes"]), "value": object.union(
 			object.get(el, "attributes", {}),
 			{"ctxgate:withheld": {"rule": "floor:secure-text", "empty": count(el.content) == 0}},

@@ -1,7 +1,8 @@
 //! The alternative a user would write instead of ctxgate: the default
 //! policy and the trimming wholly in Rego (`benches/alternative.rego`),
 //! evaluated by regorus's interpreter over the whole tree as input, bytes
-//! in and bytes out, against ctxgate doing the same request.
+//! in and bytes out, against ctxgate doing the same request (the gate
+//! kept across requests, as a host keeps it).
 //!
 //! `cargo bench --bench alternative` (1k and 10k elements only: the Rego
 //! takes seconds per evaluation at 10k).
@@ -41,6 +42,7 @@ fn rego_input(action: &str, answer: &[u8]) -> String {
 
 fn alternative(c: &mut Criterion) {
     let engine = engine();
+    let gate = ctxgate::Gate::embedded_default().expect("the default policy loads");
     for n in [1_000, 10_000] {
         let bytes = common::input(n);
         let mut group = c.benchmark_group(format!("alternative/{n}"));
@@ -56,6 +58,12 @@ fn alternative(c: &mut Criterion) {
             assert!(!out.contains("ghp_") && !out.contains("AKIA"), "{action}");
             group.bench_function(format!("pure rego, {action}"), |b| {
                 b.iter(|| pure_rego(&engine, &input))
+            });
+            let request =
+                ctxgate::Request::new(action).budget(ctxgate::policy::Budget::Bytes(BUDGET_BYTES));
+            gate.trim_bytes(&bytes, &request).expect("ctxgate trims");
+            group.bench_function(format!("ctxgate, {action}"), |b| {
+                b.iter(|| gate.trim_bytes(&bytes, &request).unwrap())
             });
         }
         group.finish();

@@ -6,60 +6,8 @@
 
 mod common;
 
+use common::{floor_round_trip, FloorAnswer};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use serde::{Deserialize, Serialize};
-
-/// The floor's element: a plain mirror of the 0.2.0 element, no checks.
-#[derive(Deserialize, Serialize)]
-struct FloorAnswer {
-    protocol: String,
-    instance: String,
-    root: FloorElement,
-}
-
-#[derive(Deserialize, Serialize)]
-struct FloorElement {
-    id: String,
-    role: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    subrole: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    title: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    content: Vec<FloorContent>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    selected: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    focused: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    visible: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    hovered: Option<bool>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    children: Vec<FloorElement>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    attributes: Option<serde_json::Map<String, serde_json::Value>>,
-}
-
-#[derive(Deserialize, Serialize)]
-struct FloorContent {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    data: Option<String>,
-    #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
-    mime_type: Option<String>,
-}
-
-/// The floor: parse into typed structs and serialize back.
-fn floor_round_trip(bytes: &[u8]) -> Vec<u8> {
-    let answer: FloorAnswer = serde_json::from_slice(bytes).expect("the floor parses");
-    serde_json::to_vec(&answer).expect("the floor serializes")
-}
 
 fn stages(c: &mut Criterion) {
     let limits = ctxgate::Limits::default();

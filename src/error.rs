@@ -42,6 +42,13 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The tree has more distinct element projections than
+    /// [`crate::Limits::max_projections`].
+    #[error("the tree has more than {limit} distinct element projections for the policy to decide (`max_projections`, `--max-projections`)")]
+    TooManyProjections {
+        /// The limit.
+        limit: usize,
+    },
     /// One element carries more text than [`crate::Limits::max_content_bytes`].
     #[error("element at {pointer} carries {size} bytes of title, url and content; the limit is {limit} (`max_content_bytes`, `--max-content-bytes`)")]
     ContentTooLarge {

@@ -96,7 +96,14 @@ impl Gate {
         let evaluator = self.policy.evaluator(&input)?;
         let plan = evaluator.plan().clone();
         let mut decider = PolicyDecider(evaluator);
-        trim_with(answer, request, &plan, &mut decider, self.policy.hash())
+        trim_with(
+            answer,
+            request,
+            &plan,
+            &mut decider,
+            self.policy.hash(),
+            &self.limits,
+        )
     }
 }
 

@@ -16,6 +16,11 @@ pub struct Limits {
     /// Bytes of title, url and content (text and base64 data) of one element.
     /// Default 16 MiB.
     pub max_content_bytes: usize,
+    /// Distinct element projections the policy is asked about in one
+    /// request. Real trees have tens to a few thousand; a provider that
+    /// makes every element look different (a new subrole on each) would
+    /// otherwise buy seconds of policy work per request. Default 20,000.
+    pub max_projections: usize,
 }
 
 impl Limits {
@@ -25,6 +30,7 @@ impl Limits {
         max_elements: 2_000_000,
         max_depth: 1024,
         max_content_bytes: 16 * 1024 * 1024,
+        max_projections: 20_000,
     };
 
     /// The JSON nesting the reader accepts: two levels per element (the

@@ -226,7 +226,14 @@ fn trim_logged(
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::FULL)
         .finish();
     let result = tracing::subscriber::with_default(subscriber, || {
-        trim_with(answer, request, &plan(scope), &mut Table(0), "hash")
+        trim_with(
+            answer,
+            request,
+            &plan(scope),
+            &mut Table(0),
+            "hash",
+            &ctxgate::Limits::default(),
+        )
     });
     let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
     (result, logged)
@@ -304,7 +311,7 @@ proptest! {
         prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
         let sent = |budget: usize| {
             let request = Request::new("test").budget(Budget::Bytes(budget));
-            trim_with(&answer, &request, &plan(SCOPES[scope]), &mut Table(0), "h").ok().map(|out| {
+            trim_with(&answer, &request, &plan(SCOPES[scope]), &mut Table(0), "h", &ctxgate::Limits::default()).ok().map(|out| {
                 out.report
                     .decisions
                     .iter()

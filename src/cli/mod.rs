@@ -56,6 +56,9 @@ pub struct LimitArgs {
     /// Most bytes of title, url and content in one element.
     #[arg(long, value_name = "N", default_value_t = ctxgate::Limits::DEFAULT.max_content_bytes)]
     pub max_content_bytes: usize,
+    /// Most distinct element projections the policy decides in one request.
+    #[arg(long, value_name = "N", default_value_t = ctxgate::Limits::DEFAULT.max_projections)]
+    pub max_projections: usize,
 }
 
 impl LimitArgs {
@@ -65,6 +68,7 @@ impl LimitArgs {
             max_elements: self.max_elements,
             max_depth: self.max_depth,
             max_content_bytes: self.max_content_bytes,
+            max_projections: self.max_projections,
         }
     }
 }

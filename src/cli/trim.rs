@@ -82,6 +82,7 @@ pub fn run(args: TrimArgs) -> Outcome {
                 | Error::TooDeep { .. }
                 | Error::TooManyElements { .. }
                 | Error::ContentTooLarge { .. }
+                | Error::TooManyProjections { .. }
                 | Error::NotConforming { .. }
                 | Error::Upgrade { .. }
                 | Error::BudgetUnreachable { .. } => Outcome::Rejected(Some(format!("{err:#}"))),

@@ -239,4 +239,3 @@ impl Serialize for Answer {
         map.end()
     }
 }
-

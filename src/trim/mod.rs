@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use crate::check::Finding;
 use crate::error::{Error, Result};
+use crate::limits::Limits;
 use crate::model::{Answer, Role, Tree};
 use crate::policy::{Action, Budget, Decision, ElementInput, RequestInput, RequestPlan};
 use crate::render::{notice, Format};
@@ -102,6 +103,7 @@ pub fn trim_with(
     plan: &RequestPlan,
     decider: &mut dyn Decider,
     policy_hash: &str,
+    limits: &Limits,
 ) -> Result<Trimmed> {
     let findings = crate::check::check(answer);
     if findings.iter().any(Finding::is_error) {
@@ -113,7 +115,7 @@ pub fn trim_with(
 
     let decisions = {
         let _decide = tracing::debug_span!("decide").entered();
-        let decisions = decide_all(&tree, plan, decider)?;
+        let decisions = decide_all(&tree, plan, decider, limits.max_projections)?;
         tracing::debug!(evaluations = decider.evaluations(), "decided");
         decisions
     };
@@ -228,6 +230,7 @@ fn decide_all(
     tree: &Tree<'_>,
     plan: &RequestPlan,
     decider: &mut dyn Decider,
+    max_projections: usize,
 ) -> Result<Vec<Arc<Decision>>> {
     let n = tree.len();
     // Whether a selected element is below each element: children come
@@ -333,6 +336,11 @@ fn decide_all(
                 .collect(),
             inside,
         };
+        if seen.len() >= max_projections {
+            return Err(Error::TooManyProjections {
+                limit: max_projections,
+            });
+        }
         let decision = decider.decide(&input)?;
         decisions.push(decision.clone());
         seen.insert(key, decision);
@@ -517,6 +525,7 @@ mod tests {
             &plan(Scope::Focus, None),
             &mut Native(0),
             "h",
+            &Limits::default(),
         )
         .unwrap();
         assert_eq!(
@@ -526,6 +535,27 @@ mod tests {
         assert!(crate::check::check(&out.answer)
             .iter()
             .all(|f| !f.is_error()));
+    }
+
+    #[test]
+    fn too_many_distinct_projections_fail_closed() {
+        let limits = Limits {
+            max_projections: 3,
+            ..Limits::default()
+        };
+        let err = trim_with(
+            &notes(),
+            &Request::new("app"),
+            &plan(Scope::App, None),
+            &mut Native(0),
+            "h",
+            &limits,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the tree has more than 3 distinct element projections for the policy to decide (`max_projections`, `--max-projections`)"
+        );
     }
 
     #[test]
@@ -541,6 +571,7 @@ mod tests {
                 &plan(Scope::App, None),
                 &mut Native(0),
                 "h",
+                &Limits::default(),
             ) {
                 Ok(out) => {
                     assert!(out.rendered.len() <= limit, "{limit}: {}", out.rendered);
@@ -562,6 +593,7 @@ mod tests {
                         &plan(Scope::App, None),
                         &mut Native(0),
                         "h",
+                        &Limits::default(),
                     )
                     .unwrap();
                     assert_eq!(again.rendered, out.rendered, "{limit}");
