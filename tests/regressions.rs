@@ -84,6 +84,22 @@ fn recursion_at_the_end_of_a_long_chain_is_still_refused() {
     assert!(err.contains("recursion: `r1000` -> `r1001`"), "{err}");
 }
 
+/// Found by fuzz target `policy` (artifact crash-daf44483…): a rule head
+/// with a dotted name (`de.y contains r`) gave two heads at one token, and
+/// the recursion check sliced `tokens[k + 1..k]` and panicked. A policy
+/// that regorus rejects or accepts must never panic ctxgate.
+#[test]
+fn a_dotted_rule_head_does_not_panic_the_recursion_check() {
+    let source = "package ctxgate\n\nde.y contains r \n";
+    let result = std::panic::catch_unwind(|| {
+        Policy::from_sources(vec![("fuzz.rego".into(), source.into())]).map(|_| ())
+    });
+    let loaded = result.expect("no panic");
+    if let Err(e) = loaded {
+        assert!(e.to_string().starts_with("policy fuzz.rego"), "{e}");
+    }
+}
+
 /// Counts live and peak heap bytes, so a test can bound what trimming holds.
 struct Counting;
 

@@ -604,7 +604,9 @@ pub(crate) fn find_recursion(
         for (n, (start, name)) in starts.iter().enumerate() {
             let end = starts.get(n + 1).map_or(tokens.len(), |(next, _)| *next);
             let body = edges.entry(name.clone()).or_default();
-            for t in &tokens[start + 1..end] {
+            // Two heads can start at one token (`de.y contains r` gives the
+            // heads `de` and `de.y`): the first then has an empty body.
+            for t in tokens.get(start + 1..end).unwrap_or_default() {
                 if t.kind == TokenKind::Ident {
                     body.insert(t.text.clone());
                 }
