@@ -445,19 +445,13 @@ impl<'a> Filler<'a> {
         if self.full[id as usize].is_none() {
             let element = self.tree.node(id).element;
             let mut redactor = Redactor::new(&self.plan.redact);
-            let mut out = Element::new(element.id.clone(), element.role.clone());
-            out.subrole = element.subrole.clone();
-            out.title = element
-                .title
-                .as_ref()
-                .map(|t| redactor.text(t).into_owned());
+            let mut out = skeleton_of(element, &mut redactor);
             out.url = element.url.as_ref().map(|u| redactor.text(u).into_owned());
             out.content = element
                 .content
                 .iter()
                 .map(|c| redact_content(c, &mut redactor))
                 .collect();
-            copy_states(element, &mut out);
             for (key, value) in &element.attributes.0 {
                 if key.starts_with(notice::PREFIX) {
                     continue;
@@ -495,13 +489,7 @@ impl<'a> Filler<'a> {
         if self.skeleton[id as usize].is_none() {
             let element = self.tree.node(id).element;
             let mut redactor = Redactor::new(&self.plan.redact);
-            let mut out = Element::new(element.id.clone(), element.role.clone());
-            out.subrole = element.subrole.clone();
-            out.title = element
-                .title
-                .as_ref()
-                .map(|t| redactor.text(t).into_owned());
-            copy_states(element, &mut out);
+            let out = skeleton_of(element, &mut redactor);
             self.skeleton[id as usize] = Some(Box::new(Prepared {
                 element: out,
                 redactions: redactor.counts,
@@ -601,6 +589,18 @@ fn add(tree: &Tree<'_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) {
         }
         state[a as usize] = Some(Mode::Skeleton);
     }
+}
+
+/// An element's skeleton: id, role, subrole, redacted title and states.
+fn skeleton_of(element: &Element, redactor: &mut Redactor<'_>) -> Element {
+    let mut out = Element::new(element.id.clone(), element.role.clone());
+    out.subrole = element.subrole.clone();
+    out.title = element
+        .title
+        .as_ref()
+        .map(|t| redactor.text(t).into_owned());
+    copy_states(element, &mut out);
+    out
 }
 
 fn copy_states(from: &Element, to: &mut Element) {
