@@ -434,6 +434,13 @@ pub(crate) struct RuleHead {
     pub col: usize,
 }
 
+impl RuleHead {
+    /// The rule's own name: the last part of its path (`deny` for `data.ctxgate.deny`).
+    pub fn name(&self) -> &str {
+        self.path.rsplit('.').next().unwrap_or(&self.path)
+    }
+}
+
 /// [`compile`], also returning every rule definition's head.
 pub(crate) fn compile_with_heads(
     files: &[PolicyFile],

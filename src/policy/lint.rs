@@ -589,12 +589,7 @@ pub(crate) fn find_recursion(
                 k += 1;
             }
             let Some(token) = tokens.get(k) else { continue };
-            let name = head
-                .path
-                .rsplit('.')
-                .next()
-                .unwrap_or(&head.path)
-                .to_string();
+            let name = head.name().to_string();
             names
                 .entry(name.clone())
                 .or_insert((file.name.clone(), token.line, token.col));
@@ -725,7 +720,7 @@ fn check_request_rules(
                 let k = tokens
                     .iter()
                     .position(|t| (t.line, t.col) >= (h.line, h.col))?;
-                Some((k, h.path.rsplit('.').next().unwrap_or(&h.path)))
+                Some((k, h.name()))
             })
             .collect();
         starts.sort();

@@ -144,12 +144,7 @@ pub fn run_tests(files: &[PolicyFile]) -> Result<Vec<TestResult>> {
     let mut results: Vec<TestResult> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for head in heads {
-        let name = head
-            .path
-            .rsplit('.')
-            .next()
-            .unwrap_or(&head.path)
-            .to_string();
+        let name = head.name().to_string();
         if !name.starts_with("test_")
             || !super::source::is_test_name(&head.file)
             || !seen.insert(head.path.clone())
@@ -250,7 +245,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     }
     let (_, _, heads) = compile_with_heads(policy.files(), false)?;
     for head in heads {
-        let name = head.path.rsplit('.').next().unwrap_or(&head.path);
+        let name = head.name();
         if documented.insert(name.to_string()) {
             let _ = writeln!(
                 out,
