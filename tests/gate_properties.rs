@@ -17,7 +17,9 @@
 //! sent when something inside is kept (a selection in a hidden pane), so
 //! only masked content is forbidden.
 
-use std::sync::{Arc, Mutex, OnceLock};
+mod common;
+
+use std::sync::OnceLock;
 
 use ctxgate::import::{import, Format as ImportFormat};
 use ctxgate::model::{Content, Element, Role};
@@ -175,31 +177,8 @@ fn forbidden(answer: &Answer) -> Vec<String> {
     out
 }
 
-/// Captures everything the library logs, at every level.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn trim_logged(answer: &Answer, request: &Request) -> (ctxgate::Result<ctxgate::Trimmed>, String) {
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::FULL)
-        .finish();
-    let result = tracing::subscriber::with_default(subscriber, || gate().trim(answer, request));
-    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
-    (result, logged)
+    common::with_logs(|| gate().trim(answer, request))
 }
 
 const ACTIONS: [&str; 5] = ["selection", "focus", "window", "app", "copy"];

@@ -8,7 +8,9 @@
 //! properties exercise trimming itself; `tests/gate_properties.rs` runs the
 //! same invariants through the real default policy.
 
-use std::sync::{Arc, Mutex};
+mod common;
+
+use std::sync::Arc;
 
 use ctxgate::model::{Content, Element, Role};
 use ctxgate::policy::{Budget, Decision, ElementInput, Redaction, RequestPlan, Scope};
@@ -199,33 +201,12 @@ fn forbidden(answer: &Answer) -> Vec<String> {
     ids
 }
 
-/// Captures everything the library logs, at every level.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn trim_logged(
     answer: &Answer,
     request: &Request,
     scope: Scope,
 ) -> (ctxgate::Result<ctxgate::trim::Trimmed>, String) {
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::FULL)
-        .finish();
-    let result = tracing::subscriber::with_default(subscriber, || {
+    common::with_logs(|| {
         trim_with(
             answer,
             request,
@@ -234,9 +215,7 @@ fn trim_logged(
             "hash",
             &ctxgate::Limits::default(),
         )
-    });
-    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
-    (result, logged)
+    })
 }
 
 const SCOPES: [Scope; 4] = [Scope::Selection, Scope::Focus, Scope::Window, Scope::App];

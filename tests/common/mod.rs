@@ -78,3 +78,33 @@ pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// Runs `f` with every log event and span of the library captured, at
+/// every level (TRACE, span open and close); returns its result and the log.
+pub fn with_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Logs(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Logs {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::FULL)
+        .finish();
+    let result = tracing::subscriber::with_default(subscriber, f);
+    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    (result, logged)
+}
