@@ -58,7 +58,7 @@ fn fifty_rule_policy() -> Policy {
 }
 
 /// The projections trimming asks about, built as `trim` builds them.
-fn projections<'a>(tree: &Tree<'a>, plan: &'a RequestPlan) -> Vec<ElementInput<'a>> {
+fn projections<'a>(tree: &Tree<'a, '_>, plan: &'a RequestPlan) -> Vec<ElementInput<'a>> {
     let nodes = tree.nodes();
     let mut contains_selection = vec![false; nodes.len()];
     for (at, node) in nodes.iter().enumerate() {
@@ -114,7 +114,7 @@ fn request_input(answer: &Answer) -> RequestInput {
         },
         instance: answer.instance.clone(),
         protocol: answer.protocol.clone(),
-        title: answer.root.title.clone(),
+        title: answer.root.title.as_deref().map(str::to_string),
     }
 }
 

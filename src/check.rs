@@ -173,7 +173,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
     for (at, node) in tree.nodes().iter().enumerate() {
         let at = at as u32;
         let element = node.element;
-        let id = || Some(element.id.clone());
+        let id = || Some(element.id.to_string());
         let pointer = || tree.pointer(at);
 
         // R3: the root is an Application; roles come from the language.
@@ -209,7 +209,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
 
         // R4: ids are unique.
         if !element.id.is_empty() {
-            if let Some(&first) = first_place.get(element.id.as_str()) {
+            if let Some(&first) = first_place.get(&*element.id) {
                 findings.push(Finding::error(
                     Requirement::R4,
                     pointer(),
@@ -221,7 +221,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
                     ),
                 ));
             } else {
-                first_place.insert(&element.id, at);
+                first_place.insert(&*element.id, at);
             }
         }
 
@@ -288,7 +288,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
                 findings.push(Finding::error(
                     Requirement::R6,
                     tree.pointer(other),
-                    Some(tree.node(other).element.id.clone()),
+                    Some(tree.node(other).element.id.to_string()),
                     format!(
                         "two focused siblings: this one and `{}` at {}; the focus path is one path",
                         tree.node(first).element.id,
@@ -307,7 +307,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
                     findings.push(Finding::warning(
                         Requirement::Schema,
                         format!("{}/attributes/related", tree.pointer(at as u32)),
-                        Some(node.element.id.clone()),
+                        Some(node.element.id.to_string()),
                         format!("`related` names id `{target}`, which is not in this answer"),
                     ));
                 }

@@ -68,7 +68,7 @@ impl Gate {
     }
 
     /// Reads an answer's bytes (0.2.x, or 0.1 upgraded) and trims it.
-    pub fn trim_bytes(&self, bytes: &[u8], request: &Request) -> Result<Trimmed> {
+    pub fn trim_bytes<'a>(&self, bytes: &'a [u8], request: &Request) -> Result<Trimmed<'a>> {
         let reading = {
             let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
             crate::read::read(bytes, &self.limits)?
@@ -91,7 +91,7 @@ impl Gate {
 
     /// Trims an answer the host already holds. It is checked first: an
     /// answer that does not conform is rejected.
-    pub fn trim(&self, answer: &Answer, request: &Request) -> Result<Trimmed> {
+    pub fn trim<'a>(&self, answer: &Answer<'a>, request: &Request) -> Result<Trimmed<'a>> {
         let input = request_input(answer, request);
         let evaluator = self.policy.evaluator(&input)?;
         let plan = evaluator.plan().clone();

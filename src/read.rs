@@ -13,22 +13,25 @@
 //! Conformance rules that need the whole tree (R1, R3, R4, R6) are in
 //! [`crate::check`].
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::check::{Finding, Requirement};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::model::{v01, Answer, Attributes, Block, Content, Element, RoleName};
+use crate::model::{v01, Answer, Attributes, Block, BlockValue, Content, Element, RoleName};
 
 /// What reading produced: the answer (when its shape allowed building one)
 /// and every finding of the reading stage.
 #[derive(Debug)]
-pub struct Reading {
-    /// The answer, in 0.2.0 form. `None` when there was no usable root.
-    pub answer: Option<Answer>,
+pub struct Reading<'a> {
+    /// The answer, in 0.2.0 form, its strings borrowed from the input where
+    /// they need no unescaping. `None` when there was no usable root.
+    pub answer: Option<Answer<'a>>,
     /// Findings of the reading stage, errors and warnings.
     pub findings: Vec<Finding>,
     /// The protocol the input was written in, when it was upgraded from 0.1.
@@ -37,7 +40,7 @@ pub struct Reading {
 
 /// Reads an answer. `Err` when the input cannot be read at all (not JSON,
 /// over a limit); otherwise every shape problem is a finding.
-pub fn read(bytes: &[u8], limits: &Limits) -> Result<Reading> {
+pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
     if bytes.len() > limits.max_input_bytes {
         return Err(Error::InputTooLarge {
             size: bytes.len(),
@@ -89,7 +92,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Reading> {
 
 /// Reads an answer and checks it; `Err` unless it conforms (warnings
 /// allowed). This is what trimming uses: on any doubt, nothing goes on.
-pub fn read_conforming(bytes: &[u8], limits: &Limits) -> Result<Answer> {
+pub fn read_conforming<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Answer<'a>> {
     let reading = read(bytes, limits)?;
     let mut findings = reading.findings;
     if let Some(answer) = &reading.answer {
@@ -186,19 +189,19 @@ pub fn json_kind(value: &Value) -> &'static str {
 // ---------------------------------------------------------------------------
 // Protocol dispatch.
 
-struct RawAnswer {
+struct RawAnswer<'de> {
     protocol: Option<String>,
     instance: Option<String>,
-    root: Option<Element>,
+    root: Option<Element<'de>>,
     items: Option<Value>,
     focus: Option<Value>,
     title: Option<String>,
 }
 
-fn dispatch(
-    raw: RawAnswer,
+fn dispatch<'a>(
+    raw: RawAnswer<'a>,
     findings: &mut Vec<Finding>,
-) -> Result<(Option<Answer>, Option<String>)> {
+) -> Result<(Option<Answer<'a>>, Option<String>)> {
     let Some(protocol) = raw.protocol else {
         findings.push(Finding::error(
             Requirement::Schema,
@@ -365,7 +368,7 @@ impl Ctx<'_> {
         E::custom("limit exceeded")
     }
 
-    fn wrong_type(&mut self, field: &str, expected: &str, found: &Scalar, id: Option<&str>) {
+    fn wrong_type(&mut self, field: &str, expected: &str, found: &Scalar<'_>, id: Option<&str>) {
         self.findings.push(Finding::error(
             Requirement::Schema,
             format!("{}/{}", self.pointer(), field),
@@ -376,13 +379,14 @@ impl Ctx<'_> {
 }
 
 /// A scalar field's value, or the kind of what stood there instead.
-enum Scalar {
-    Str(String),
+enum Scalar<'de> {
+    /// Borrowed from the input unless it had escapes.
+    Str(Cow<'de, str>),
     Bool(bool),
     Other(&'static str),
 }
 
-impl Scalar {
+impl Scalar<'_> {
     fn kind(&self) -> &'static str {
         match self {
             Scalar::Str(_) => "a string",
@@ -395,8 +399,8 @@ impl Scalar {
 struct ScalarSeed;
 
 impl<'de> DeserializeSeed<'de> for ScalarSeed {
-    type Value = Scalar;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+    type Value = Scalar<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Scalar<'de>, D::Error> {
         d.deserialize_any(ScalarVisitor)
     }
 }
@@ -404,39 +408,42 @@ impl<'de> DeserializeSeed<'de> for ScalarSeed {
 struct ScalarVisitor;
 
 impl<'de> Visitor<'de> for ScalarVisitor {
-    type Value = Scalar;
+    type Value = Scalar<'de>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
         Ok(Scalar::Bool(v))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Scalar, E> {
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
         Ok(Scalar::Other("a number"))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<Scalar, E> {
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
         Ok(Scalar::Other("a number"))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<Scalar, E> {
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
         Ok(Scalar::Other("a number"))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
-        Ok(Scalar::Str(v.to_string()))
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Borrowed(v)))
     }
-    fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
-        Ok(Scalar::Str(v))
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(v.to_string())))
     }
-    fn visit_unit<E>(self) -> Result<Scalar, E> {
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(Scalar::Other("null"))
     }
-    fn visit_none<E>(self) -> Result<Scalar, E> {
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
         Ok(Scalar::Other("null"))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Scalar::Other("an array"))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Scalar::Other("an object"))
     }
@@ -527,7 +534,7 @@ impl Field {
 struct AnswerSeed<'c, 'l>(&'c mut Ctx<'l>);
 
 impl<'de> DeserializeSeed<'de> for AnswerSeed<'_, '_> {
-    type Value = Option<RawAnswer>;
+    type Value = Option<RawAnswer<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(AnswerVisitor(self.0))
     }
@@ -536,7 +543,7 @@ impl<'de> DeserializeSeed<'de> for AnswerSeed<'_, '_> {
 struct AnswerVisitor<'c, 'l>(&'c mut Ctx<'l>);
 
 impl<'de> Visitor<'de> for AnswerVisitor<'_, '_> {
-    type Value = Option<RawAnswer>;
+    type Value = Option<RawAnswer<'de>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an answer object")
     }
@@ -560,9 +567,9 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_> {
                         continue;
                     };
                     match field {
-                        Field::Protocol => raw.protocol = Some(s),
-                        Field::Instance => raw.instance = Some(s),
-                        _ => raw.title = Some(s),
+                        Field::Protocol => raw.protocol = Some(s.into_owned()),
+                        Field::Instance => raw.instance = Some(s.into_owned()),
+                        _ => raw.title = Some(s.into_owned()),
                     }
                 }
                 Field::Root => {
@@ -618,7 +625,7 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_> {
 }
 
 impl AnswerVisitor<'_, '_> {
-    fn not_object<E>(self, kind: &str) -> Result<Option<RawAnswer>, E> {
+    fn not_object<'de, E>(self, kind: &str) -> Result<Option<RawAnswer<'de>>, E> {
         self.0.findings.push(Finding::error(
             Requirement::Schema,
             "",
@@ -632,7 +639,7 @@ impl AnswerVisitor<'_, '_> {
 struct ElementSeed<'c, 'l>(&'c mut Ctx<'l>);
 
 impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_> {
-    type Value = Option<Element>;
+    type Value = Option<Element<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
         match d.deserialize_any(ScalarOrElement(&mut *ctx))? {
@@ -654,7 +661,7 @@ impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_> {
 struct ScalarOrElement<'c, 'l>(&'c mut Ctx<'l>);
 
 impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
-    type Value = Result<Element, &'static str>;
+    type Value = Result<Element<'de>, &'static str>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an element object")
     }
@@ -698,7 +705,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
         let mut element = Element::default();
         let mut seen: u32 = 0;
         let (mut has_id, mut has_role) = (false, false);
-        let mut role_word: Option<String> = None;
+        let mut role_word: Option<Cow<'de, str>> = None;
         while let Some(field) = map.next_key::<Field>()? {
             let bit = field_bit(&field);
             if bit != 0 && seen & bit != 0 {
@@ -746,7 +753,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
                     element.children = children.into();
                 }
                 Field::Content => {
-                    let raw: RawContent = map.next_value()?;
+                    let raw: RawContent<'de> = map.next_value()?;
                     element.content = read_content(ctx, raw);
                 }
                 Field::Attributes => match map.next_value::<Value>()? {
@@ -786,7 +793,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
         }
         for (present, field) in [(has_id, "id"), (has_role, "role")] {
             if !present {
-                let id = has_id.then(|| element.id.clone());
+                let id = has_id.then(|| element.id.to_string());
                 ctx.findings.push(Finding::error(
                     Requirement::Schema,
                     format!("{}/{}", ctx.pointer(), field),
@@ -851,9 +858,9 @@ fn field_bit(field: &Field) -> u32 {
 }
 
 /// Bytes of an element's own text: title, url and content strings.
-pub(crate) fn text_bytes(element: &Element) -> usize {
+pub(crate) fn text_bytes(element: &Element<'_>) -> usize {
     let mut size =
-        element.title.as_ref().map_or(0, String::len) + element.url.as_ref().map_or(0, String::len);
+        element.title.as_deref().map_or(0, str::len) + element.url.as_deref().map_or(0, str::len);
     for content in &element.content {
         size += match &content.block {
             Block::Text { text } => text.len(),
@@ -869,7 +876,7 @@ pub(crate) fn text_bytes(element: &Element) -> usize {
     size
 }
 
-fn read_content(ctx: &mut Ctx, raw: RawContent) -> Vec<Content> {
+fn read_content<'de>(ctx: &mut Ctx, raw: RawContent<'de>) -> Vec<Content<'de>> {
     let blocks = match raw {
         RawContent::Blocks(blocks) => blocks,
         RawContent::Not(kind) => {
@@ -906,49 +913,49 @@ fn read_content(ctx: &mut Ctx, raw: RawContent) -> Vec<Content> {
 
 /// An element's `content` as read: its blocks, or the kind of what stood
 /// there instead.
-enum RawContent {
-    Blocks(Vec<RawBlock>),
+enum RawContent<'de> {
+    Blocks(Vec<RawBlock<'de>>),
     Not(&'static str),
 }
 
 /// One content block as read: its keys and values in order (no map is built
 /// for a block's few keys), or the kind of what stood there instead.
-enum RawBlock {
-    Object(Vec<(String, Value)>),
+enum RawBlock<'de> {
+    Object(Vec<(Cow<'de, str>, BlockValue<'de>)>),
     Not(&'static str),
 }
 
 /// Visits any JSON value; objects and arrays go to `on_map` / `on_seq`,
 /// anything else becomes `not(kind)`.
 macro_rules! kind_visitor {
-    ($visitor:ident, $value:ty, $not:expr) => {
+    ($visitor:ident, $value:ident, $not:expr) => {
         impl<'de> Visitor<'de> for $visitor {
-            type Value = $value;
+            type Value = $value<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_bool<E>(self, _: bool) -> Result<$value, E> {
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
                 Ok($not("a boolean"))
             }
-            fn visit_i64<E>(self, _: i64) -> Result<$value, E> {
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
                 Ok($not("a number"))
             }
-            fn visit_u64<E>(self, _: u64) -> Result<$value, E> {
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
                 Ok($not("a number"))
             }
-            fn visit_f64<E>(self, _: f64) -> Result<$value, E> {
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
                 Ok($not("a number"))
             }
-            fn visit_str<E>(self, _: &str) -> Result<$value, E> {
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
                 Ok($not("a string"))
             }
-            fn visit_unit<E>(self) -> Result<$value, E> {
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
                 Ok($not("null"))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<$value, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
                 self.on_seq(seq)
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$value, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 self.on_map(map)
             }
         }
@@ -959,21 +966,21 @@ struct RawContentVisitor;
 kind_visitor!(RawContentVisitor, RawContent, RawContent::Not);
 
 impl RawContentVisitor {
-    fn on_seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawContent, A::Error> {
+    fn on_seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawContent<'de>, A::Error> {
         let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1));
         while let Some(block) = seq.next_element::<RawBlock>()? {
             blocks.push(block);
         }
         Ok(RawContent::Blocks(blocks))
     }
-    fn on_map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<RawContent, A::Error> {
+    fn on_map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<RawContent<'de>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(RawContent::Not("an object"))
     }
 }
 
-impl<'de> de::Deserialize<'de> for RawContent {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawContent, D::Error> {
+impl<'de> de::Deserialize<'de> for RawContent<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawContent<'de>, D::Error> {
         d.deserialize_any(RawContentVisitor)
     }
 }
@@ -982,14 +989,14 @@ struct RawBlockVisitor;
 kind_visitor!(RawBlockVisitor, RawBlock, RawBlock::Not);
 
 impl RawBlockVisitor {
-    fn on_seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawBlock, A::Error> {
+    fn on_seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawBlock<'de>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(RawBlock::Not("an array"))
     }
-    fn on_map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<RawBlock, A::Error> {
+    fn on_map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<RawBlock<'de>, A::Error> {
         let mut pairs = Vec::with_capacity(3);
-        while let Some(pair) = map.next_entry::<String, Value>()? {
-            pairs.push(pair);
+        while let Some(key) = map.next_key::<BorrowedStr<'de>>()? {
+            pairs.push((key.0, map.next_value_seed(BlockValueSeed)?));
         }
         // A repeated key: the last value wins, in the first one's place, as
         // a JSON object map reads it; never two of one key in the output.
@@ -999,23 +1006,102 @@ impl RawBlockVisitor {
                 .enumerate()
                 .any(|(i, (k, _))| pairs[..i].iter().any(|(seen, _)| seen == k));
         if repeated {
-            let map: serde_json::Map<String, Value> = pairs.into_iter().collect();
-            pairs = map.into_iter().collect();
+            let mut kept: Vec<(Cow<'de, str>, BlockValue<'de>)> = Vec::with_capacity(pairs.len());
+            for (key, value) in pairs {
+                match kept.iter_mut().find(|(seen, _)| *seen == key) {
+                    Some(slot) => slot.1 = value,
+                    None => kept.push((key, value)),
+                }
+            }
+            pairs = kept;
         }
         Ok(RawBlock::Object(pairs))
     }
 }
 
-impl<'de> de::Deserialize<'de> for RawBlock {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawBlock, D::Error> {
+impl<'de> de::Deserialize<'de> for RawBlock<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawBlock<'de>, D::Error> {
         d.deserialize_any(RawBlockVisitor)
+    }
+}
+
+/// A string borrowed from the input unless it had escapes.
+struct BorrowedStr<'de>(Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for BorrowedStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<BorrowedStr<'de>, D::Error> {
+        struct StrVisitor;
+        impl<'de> Visitor<'de> for StrVisitor {
+            type Value = BorrowedStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(BorrowedStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(BorrowedStr(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(BorrowedStr(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(StrVisitor)
+    }
+}
+
+/// A content block's value: strings borrowed as [`BorrowedStr`], anything
+/// else read as serde_json reads a `Value`.
+struct BlockValueSeed;
+
+impl<'de> DeserializeSeed<'de> for BlockValueSeed {
+    type Value = BlockValue<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<BlockValue<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BlockValueSeed {
+    type Value = BlockValue<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(BlockValue::Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(BlockValue::Str(Cow::Owned(v.to_string())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(BlockValue::Str(Cow::Owned(v)))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(BlockValue::Other(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(BlockValue::Other(Value::from(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(BlockValue::Other(Value::from(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(BlockValue::Other(Value::from(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(BlockValue::Other(Value::Null))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(BlockValue::Other)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(BlockValue::Other)
     }
 }
 
 struct ChildrenSeed<'c, 'l>(&'c mut Ctx<'l>);
 
 impl<'de> DeserializeSeed<'de> for ChildrenSeed<'_, '_> {
-    type Value = Vec<Element>;
+    type Value = Vec<Element<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
         match d.deserialize_any(ChildrenVisitor(&mut *ctx))? {
@@ -1036,7 +1122,7 @@ impl<'de> DeserializeSeed<'de> for ChildrenSeed<'_, '_> {
 struct ChildrenVisitor<'c, 'l>(&'c mut Ctx<'l>);
 
 impl<'de> Visitor<'de> for ChildrenVisitor<'_, '_> {
-    type Value = Result<Vec<Element>, &'static str>;
+    type Value = Result<Vec<Element<'de>>, &'static str>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of elements")
     }
@@ -1097,6 +1183,23 @@ mod tests {
             serde_json::to_string(&answer.root.content).unwrap(),
             r#"[{"type":"text","text":"two","note":1}]"#
         );
+    }
+
+    #[test]
+    fn strings_borrow_from_the_input_unless_they_have_escapes() {
+        let json = br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application",
+            "title":"say \"hi\"","content":[{"type":"text","text":"plain","note":"n"}]}}"#;
+        let answer = read_conforming(json, &Limits::default()).unwrap();
+        assert!(matches!(answer.root.id, Cow::Borrowed("a")));
+        assert!(matches!(answer.root.title.as_ref(), Some(Cow::Owned(t)) if t == "say \"hi\""));
+        let Block::Text { text } = &answer.root.content[0].block else {
+            panic!("a text block");
+        };
+        assert!(matches!(text, Cow::Borrowed("plain")));
+        // Detached, it is the same answer.
+        let owned = answer.clone().into_owned();
+        assert_eq!(owned, answer);
+        assert!(matches!(owned.root.id, Cow::Owned(_)));
     }
 
     #[test]

@@ -60,6 +60,14 @@ impl<'p> Redactor<'p> {
         }
     }
 
+    /// Redacts a string of the model in place: a borrowed one is replaced
+    /// by an owned copy only when a pattern matched.
+    pub fn cow(&mut self, s: &mut Cow<'_, str>) {
+        if let Cow::Owned(new) = self.text(s) {
+            *s = Cow::Owned(new);
+        }
+    }
+
     /// Redacts every string inside a JSON value, iteratively.
     pub fn value(&mut self, value: &mut Value) {
         let mut stack = vec![value];

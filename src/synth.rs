@@ -28,7 +28,7 @@ use crate::model::{Answer, Block, Content, Element, Role, PROTOCOL};
 /// assert_eq!(ctxgate::Tree::new(&answer.root).len(), 1_000);
 /// assert!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
 /// ```
-pub fn synth(elements: usize, seed: u64) -> Answer {
+pub fn synth(elements: usize, seed: u64) -> Answer<'static> {
     let mut b = Builder::new(elements.max(1), seed);
     let root = b.add_root();
     let panes = b.windows(root, elements);
@@ -86,7 +86,7 @@ impl Rng {
 /// Elements in document order with their parents' positions; assembled
 /// into a tree at the end.
 struct Builder {
-    nodes: Vec<Element>,
+    nodes: Vec<Element<'static>>,
     parents: Vec<usize>,
     limit: usize,
     rng: Rng,
@@ -237,7 +237,7 @@ impl Builder {
         Some(at)
     }
 
-    fn el(&mut self, at: usize) -> &mut Element {
+    fn el(&mut self, at: usize) -> &mut Element<'static> {
         &mut self.nodes[at]
     }
 
@@ -311,7 +311,7 @@ impl Builder {
             let title = format!("{} {i}", capitalize(kind));
             let el = self.el(w);
             el.subrole = Some(kind.into());
-            el.title = Some(title);
+            el.title = Some(title.into());
             if i % 4 == 3 {
                 // Minimized: nothing inside is drawn.
                 el.visible = Some(false);
@@ -345,7 +345,7 @@ impl Builder {
         let n = self.nodes.len();
         let t = self.el(table);
         t.subrole = Some("sheet".into());
-        t.title = Some(format!("Sheet {n}"));
+        t.title = Some(format!("Sheet {n}").into());
         let columns = self.rng.range(3, 8);
         let rows = self.rng.range(4, 30);
         let headers = ["Region", "Owner", "Q1", "Q2", "Q3", "Q4", "Total", "Notes"];
@@ -363,7 +363,7 @@ impl Builder {
             let Some(row) = self.add(table, "r", Role::Row) else {
                 return;
             };
-            self.el(row).title = Some(format!("Row {}", r + 2));
+            self.el(row).title = Some(format!("Row {}", r + 2).into());
             for c in 0..columns {
                 let Some(cell) = self.add(row, "c", Role::Cell) else {
                     return;
@@ -397,9 +397,9 @@ impl Builder {
         let web = self.rng.chance(50);
         let d = self.el(doc);
         d.subrole = Some(if web { "webarea" } else { "note" }.into());
-        d.title = Some(capitalize(&title));
+        d.title = Some(capitalize(&title).into());
         if web {
-            d.url = Some(format!("https://{host}/pages/{n}"));
+            d.url = Some(format!("https://{host}/pages/{n}").into());
         }
         let sections = self.rng.range(1, 4);
         for _ in 0..sections {
@@ -416,7 +416,7 @@ impl Builder {
                 return;
             };
             let heading = self.words(2, 7);
-            self.el(h).title = Some(capitalize(&heading));
+            self.el(h).title = Some(capitalize(&heading).into());
             for _ in 0..self.rng.range(2, 8) {
                 match self.rng.below(10) {
                     0 | 1 => self.link(parent),
@@ -477,8 +477,8 @@ impl Builder {
         let path = self.words(1, 3).replace(' ', "-");
         let n = self.rng.below(1_000_000);
         let e = self.el(l);
-        e.title = Some(capitalize(&title));
-        e.url = Some(format!("https://{host}/{}/{n}", url_safe(&path)));
+        e.title = Some(capitalize(&title).into());
+        e.url = Some(format!("https://{host}/{}/{n}", url_safe(&path)).into());
     }
 
     fn image(&mut self, parent: usize) {
@@ -494,10 +494,10 @@ impl Builder {
         data.push_str("==");
         let mime = self.rng.pick(&["image/png", "image/jpeg", "image/gif"]);
         let e = self.el(i);
-        e.title = Some(capitalize(&alt));
+        e.title = Some(capitalize(&alt).into());
         e.content.push(Content {
             block: Block::Image {
-                data,
+                data: data.into(),
                 mime_type: mime.into(),
             },
             extra: Map::new(),
@@ -513,7 +513,7 @@ impl Builder {
         let kind = self.rng.pick(&["thread", "inbox", "comments"]);
         let l = self.el(list);
         l.subrole = Some(kind.into());
-        l.title = Some(capitalize(&topic));
+        l.title = Some(capitalize(&topic).into());
         let mut previous: Option<String> = None;
         for _ in 0..self.rng.range(3, 30) {
             let Some(row) = self.add(list, "m", Role::Row) else {
@@ -524,7 +524,7 @@ impl Builder {
             let reply = self.rng.chance(30);
             let r = self.el(row);
             r.subrole = Some("message".into());
-            r.title = Some(format!("Message from {author}"));
+            r.title = Some(format!("Message from {author}").into());
             let attributes = &mut r.attributes.0;
             attributes.insert("author".into(), json!(author));
             attributes.insert("sent".into(), json!(format!("2026-11-{day:02}T09:30:00Z")));
@@ -534,7 +534,7 @@ impl Builder {
                     json!([{ "relation": "reply-to", "id": to }]),
                 );
             }
-            previous = Some(r.id.clone());
+            previous = Some(r.id.to_string());
             let Some(body) = self.add(row, "t", Role::Text) else {
                 return;
             };
@@ -636,7 +636,7 @@ impl Builder {
 
     /// The tree, from the flat list: each element, last first, moves into
     /// its parent, so every element's children are complete before it moves.
-    fn assemble(self) -> Element {
+    fn assemble(self) -> Element<'static> {
         let Builder {
             mut nodes, parents, ..
         } = self;

@@ -100,8 +100,8 @@ fn the_library_reads_100000_deep_without_overflow_and_names_the_limit() {
 #[test]
 fn trees_up_to_the_depth_limit_are_accepted_and_deeper_raised_limits_work() {
     let limits = ctxgate::Limits::default();
-    let ok =
-        ctxgate::read_conforming(&deep_tree(limits.max_depth), &limits).expect("1024 deep reads");
+    let bytes = deep_tree(limits.max_depth);
+    let ok = ctxgate::read_conforming(&bytes, &limits).expect("1024 deep reads");
     assert_eq!(ctxgate::Tree::new(&ok.root).len(), limits.max_depth);
     let err = ctxgate::read(&deep_tree(limits.max_depth + 1), &limits).unwrap_err();
     assert_eq!(
@@ -115,7 +115,10 @@ fn trees_up_to_the_depth_limit_are_accepted_and_deeper_raised_limits_work() {
         max_depth: 100_000,
         ..limits
     };
-    let deep = ctxgate::read_conforming(&deep_tree(100_000), &raised).expect("raised limit");
+    // Detached from its input (`into_owned` is iterative too).
+    let deep = ctxgate::read_conforming(&deep_tree(100_000), &raised)
+        .expect("raised limit")
+        .into_owned();
     assert_eq!(ctxgate::Tree::new(&deep.root).len(), 100_000);
     drop(deep);
 }
@@ -183,21 +186,18 @@ fn effective_states_follow_r2_on_the_rfc_example() {
         .nodes()
         .iter()
         .filter(|n| n.focused)
-        .map(|n| n.element.id.as_str())
+        .map(|n| &*n.element.id)
         .collect();
     assert_eq!(focused, ["w-1", "th-2", "c-3"]);
     let selected: Vec<&str> = tree
         .nodes()
         .iter()
         .filter(|n| n.selected)
-        .map(|n| n.element.id.as_str())
+        .map(|n| &*n.element.id)
         .collect();
     assert_eq!(selected, ["sel-4"]);
     assert!(tree.nodes().iter().all(|n| n.visible && !n.hovered));
-    assert_eq!(
-        tree.focus().map(|f| tree.node(f).element.id.as_str()),
-        Some("c-3")
-    );
+    assert_eq!(tree.focus().map(|f| &*tree.node(f).element.id), Some("c-3"));
 }
 
 #[test]

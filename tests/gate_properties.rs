@@ -125,19 +125,19 @@ fn secrets(n: usize) -> [String; 3] {
 
 /// Gives element `n` (document order) its canary in title and text and, when
 /// `secret` says so, one of its secrets in text, title, url or an attribute.
-fn plant(e: &mut Element, n: usize, secret: Option<u8>) {
+fn plant(e: &mut Element<'static>, n: usize, secret: Option<u8>) {
     let c = canary(n);
     e.title = Some(match e.title.take() {
-        Some(t) => format!("{t} {c}"),
-        None => c.clone(),
+        Some(t) => format!("{t} {c}").into(),
+        None => c.clone().into(),
     });
     e.content.push(Content::text(format!("{c} lorem ipsum")));
     if let Some(which) = secret {
         let s = secrets(n)[usize::from(which % 3)].clone();
         match which / 3 % 4 {
             0 => e.content.push(Content::text(format!("pay {s} now"))),
-            1 => e.title = Some(format!("{} {s}", e.title.take().unwrap_or_default())),
-            2 => e.url = Some(format!("https://e.example/?k={s}")),
+            1 => e.title = Some(format!("{} {s}", e.title.take().unwrap_or_default()).into()),
+            2 => e.url = Some(format!("https://e.example/?k={s}").into()),
             _ => {
                 e.attributes
                     .0
@@ -148,18 +148,13 @@ fn plant(e: &mut Element, n: usize, secret: Option<u8>) {
 }
 
 /// Visits every element in document order, mutably, without recursion.
-fn each_mut(root: &mut Element, mut f: impl FnMut(usize, &mut Element)) {
-    let mut stack: Vec<*mut Element> = vec![root];
+fn each_mut(root: &mut Element<'static>, mut f: impl FnMut(usize, &mut Element<'static>)) {
+    let mut stack: Vec<&mut Element<'static>> = vec![root];
     let mut n = 0;
     while let Some(e) = stack.pop() {
-        // SAFETY: each element is visited once; children are pushed after
-        // the parent's own fields are done, and never aliased.
-        let e = unsafe { &mut *e };
         f(n, e);
         n += 1;
-        for child in e.children.iter_mut().rev() {
-            stack.push(child);
-        }
+        stack.extend(e.children.iter_mut().rev());
     }
 }
 
@@ -177,7 +172,10 @@ fn forbidden(answer: &Answer) -> Vec<String> {
     out
 }
 
-fn trim_logged(answer: &Answer, request: &Request) -> (ctxgate::Result<ctxgate::Trimmed>, String) {
+fn trim_logged<'a>(
+    answer: &Answer<'a>,
+    request: &Request,
+) -> (ctxgate::Result<ctxgate::Trimmed<'a>>, String) {
     common::with_logs(|| gate().trim(answer, request))
 }
 
@@ -329,7 +327,7 @@ fn spec() -> impl Strategy<Value = Spec> {
 }
 
 /// A tree of windows; the focus path follows first children `focus` deep.
-fn generated(windows: Vec<Spec>, focus: usize) -> Answer {
+fn generated(windows: Vec<Spec>, focus: usize) -> Answer<'static> {
     let mut root = Element::new("app", Role::Application);
     root.title = Some("App".into());
     let mut stack: Vec<(Spec, *mut Element, usize, bool)> = Vec::new();
@@ -346,8 +344,8 @@ fn generated(windows: Vec<Spec>, focus: usize) -> Answer {
             ROLES[spec.role]
         };
         let mut e = Element::new(format!("e{ids}"), role);
-        e.subrole = SUBROLES[spec.subrole].map(str::to_string);
-        e.title = TITLES[spec.title].map(str::to_string);
+        e.subrole = SUBROLES[spec.subrole].map(Into::into);
+        e.title = TITLES[spec.title].map(Into::into);
         e.visible = spec.visible;
         e.selected = spec.selected.then_some(true);
         if on_path && depth <= focus {
@@ -381,8 +379,8 @@ fn generated(windows: Vec<Spec>, focus: usize) -> Answer {
 
 /// Small real trees (SOURCES.md): a macOS page with a password field, a
 /// native macOS window, a Playwright ARIA snapshot.
-fn real_trees() -> &'static [Answer] {
-    static TREES: OnceLock<Vec<Answer>> = OnceLock::new();
+fn real_trees() -> &'static [Answer<'static>] {
+    static TREES: OnceLock<Vec<Answer<'static>>> = OnceLock::new();
     TREES.get_or_init(|| {
         let raw = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld/raw");
         [
@@ -414,7 +412,11 @@ struct Mutation {
     op: u8,
 }
 
-fn mutate(answer: &Answer, mutations: &[Mutation], secrets_at: &[(usize, u8)]) -> Answer {
+fn mutate(
+    answer: &Answer<'static>,
+    mutations: &[Mutation],
+    secrets_at: &[(usize, u8)],
+) -> Answer<'static> {
     let mut answer = answer.clone();
     let n = Tree::new(&answer.root).len();
     let mut ops = vec![Vec::new(); n];

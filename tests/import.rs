@@ -76,7 +76,7 @@ fn real_files() -> Vec<PathBuf> {
     files
 }
 
-fn import_real(relative: &Path) -> (Vec<u8>, Answer) {
+fn import_real(relative: &Path) -> (Vec<u8>, Answer<'static>) {
     let bytes = std::fs::read(raw_dir().join(relative)).unwrap();
     let answer = import(format_of(relative), &bytes)
         .unwrap_or_else(|e| panic!("{}: {e}", relative.display()));
@@ -296,7 +296,7 @@ fn headings_links_rows_and_cells_are_as_many_as_in_the_source() {
 // ---------------------------------------------------------------------------
 // Secure fields.
 
-fn secure_elements(answer: &Answer) -> Vec<&Element> {
+fn secure_elements<'t>(answer: &'t Answer<'static>) -> Vec<&'t Element<'static>> {
     Tree::new(&answer.root)
         .nodes()
         .iter()

@@ -69,7 +69,7 @@ fn has_the_shape_of_a_real_app() {
     assert_eq!(selected[0].role(), Role::Text);
 
     let count =
-        |f: &dyn Fn(&ctxgate::model::Node<'_>) -> bool| nodes.iter().filter(|n| f(n)).count();
+        |f: &dyn Fn(&ctxgate::model::Node<'_, '_>) -> bool| nodes.iter().filter(|n| f(n)).count();
     let roles = [
         Role::Window,
         Role::Group,

@@ -126,7 +126,7 @@ fn spec() -> impl Strategy<Value = Spec> {
 /// Builds an answer: ids `e0…`, each element's title and text carry its own
 /// canary `CANARYn`, some texts a redaction match; a focus path follows the
 /// first child at each level for `focus_depth` levels.
-fn build(windows: Vec<Spec>, focus_depth: usize) -> Answer {
+fn build(windows: Vec<Spec>, focus_depth: usize) -> Answer<'static> {
     let mut next = 0;
     let mut root = Element::new("e0", Role::Application);
     root.title = Some("App".into());
@@ -151,7 +151,7 @@ fn build(windows: Vec<Spec>, focus_depth: usize) -> Answer {
         if !sub.is_empty() {
             element.subrole = Some(sub.into());
         }
-        element.title = Some(format!("title CANARY{id}Z"));
+        element.title = Some(format!("title CANARY{id}Z").into());
         let mut text = format!("text CANARY{id}Z ");
         text.push_str(&"lorem ipsum ".repeat(spec.text_len / 4));
         if spec.secret {
@@ -201,11 +201,11 @@ fn forbidden(answer: &Answer) -> Vec<String> {
     ids
 }
 
-fn trim_logged(
-    answer: &Answer,
+fn trim_logged<'a>(
+    answer: &Answer<'a>,
     request: &Request,
     scope: Scope,
-) -> (ctxgate::Result<ctxgate::trim::Trimmed>, String) {
+) -> (ctxgate::Result<ctxgate::trim::Trimmed<'a>>, String) {
     common::with_logs(|| {
         trim_with(
             answer,

@@ -78,7 +78,7 @@ impl Node {
 }
 
 /// Builds the answer from the importer's top-level nodes.
-pub(crate) fn answer(format: Format, top: Vec<Node>) -> Answer {
+pub(crate) fn answer(format: Format, top: Vec<Node>) -> Answer<'static> {
     let mut elements = Vec::new();
     for node in top {
         convert(node, &mut elements);
@@ -98,13 +98,13 @@ pub(crate) fn answer(format: Format, top: Vec<Node>) -> Answer {
 
 /// Appends what `node` becomes (nothing, one element, or its hoisted
 /// children) to `out`.
-fn convert(node: Node, out: &mut Vec<Element>) {
+fn convert(node: Node, out: &mut Vec<Element<'static>>) {
     match node.kind {
         Kind::Furniture => {}
         Kind::Secure => out.push(Element {
-            id: node.id.unwrap_or_default(),
-            subrole: Some("secure".to_string()),
-            title: node.title,
+            id: node.id.unwrap_or_default().into(),
+            subrole: Some("secure".into()),
+            title: node.title.map(Into::into),
             // A fixed marker, not the value: says the field is filled, so an
             // agent does not retype it; carries no length and no text of it.
             content: if node.filled {
@@ -129,11 +129,11 @@ fn convert(node: Node, out: &mut Vec<Element>) {
                 role
             };
             let element = Element {
-                id: node.id.unwrap_or_default(),
-                subrole: node.subrole,
-                title: node.title,
+                id: node.id.unwrap_or_default().into(),
+                subrole: node.subrole.map(Into::into),
+                title: node.title.map(Into::into),
                 content: node.text.into_iter().map(Content::text).collect(),
-                url: node.url,
+                url: node.url.map(Into::into),
                 selected: node.selected.then_some(true),
                 focused: node.focused.then_some(true),
                 visible: node.visible,
@@ -155,8 +155,8 @@ fn convert(node: Node, out: &mut Vec<Element>) {
             match label {
                 Some(label) if !hoisted_text || node.selected || node.focused => {
                     let element = Element {
-                        id: node.id.unwrap_or_default(),
-                        subrole: Some(node.subrole.unwrap_or(node.word)),
+                        id: node.id.unwrap_or_default().into(),
+                        subrole: Some(node.subrole.unwrap_or(node.word).into()),
                         content: vec![Content::text(label)],
                         selected: node.selected.then_some(true),
                         focused: node.focused.then_some(true),
@@ -268,15 +268,15 @@ fn settle_ids(root: &mut Element) {
     while let Some(element) = stack.pop() {
         position += 1;
         if element.id.is_empty() {
-            element.id = format!("n{position}");
+            element.id = format!("n{position}").into();
         }
-        if !seen.insert(element.id.clone()) {
-            let base = element.id.clone();
+        if !seen.insert(element.id.to_string()) {
+            let base = element.id.to_string();
             let mut n = 2;
             while !seen.insert(format!("{base}-{n}")) {
                 n += 1;
             }
-            element.id = format!("{base}-{n}");
+            element.id = format!("{base}-{n}").into();
         }
         stack.extend(element.children.iter_mut().rev());
     }
@@ -337,7 +337,7 @@ mod tests {
             .nodes()
             .iter()
             .filter(|n| n.focused)
-            .map(|n| n.element.id.as_str())
+            .map(|n| &*n.element.id)
             .collect();
         assert_eq!(focused, ["window", "n3", "n5", "n6"]);
         assert!(crate::check::check(&answer).is_empty());
@@ -366,7 +366,7 @@ mod tests {
         let kids: Vec<_> = window
             .children
             .iter()
-            .map(|e| (e.id.as_str(), e.role.as_str(), e.subrole.as_deref()))
+            .map(|e| (&*e.id, e.role.as_str(), e.subrole.as_deref()))
             .collect();
         assert_eq!(kids, [("a", "Text", Some("secure")), ("a-2", "Text", None)]);
         assert_eq!(window.children[0].title.as_deref(), Some("PIN"));

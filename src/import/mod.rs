@@ -137,7 +137,7 @@ impl FromStr for Format {
 /// Imports an OS accessibility tree in `format` as a protocol 0.2.0 answer
 /// that passes [`crate::check::check`] with no errors.
 #[tracing::instrument(skip_all, fields(format = %format, bytes = bytes.len()))]
-pub fn import(format: Format, bytes: &[u8]) -> Result<Answer> {
+pub fn import(format: Format, bytes: &[u8]) -> Result<Answer<'static>> {
     let source = match format {
         Format::AxDump => ax_dump::parse(bytes)?,
         Format::AxJson => ax_json::parse(bytes)?,

@@ -4,47 +4,49 @@
 //! embedded resources) are typed; any other kind is kept whole as
 //! [`Block::Other`] so nothing a provider sent is lost in the model.
 
+use std::borrow::Cow;
+
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 /// One MCP content block: its kind's fields, plus every other key kept in
 /// `extra` in the provider's order (`annotations`, `_meta`, …).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Content {
+pub struct Content<'a> {
     /// The kind and its typed fields.
-    pub block: Block,
+    pub block: Block<'a>,
     /// The block's other keys.
     pub extra: Map<String, Value>,
 }
 
 /// The kinds of MCP content block.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
+pub enum Block<'a> {
     /// `{"type":"text","text":…}`
     Text {
         /// The text.
-        text: String,
+        text: Cow<'a, str>,
     },
     /// `{"type":"image","data":…,"mimeType":…}` (base64 data).
     Image {
         /// Base64 data.
-        data: String,
+        data: Cow<'a, str>,
         /// The MIME type.
-        mime_type: String,
+        mime_type: Cow<'a, str>,
     },
     /// `{"type":"audio","data":…,"mimeType":…}` (base64 data).
     Audio {
         /// Base64 data.
-        data: String,
+        data: Cow<'a, str>,
         /// The MIME type.
-        mime_type: String,
+        mime_type: Cow<'a, str>,
     },
     /// `{"type":"resource_link","uri":…,"name":…}`
     ResourceLink {
         /// The resource's address.
-        uri: String,
+        uri: Cow<'a, str>,
         /// Its name.
-        name: String,
+        name: Cow<'a, str>,
     },
     /// `{"type":"resource","resource":{…}}`: an embedded resource, kept as
     /// its JSON object (`uri`, `mimeType`, `text` or `blob`).
@@ -60,9 +62,9 @@ pub enum Block {
     },
 }
 
-impl Content {
+impl<'a> Content<'a> {
     /// A text block.
-    pub fn text(text: impl Into<String>) -> Content {
+    pub fn text(text: impl Into<Cow<'a, str>>) -> Content<'a> {
         Content {
             block: Block::Text { text: text.into() },
             extra: Map::new(),
@@ -83,13 +85,21 @@ impl Content {
 
     /// Reads a block from its JSON object; `Err` says what is wrong, for the
     /// reader to place at a JSON pointer.
-    pub fn from_object(object: Map<String, Value>) -> Result<Content, String> {
-        Content::from_pairs(object.into_iter().collect())
+    pub fn from_object(object: Map<String, Value>) -> Result<Content<'static>, String> {
+        Content::from_pairs(
+            object
+                .into_iter()
+                .map(|(key, value)| (Cow::Owned(key), BlockValue::from(value)))
+                .collect(),
+        )
     }
 
     /// Reads a block from its keys and values in the provider's order (the
-    /// reader's fast path: no map is built for the few keys a block has).
-    pub fn from_pairs(mut pairs: Vec<(String, Value)>) -> Result<Content, String> {
+    /// reader's fast path: no map is built for the few keys a block has, and
+    /// strings stay borrowed from the input).
+    pub(crate) fn from_pairs(
+        mut pairs: Vec<(Cow<'a, str>, BlockValue<'a>)>,
+    ) -> Result<Content<'a>, String> {
         let mut remove = |key: &str| {
             pairs
                 .iter()
@@ -97,8 +107,8 @@ impl Content {
                 .map(|at| pairs.remove(at).1)
         };
         let kind = match remove("type") {
-            Some(Value::String(kind)) => kind,
-            Some(other) => {
+            Some(BlockValue::Str(kind)) => kind,
+            Some(BlockValue::Other(other)) => {
                 return Err(format!(
                     "`type` must be a string, found {}",
                     crate::read::json_kind(&other)
@@ -106,17 +116,17 @@ impl Content {
             }
             None => return Err("a content block needs a `type`".into()),
         };
-        let mut take = |key: &str| -> Result<String, String> {
+        let mut take = |key: &str| -> Result<Cow<'a, str>, String> {
             match remove(key) {
-                Some(Value::String(s)) => Ok(s),
-                Some(other) => Err(format!(
+                Some(BlockValue::Str(s)) => Ok(s),
+                Some(BlockValue::Other(other)) => Err(format!(
                     "`{key}` of a `{kind}` block must be a string, found {}",
                     crate::read::json_kind(&other)
                 )),
                 None => Err(format!("a `{kind}` block needs `{key}`")),
             }
         };
-        let block = match kind.as_str() {
+        let block = match &*kind {
             "text" => Block::Text {
                 text: take("text")?,
             },
@@ -132,7 +142,7 @@ impl Content {
                 uri: take("uri")?,
                 name: take("name")?,
             },
-            "resource" => match remove("resource") {
+            "resource" => match remove("resource").map(Value::from) {
                 Some(Value::Object(resource)) => Block::Resource { resource },
                 Some(other) => {
                     return Err(format!(
@@ -142,16 +152,75 @@ impl Content {
                 }
                 None => return Err("a `resource` block needs `resource`".into()),
             },
-            _ => Block::Other { kind },
+            _ => Block::Other {
+                kind: kind.into_owned(),
+            },
         };
         Ok(Content {
             block,
-            extra: pairs.into_iter().collect(),
+            extra: pairs
+                .into_iter()
+                .map(|(key, value)| (key.into_owned(), Value::from(value)))
+                .collect(),
         })
+    }
+
+    /// The same block with every string its own.
+    pub fn into_owned(self) -> Content<'static> {
+        fn own(s: Cow<'_, str>) -> Cow<'static, str> {
+            Cow::Owned(s.into_owned())
+        }
+        let block = match self.block {
+            Block::Text { text } => Block::Text { text: own(text) },
+            Block::Image { data, mime_type } => Block::Image {
+                data: own(data),
+                mime_type: own(mime_type),
+            },
+            Block::Audio { data, mime_type } => Block::Audio {
+                data: own(data),
+                mime_type: own(mime_type),
+            },
+            Block::ResourceLink { uri, name } => Block::ResourceLink {
+                uri: own(uri),
+                name: own(name),
+            },
+            Block::Resource { resource } => Block::Resource { resource },
+            Block::Other { kind } => Block::Other { kind },
+        };
+        Content {
+            block,
+            extra: self.extra,
+        }
     }
 }
 
-impl Serialize for Content {
+/// A value in a content block as read: a string (borrowed from the input
+/// when it has no escapes), or any other JSON value.
+#[derive(Debug)]
+pub(crate) enum BlockValue<'a> {
+    Str(Cow<'a, str>),
+    Other(Value),
+}
+
+impl From<Value> for BlockValue<'_> {
+    fn from(value: Value) -> Self {
+        match value {
+            Value::String(s) => BlockValue::Str(Cow::Owned(s)),
+            other => BlockValue::Other(other),
+        }
+    }
+}
+
+impl From<BlockValue<'_>> for Value {
+    fn from(value: BlockValue<'_>) -> Value {
+        match value {
+            BlockValue::Str(s) => Value::String(s.into_owned()),
+            BlockValue::Other(other) => other,
+        }
+    }
+}
+
+impl Serialize for Content<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("type", self.kind())?;

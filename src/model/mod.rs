@@ -9,9 +9,12 @@ mod role;
 mod tree;
 pub mod v01;
 
+pub(crate) use content::BlockValue;
 pub use content::{Block, Content};
 pub use role::{Role, RoleName, APPLE_ROLES};
 pub use tree::{Node, NodeId, Tree};
+
+use std::borrow::Cow;
 
 use indexmap::IndexMap;
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -25,13 +28,17 @@ pub const STATES: [&str; 4] = ["selected", "focused", "visible", "hovered"];
 
 /// A provider's answer to `current`: `{ protocol, instance, root }`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+///
+/// `'a` is the input the answer was read from: the reader borrows every
+/// string that needs no unescaping instead of copying it
+/// ([`Answer::into_owned`] detaches an answer from its input).
+pub struct Answer<'a> {
     /// The protocol version, three parts (`0.2.0`).
     pub protocol: String,
     /// The provider instance that answered.
     pub instance: String,
     /// The application; the root of the tree.
-    pub root: Element,
+    pub root: Element<'a>,
 }
 
 /// One element of the tree (RFC-0001 4.1).
@@ -39,19 +46,19 @@ pub struct Answer {
 /// States are stored as the provider stated them (`None` = absent); read
 /// their effective values through [`Tree`], which applies R2.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Element {
+pub struct Element<'a> {
     /// Opaque, unique within the answer.
-    pub id: String,
+    pub id: Cow<'a, str>,
     /// The role as written.
     pub role: RoleName,
     /// The app's own word for the thing.
-    pub subrole: Option<String>,
+    pub subrole: Option<Cow<'a, str>>,
     /// One line a person could read.
-    pub title: Option<String>,
+    pub title: Option<Cow<'a, str>>,
     /// MCP content blocks.
-    pub content: Vec<Content>,
+    pub content: Vec<Content<'a>>,
     /// An address for the thing.
-    pub url: Option<String>,
+    pub url: Option<Cow<'a, str>>,
     /// The user selected this.
     pub selected: Option<bool>,
     /// The keyboard or cursor is here, or below.
@@ -61,7 +68,7 @@ pub struct Element {
     /// The pointer is over this (RFC-0003).
     pub hovered: Option<bool>,
     /// The elements inside this one, in the app's order.
-    pub children: Children,
+    pub children: Children<'a>,
     /// Anything else, by name, in the provider's order.
     pub attributes: Attributes,
 }
@@ -76,28 +83,28 @@ impl Default for RoleName {
 /// does not recurse, so a tree as deep as the limits allow (or deeper, if a
 /// host raises them) cannot overflow the stack when it is freed.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Children(pub Vec<Element>);
+pub struct Children<'a>(pub Vec<Element<'a>>);
 
-impl std::ops::Deref for Children {
-    type Target = Vec<Element>;
-    fn deref(&self) -> &Vec<Element> {
+impl<'a> std::ops::Deref for Children<'a> {
+    type Target = Vec<Element<'a>>;
+    fn deref(&self) -> &Vec<Element<'a>> {
         &self.0
     }
 }
 
-impl std::ops::DerefMut for Children {
-    fn deref_mut(&mut self) -> &mut Vec<Element> {
+impl<'a> std::ops::DerefMut for Children<'a> {
+    fn deref_mut(&mut self) -> &mut Vec<Element<'a>> {
         &mut self.0
     }
 }
 
-impl From<Vec<Element>> for Children {
-    fn from(children: Vec<Element>) -> Children {
+impl<'a> From<Vec<Element<'a>>> for Children<'a> {
+    fn from(children: Vec<Element<'a>>) -> Children<'a> {
         Children(children)
     }
 }
 
-impl Drop for Children {
+impl Drop for Children<'_> {
     fn drop(&mut self) {
         if self.0.iter().all(|c| c.children.is_empty()) {
             return;
@@ -109,7 +116,7 @@ impl Drop for Children {
     }
 }
 
-impl Serialize for Children {
+impl Serialize for Children<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
@@ -175,13 +182,77 @@ pub(crate) fn related_entry(value: &Value) -> Option<Related<'_>> {
     Some(Related { relation, target })
 }
 
-impl Element {
+impl<'a> Element<'a> {
     /// A new element with an id and a role, and nothing else.
-    pub fn new(id: impl Into<String>, role: impl Into<RoleName>) -> Element {
+    pub fn new(id: impl Into<Cow<'a, str>>, role: impl Into<RoleName>) -> Element<'a> {
         Element {
             id: id.into(),
             role: role.into(),
             ..Element::default()
+        }
+    }
+
+    /// The same element with every string its own, detached from the input
+    /// it was read from. Iterative: as deep a tree as the limits allow.
+    pub fn into_owned(self) -> Element<'static> {
+        // Detach each element's own fields; children are re-attached bottom
+        // up from a stack of (element, its detached children so far).
+        fn own(s: Cow<'_, str>) -> Cow<'static, str> {
+            Cow::Owned(s.into_owned())
+        }
+        fn shell(mut element: Element<'_>) -> (Element<'static>, Vec<Element<'_>>) {
+            let children = std::mem::take(&mut element.children.0);
+            let content = std::mem::take(&mut element.content);
+            let attributes = std::mem::take(&mut element.attributes);
+            let role = std::mem::take(&mut element.role);
+            let owned = Element {
+                id: own(std::mem::take(&mut element.id)),
+                role,
+                subrole: element.subrole.take().map(own),
+                title: element.title.take().map(own),
+                content: content.into_iter().map(Content::into_owned).collect(),
+                url: element.url.take().map(own),
+                selected: element.selected,
+                focused: element.focused,
+                visible: element.visible,
+                hovered: element.hovered,
+                children: Children(Vec::new()),
+                attributes,
+            };
+            (owned, children)
+        }
+        // Each frame: the detached element, and its remaining children in
+        // reverse order (popped from the end, pushed in order).
+        let (root, children) = shell(self);
+        let mut stack = vec![(root, reversed(children))];
+        loop {
+            let (_, pending) = stack.last_mut().expect("the root frame stays");
+            if let Some(child) = pending.pop() {
+                let (owned, grandchildren) = shell(child);
+                stack.push((owned, reversed(grandchildren)));
+                continue;
+            }
+            let (done, _) = stack.pop().expect("checked above");
+            match stack.last_mut() {
+                Some((parent, _)) => parent.children.0.push(done),
+                None => return done,
+            }
+        }
+    }
+}
+
+fn reversed<T>(mut items: Vec<T>) -> Vec<T> {
+    items.reverse();
+    items
+}
+
+impl Answer<'_> {
+    /// The same answer with every string its own ([`Element::into_owned`]).
+    pub fn into_owned(self) -> Answer<'static> {
+        Answer {
+            protocol: self.protocol,
+            instance: self.instance,
+            root: self.root.into_owned(),
         }
     }
 }
@@ -192,7 +263,7 @@ impl Serialize for Attributes {
     }
 }
 
-impl Serialize for Element {
+impl Serialize for Element<'_> {
     /// Fields in the RFC's order; absent fields are left out.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
@@ -230,7 +301,7 @@ impl Serialize for Element {
     }
 }
 
-impl Serialize for Answer {
+impl Serialize for Answer<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(3))?;
         map.serialize_entry("protocol", &self.protocol)?;

@@ -11,9 +11,11 @@ pub type NodeId = u32;
 
 /// One element with what R2 derives for it.
 #[derive(Debug, Clone, Copy)]
-pub struct Node<'a> {
+///
+/// `'t` borrows the answer; `'a` is the input the answer's strings borrow.
+pub struct Node<'t, 'a> {
     /// The element.
-    pub element: &'a Element,
+    pub element: &'t Element<'a>,
     /// The parent's position; `None` for the root.
     pub parent: Option<NodeId>,
     /// The element's index among its parent's children.
@@ -32,7 +34,7 @@ pub struct Node<'a> {
     pub visible: bool,
 }
 
-impl Node<'_> {
+impl Node<'_, '_> {
     /// The role as read (unknown words read as `Group`).
     pub fn role(&self) -> Role {
         self.element.role.read()
@@ -41,16 +43,16 @@ impl Node<'_> {
 
 /// The tree in document order.
 #[derive(Debug, Clone)]
-pub struct Tree<'a> {
-    nodes: Vec<Node<'a>>,
+pub struct Tree<'t, 'a> {
+    nodes: Vec<Node<'t, 'a>>,
 }
 
-impl<'a> Tree<'a> {
+impl<'t, 'a> Tree<'t, 'a> {
     /// Indexes the tree under `root`.
-    pub fn new(root: &'a Element) -> Tree<'a> {
-        let mut nodes: Vec<Node<'a>> = Vec::new();
+    pub fn new(root: &'t Element<'a>) -> Tree<'t, 'a> {
+        let mut nodes: Vec<Node<'t, 'a>> = Vec::new();
         // (element, parent, index among siblings)
-        let mut stack: Vec<(&'a Element, Option<NodeId>, u32)> = vec![(root, None, 0)];
+        let mut stack: Vec<(&'t Element<'a>, Option<NodeId>, u32)> = vec![(root, None, 0)];
         // Positions whose subtree is still open, to fill in `end`.
         let mut open: Vec<NodeId> = Vec::new();
         while let Some((element, parent, index)) = stack.pop() {
@@ -96,12 +98,12 @@ impl<'a> Tree<'a> {
     }
 
     /// All nodes, in document order.
-    pub fn nodes(&self) -> &[Node<'a>] {
+    pub fn nodes(&self) -> &[Node<'t, 'a>] {
         &self.nodes
     }
 
     /// One node.
-    pub fn node(&self, id: NodeId) -> &Node<'a> {
+    pub fn node(&self, id: NodeId) -> &Node<'t, 'a> {
         &self.nodes[id as usize]
     }
 
@@ -175,7 +177,7 @@ mod tests {
     use super::*;
     use crate::model::Element;
 
-    fn el(id: &str, role: Role, children: Vec<Element>) -> Element {
+    fn el<'a>(id: &'a str, role: Role, children: Vec<Element<'a>>) -> Element<'a> {
         Element {
             children: children.into(),
             ..Element::new(id, role)

@@ -100,7 +100,7 @@ pub fn role_for_type(kind: &str) -> Role {
 }
 
 struct Item {
-    element: Element,
+    element: Element<'static>,
     parent: Option<String>,
 }
 
@@ -116,7 +116,7 @@ pub fn upgrade(
     items: Option<Value>,
     focus: Option<Value>,
     title: Option<String>,
-) -> Result<Element> {
+) -> Result<Element<'static>> {
     let items = match items {
         Some(Value::Array(items)) => items,
         Some(other) => {
@@ -132,7 +132,7 @@ pub fn upgrade(
     for (i, item) in items.into_iter().enumerate() {
         let pointer = format!("/items/{i}");
         let item = read_item(item, &pointer)?;
-        if let Some(&first) = index.get(&item.element.id) {
+        if let Some(&first) = index.get(&*item.element.id) {
             return Err(fail(
                 pointer,
                 format!(
@@ -141,7 +141,7 @@ pub fn upgrade(
                 ),
             ));
         }
-        index.insert(item.element.id.clone(), i);
+        index.insert(item.element.id.to_string(), i);
         parsed.push(item);
     }
 
@@ -273,7 +273,7 @@ pub fn upgrade(
     }
     top.sort_by_key(|(k, _)| *k);
     let mut root = Element::new(root_id, Role::Application);
-    root.title = title;
+    root.title = title.map(Into::into);
     root.children = top.into_iter().map(|(_, e)| e).collect::<Vec<_>>().into();
     Ok(root)
 }
@@ -309,8 +309,8 @@ fn read_item(item: Value, pointer: &str) -> Result<Item> {
         match key.as_str() {
             "id" => id = Some(string(value)?),
             "type" => kind = Some(string(value)?),
-            "title" => element.title = Some(string(value)?),
-            "url" => element.url = Some(string(value)?),
+            "title" => element.title = Some(string(value)?.into()),
+            "url" => element.url = Some(string(value)?.into()),
             "parent" => {
                 parent = match value {
                     Value::Null => None,
@@ -332,13 +332,13 @@ fn read_item(item: Value, pointer: &str) -> Result<Item> {
     }
     let id = id.ok_or_else(|| fail(pointer, "an item needs `id`"))?;
     let kind = kind.ok_or_else(|| fail(pointer, "an item needs `type`"))?;
-    element.id = id;
+    element.id = id.into();
     element.role = role_for_type(&kind).into();
-    element.subrole = Some(kind);
+    element.subrole = Some(kind.into());
     Ok(Item { element, parent })
 }
 
-fn read_blocks(value: Value, pointer: &str) -> Result<Vec<Content>> {
+fn read_blocks(value: Value, pointer: &str) -> Result<Vec<Content<'static>>> {
     let Value::Array(blocks) = value else {
         return Err(fail(
             pointer,

@@ -8,6 +8,7 @@
 //! anything is measured on the real rendering. The output never exceeds any
 //! budget.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
@@ -35,9 +36,9 @@ pub enum Mode {
 }
 
 /// What the filling produced.
-pub struct Filled {
+pub struct Filled<'a> {
     /// The output answer.
-    pub answer: Answer,
+    pub answer: Answer<'a>,
     /// Its rendering.
     pub rendered: String,
     /// Size of the rendering per budget.
@@ -61,35 +62,38 @@ struct Carried {
     withheld: Option<(String, bool)>,
 }
 
-struct Prepared {
-    element: Element,
+struct Prepared<'a> {
+    element: Element<'a>,
     redactions: Vec<usize>,
 }
 
 /// Fills one request.
-pub struct Filler<'a> {
-    answer: &'a Answer,
-    tree: &'a Tree<'a>,
-    selection: &'a Selection,
-    plan: &'a RequestPlan,
+///
+/// `'f` borrows the request's stages; `'a` is the input, which the output
+/// answer keeps borrowing.
+pub struct Filler<'f, 'a> {
+    answer: &'f Answer<'a>,
+    tree: &'f Tree<'f, 'a>,
+    selection: &'f Selection,
+    plan: &'f RequestPlan,
     format: Format,
     budgets: Vec<Budget>,
-    full: Vec<Option<Box<Prepared>>>,
-    skeleton: Vec<Option<Box<Prepared>>>,
+    full: Vec<Option<Box<Prepared<'a>>>>,
+    skeleton: Vec<Option<Box<Prepared<'a>>>>,
     carried: Vec<Option<Box<Carried>>>,
     probes: usize,
 }
 
-impl<'a> Filler<'a> {
+impl<'f, 'a> Filler<'f, 'a> {
     /// A filler for one request.
     pub fn new(
-        answer: &'a Answer,
-        tree: &'a Tree<'a>,
-        selection: &'a Selection,
-        plan: &'a RequestPlan,
+        answer: &'f Answer<'a>,
+        tree: &'f Tree<'f, 'a>,
+        selection: &'f Selection,
+        plan: &'f RequestPlan,
         format: Format,
         budgets: Vec<Budget>,
-    ) -> Filler<'a> {
+    ) -> Filler<'f, 'a> {
         let n = tree.len();
         let carried = tree
             .nodes()
@@ -111,7 +115,7 @@ impl<'a> Filler<'a> {
     }
 
     /// Fits the selection to the budgets.
-    pub fn fill(mut self) -> Result<Filled> {
+    pub fn fill(mut self) -> Result<Filled<'a>> {
         let mut base: Vec<Option<Mode>> = vec![None; self.tree.len()];
         base[0] = Some(Mode::Skeleton);
         let mandatory = self.selection.mandatory.clone();
@@ -201,7 +205,11 @@ impl<'a> Filler<'a> {
 
     /// The base does not fit: cut the kept elements' text, in fill order;
     /// if even no text does not fit, say the smallest budget that works.
-    fn fit_kept_text(mut self, base: Vec<Option<Mode>>, mandatory: &[NodeId]) -> Result<Filled> {
+    fn fit_kept_text(
+        mut self,
+        base: Vec<Option<Mode>>,
+        mandatory: &[NodeId],
+    ) -> Result<Filled<'a>> {
         let mut state = base;
         let with_text: Vec<NodeId> = mandatory
             .iter()
@@ -385,7 +393,7 @@ impl<'a> Filler<'a> {
         Ok((fits, sizes))
     }
 
-    fn finish(mut self, state: Vec<Option<Mode>>) -> Result<Filled> {
+    fn finish(mut self, state: Vec<Option<Mode>>) -> Result<Filled<'a>> {
         let answer = self.build(&state);
         let rendered = self.format.render(&answer);
         let mut used = Vec::with_capacity(self.budgets.len());
@@ -441,12 +449,15 @@ impl<'a> Filler<'a> {
             + usize::from(!full.content.is_empty())
     }
 
-    fn prepared_full(&mut self, id: NodeId) -> &Prepared {
+    fn prepared_full(&mut self, id: NodeId) -> &Prepared<'a> {
         if self.full[id as usize].is_none() {
             let element = self.tree.node(id).element;
             let mut redactor = Redactor::new(&self.plan.redact);
             let mut out = skeleton_of(element, &mut redactor);
-            out.url = element.url.as_ref().map(|u| redactor.text(u).into_owned());
+            out.url = element.url.clone().map(|mut u| {
+                redactor.cow(&mut u);
+                u
+            });
             out.content = element
                 .content
                 .iter()
@@ -485,7 +496,7 @@ impl<'a> Filler<'a> {
         self.full[id as usize].as_ref().expect("prepared")
     }
 
-    fn prepared_skeleton(&mut self, id: NodeId) -> &Prepared {
+    fn prepared_skeleton(&mut self, id: NodeId) -> &Prepared<'a> {
         if self.skeleton[id as usize].is_none() {
             let element = self.tree.node(id).element;
             let mut redactor = Redactor::new(&self.plan.redact);
@@ -499,7 +510,7 @@ impl<'a> Filler<'a> {
     }
 
     /// One element as sent in `mode`, without children or omitted notice.
-    fn element(&mut self, id: NodeId, mode: Mode) -> Element {
+    fn element(&mut self, id: NodeId, mode: Mode) -> Element<'a> {
         match mode {
             Mode::Skeleton => self.prepared_skeleton(id).element.clone(),
             Mode::Full { cut: None } => self.prepared_full(id).element.clone(),
@@ -533,7 +544,7 @@ impl<'a> Filler<'a> {
     }
 
     /// The output answer for a state, built bottom-up without recursion.
-    fn build(&mut self, state: &[Option<Mode>]) -> Answer {
+    fn build(&mut self, state: &[Option<Mode>]) -> Answer<'a> {
         let n = self.tree.len();
         let mut children: Vec<Vec<Element>> = (0..n).map(|_| Vec::new()).collect();
         let mut root = None;
@@ -575,7 +586,7 @@ impl<'a> Filler<'a> {
 }
 
 /// Adds `id` in `mode` (never downgrading) and its ancestors as skeletons.
-fn add(tree: &Tree<'_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) {
+fn add(tree: &Tree<'_, '_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) {
     match state[id as usize] {
         None | Some(Mode::Skeleton) => state[id as usize] = Some(mode),
         Some(Mode::Full { cut: Some(_) }) if mode == (Mode::Full { cut: None }) => {
@@ -592,18 +603,18 @@ fn add(tree: &Tree<'_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) {
 }
 
 /// An element's skeleton: id, role, subrole, redacted title and states.
-fn skeleton_of(element: &Element, redactor: &mut Redactor<'_>) -> Element {
+fn skeleton_of<'a>(element: &Element<'a>, redactor: &mut Redactor<'_>) -> Element<'a> {
     let mut out = Element::new(element.id.clone(), element.role.clone());
     out.subrole = element.subrole.clone();
-    out.title = element
-        .title
-        .as_ref()
-        .map(|t| redactor.text(t).into_owned());
+    out.title = element.title.clone().map(|mut t| {
+        redactor.cow(&mut t);
+        t
+    });
     copy_states(element, &mut out);
     out
 }
 
-fn copy_states(from: &Element, to: &mut Element) {
+fn copy_states(from: &Element<'_>, to: &mut Element<'_>) {
     to.selected = from.selected;
     to.focused = from.focused;
     to.visible = from.visible;
@@ -611,7 +622,7 @@ fn copy_states(from: &Element, to: &mut Element) {
 }
 
 /// Whether a masked element has nothing in it: no content, or only empty text.
-fn is_empty(element: &Element) -> bool {
+fn is_empty(element: &Element<'_>) -> bool {
     element.content.iter().all(|c| match &c.block {
         Block::Text { text } => text.is_empty(),
         _ => false,
@@ -627,13 +638,13 @@ fn omitted_notice(reasons: &BTreeMap<String, u64>) -> Value {
     json!({"children": count, "reasons": reasons})
 }
 
-fn redact_content(content: &Content, redactor: &mut Redactor<'_>) -> Content {
+fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Content<'a> {
     let mut out = content.clone();
     match &mut out.block {
-        Block::Text { text } => redactor.string(text),
+        Block::Text { text } => redactor.cow(text),
         Block::ResourceLink { uri, name } => {
-            redactor.string(uri);
-            redactor.string(name);
+            redactor.cow(uri);
+            redactor.cow(name);
         }
         Block::Resource { resource } => {
             for (key, value) in resource.iter_mut() {
@@ -652,7 +663,7 @@ fn redact_content(content: &Content, redactor: &mut Redactor<'_>) -> Content {
 
 /// Keeps at most `cut` bytes of text (at char boundaries) and no other
 /// block, and says so in a notice.
-fn cut_content(element: &mut Element, cut: usize) {
+fn cut_content(element: &mut Element<'_>, cut: usize) {
     let mut room = cut;
     let mut changed = 0u64;
     let mut kept = Vec::new();
@@ -664,7 +675,10 @@ fn cut_content(element: &mut Element, cut: usize) {
                     while !text.is_char_boundary(end) {
                         end -= 1;
                     }
-                    text.truncate(end);
+                    match text {
+                        Cow::Borrowed(s) => *s = &s[..end],
+                        Cow::Owned(s) => s.truncate(end),
+                    }
                     changed += 1;
                 }
                 room -= text.len().min(room);

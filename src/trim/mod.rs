@@ -68,9 +68,10 @@ impl Request {
 
 /// What may be sent, and the account of it.
 #[derive(Debug, Clone)]
-pub struct Trimmed {
-    /// The trimmed answer (conforms to 0.2.0).
-    pub answer: Answer,
+pub struct Trimmed<'a> {
+    /// The trimmed answer (conforms to 0.2.0); its strings borrow from the
+    /// input's where they were sent unchanged.
+    pub answer: Answer<'a>,
     /// Its rendering in the requested format: the bytes to send.
     pub rendered: String,
     /// What was sent, withheld and why.
@@ -86,25 +87,25 @@ pub trait Decider {
 }
 
 /// The request input the policy sees for `answer` and `request`.
-pub fn request_input(answer: &Answer, request: &Request) -> RequestInput {
+pub fn request_input(answer: &Answer<'_>, request: &Request) -> RequestInput {
     RequestInput {
         action: request.action.clone(),
         instance: answer.instance.clone(),
         protocol: answer.protocol.clone(),
-        title: answer.root.title.clone(),
+        title: answer.root.title.as_deref().map(str::to_string),
     }
 }
 
 /// Trims a conforming answer with a plan and a decider. Checks the answer
 /// first: a non-conforming one is rejected, whatever its origin.
-pub fn trim_with(
-    answer: &Answer,
+pub fn trim_with<'a>(
+    answer: &Answer<'a>,
     request: &Request,
     plan: &RequestPlan,
     decider: &mut dyn Decider,
     policy_hash: &str,
     limits: &Limits,
-) -> Result<Trimmed> {
+) -> Result<Trimmed<'a>> {
     let findings = crate::check::check(answer);
     if findings.iter().any(Finding::is_error) {
         return Err(Error::NotConforming { findings });
@@ -227,7 +228,7 @@ struct ProjectionKey<'a> {
 /// holds no title, content, url or attribute value other than those the
 /// policy declared.
 fn decide_all(
-    tree: &Tree<'_>,
+    tree: &Tree<'_, '_>,
     plan: &RequestPlan,
     decider: &mut dyn Decider,
     max_projections: usize,
@@ -355,7 +356,7 @@ fn decide_all(
 
 #[allow(clippy::too_many_arguments)]
 fn report(
-    tree: &Tree<'_>,
+    tree: &Tree<'_, '_>,
     request: &Request,
     plan: &RequestPlan,
     selection: &select::Selection,
@@ -427,7 +428,7 @@ fn report(
             *rules.entry(rule.clone()).or_default() += 1;
         }
         decisions.push(ElementReport {
-            id: node.element.id.clone(),
+            id: node.element.id.to_string(),
             outcome,
             rule,
             inherited,
@@ -510,10 +511,12 @@ mod tests {
         }
     }
 
-    fn notes() -> Answer {
+    fn notes() -> Answer<'static> {
         let bytes =
             std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/notes.json")).unwrap();
-        crate::read_conforming(&bytes, &crate::Limits::default()).unwrap()
+        crate::read_conforming(&bytes, &crate::Limits::default())
+            .unwrap()
+            .into_owned()
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub struct Selection {
 
 /// Computes fates, scope and fill order.
 pub fn select(
-    tree: &Tree<'_>,
+    tree: &Tree<'_, '_>,
     decisions: &[Arc<Decision>],
     scope: Scope,
     target: Option<&str>,
@@ -173,7 +173,7 @@ impl Ord for OrderedPriority {
 }
 
 /// Which elements the action's scope covers.
-fn scope_of(tree: &Tree<'_>, scope: Scope, target: Option<&str>) -> Result<Vec<bool>> {
+fn scope_of(tree: &Tree<'_, '_>, scope: Scope, target: Option<&str>) -> Result<Vec<bool>> {
     let n = tree.len();
     let mut in_scope = vec![false; n];
     let subtree = |root: NodeId, in_scope: &mut Vec<bool>| {
@@ -233,7 +233,7 @@ fn scope_of(tree: &Tree<'_>, scope: Scope, target: Option<&str>) -> Result<Vec<b
 
 /// The user's position: the end of the focus path, else the first selected
 /// element, else the root.
-pub fn position(tree: &Tree<'_>) -> NodeId {
+pub fn position(tree: &Tree<'_, '_>) -> NodeId {
     tree.focus()
         .or_else(|| {
             tree.nodes()
@@ -245,7 +245,7 @@ pub fn position(tree: &Tree<'_>) -> NodeId {
 }
 
 /// Tree distance of every element from the user's position, in one pass.
-fn distances(tree: &Tree<'_>) -> Vec<u32> {
+fn distances(tree: &Tree<'_, '_>) -> Vec<u32> {
     let at = position(tree);
     let mut on_path = vec![false; tree.len()];
     on_path[at as usize] = true;
