@@ -58,6 +58,9 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
         elements: 0,
         depth: 0,
         abort: None,
+        siblings: Vec::new(),
+        blocks: Vec::new(),
+        pairs: Vec::new(),
     };
     let mut json = serde_json::Deserializer::from_slice(bytes);
     json.disable_recursion_limit();
@@ -340,7 +343,44 @@ impl Version {
 // ---------------------------------------------------------------------------
 // The lenient pass.
 
-struct Ctx<'l> {
+/// Visits any JSON value: objects and arrays go to the visitor's `on_map`
+/// and `on_seq`; anything else is `Err(kind)`, for the caller's finding.
+macro_rules! kind_visitor {
+    ($visitor:ty, $ok:ty, $expecting:literal) => {
+        impl<'de> Visitor<'de> for $visitor {
+            type Value = Result<$ok, &'static str>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str($expecting)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Err("a boolean"))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Err("a number"))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Err("a number"))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Err("a number"))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Err("a string"))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Err("null"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                self.on_seq(seq)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                self.on_map(map)
+            }
+        }
+    };
+}
+
+struct Ctx<'l, 'de> {
     limits: &'l Limits,
     findings: Vec<Finding>,
     /// Child indices from the root to the element being read; its JSON
@@ -350,9 +390,15 @@ struct Ctx<'l> {
     depth: usize,
     /// A limit error that stopped the parse; reported instead of serde's.
     abort: Option<Error>,
+    /// Scratch stacks, reused for every element: the children read so far
+    /// (of every open element; each list is moved out at its end, at its
+    /// exact size), one element's content blocks, one block's pairs.
+    siblings: Vec<Element<'de>>,
+    blocks: Vec<Content<'de>>,
+    pairs: Vec<(Cow<'de, str>, BlockValue<'de>)>,
 }
 
-impl Ctx<'_> {
+impl Ctx<'_, '_> {
     /// The JSON pointer of the element being read.
     fn pointer(&self) -> String {
         let mut pointer = String::from("/root");
@@ -531,18 +577,18 @@ impl Field {
     }
 }
 
-struct AnswerSeed<'c, 'l>(&'c mut Ctx<'l>);
+struct AnswerSeed<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>);
 
-impl<'de> DeserializeSeed<'de> for AnswerSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for AnswerSeed<'_, '_, 'de> {
     type Value = Option<RawAnswer<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(AnswerVisitor(self.0))
     }
 }
 
-struct AnswerVisitor<'c, 'l>(&'c mut Ctx<'l>);
+struct AnswerVisitor<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>);
 
-impl<'de> Visitor<'de> for AnswerVisitor<'_, '_> {
+impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
     type Value = Option<RawAnswer<'de>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an answer object")
@@ -624,7 +670,7 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_> {
     }
 }
 
-impl AnswerVisitor<'_, '_> {
+impl AnswerVisitor<'_, '_, '_> {
     fn not_object<'de, E>(self, kind: &str) -> Result<Option<RawAnswer<'de>>, E> {
         self.0.findings.push(Finding::error(
             Requirement::Schema,
@@ -636,9 +682,9 @@ impl AnswerVisitor<'_, '_> {
     }
 }
 
-struct ElementSeed<'c, 'l>(&'c mut Ctx<'l>);
+struct ElementSeed<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>);
 
-impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_, 'de> {
     type Value = Option<Element<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
@@ -658,36 +704,26 @@ impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_> {
 }
 
 /// Visits an element: `Ok(element)` for an object, `Err(kind)` otherwise.
-struct ScalarOrElement<'c, 'l>(&'c mut Ctx<'l>);
+struct ScalarOrElement<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>);
 
-impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
-    type Value = Result<Element<'de>, &'static str>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an element object")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Err("a boolean"))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Err("a number"))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Err("a number"))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Err("a number"))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Err("a string"))
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Err("null"))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+kind_visitor!(
+    ScalarOrElement<'_, '_, 'de>,
+    Element<'de>,
+    "an element object"
+);
+
+impl<'de> ScalarOrElement<'_, '_, 'de> {
+    fn on_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<Result<Element<'de>, &'static str>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Err("an array"))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn on_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<Result<Element<'de>, &'static str>, A::Error> {
         let ctx = self.0;
         ctx.elements += 1;
         if ctx.elements > ctx.limits.max_elements {
@@ -753,8 +789,7 @@ impl<'de> Visitor<'de> for ScalarOrElement<'_, '_> {
                     element.children = children.into();
                 }
                 Field::Content => {
-                    let raw: RawContent<'de> = map.next_value()?;
-                    element.content = read_content(ctx, raw);
+                    element.content = map.next_value_seed(ContentSeed(&mut *ctx))?;
                 }
                 Field::Attributes => match map.next_value::<Value>()? {
                     Value::Object(attributes) => {
@@ -876,125 +911,93 @@ pub(crate) fn text_bytes(element: &Element<'_>) -> usize {
     size
 }
 
-fn read_content<'de>(ctx: &mut Ctx, raw: RawContent<'de>) -> Vec<Content<'de>> {
-    let blocks = match raw {
-        RawContent::Blocks(blocks) => blocks,
-        RawContent::Not(kind) => {
-            ctx.wrong_type(
-                "content",
-                "an array of content blocks",
-                &Scalar::Other(kind),
+/// An element's `content`: its blocks, each read straight into a
+/// [`Content`] (strings borrowed); a problem is a finding at its pointer.
+struct ContentSeed<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>);
+
+impl<'de> DeserializeSeed<'de> for ContentSeed<'_, '_, 'de> {
+    type Value = Vec<Content<'de>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        let ctx = self.0;
+        match d.deserialize_any(ContentVisitor(&mut *ctx))? {
+            Ok(content) => Ok(content),
+            Err(kind) => {
+                let found = Scalar::Other(kind);
+                ctx.wrong_type("content", "an array of content blocks", &found, None);
+                Ok(Vec::new())
+            }
+        }
+    }
+}
+
+struct ContentVisitor<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>);
+kind_visitor!(
+    ContentVisitor<'_, '_, 'de>,
+    Vec<Content<'de>>,
+    "an array of content blocks"
+);
+
+impl<'de> ContentVisitor<'_, '_, 'de> {
+    fn on_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<Result<Vec<Content<'de>>, &'static str>, A::Error> {
+        let ctx = self.0;
+        let start = ctx.blocks.len();
+        let mut i = 0;
+        while let Some(block) = seq.next_element_seed(BlockSeed(&mut ctx.pairs))? {
+            let problem = match block {
+                Ok(()) => match Content::from_pairs(&mut ctx.pairs) {
+                    Ok(content) => {
+                        ctx.blocks.push(content);
+                        i += 1;
+                        continue;
+                    }
+                    Err(problem) => problem,
+                },
+                Err(kind) => format!("a content block must be an object, found {kind}"),
+            };
+            ctx.findings.push(Finding::error(
+                Requirement::Schema,
+                format!("{}/content/{i}", ctx.pointer()),
                 None,
-            );
-            return Vec::new();
+                problem,
+            ));
+            i += 1;
         }
-    };
-    let mut content = Vec::with_capacity(blocks.len());
-    for (i, block) in blocks.into_iter().enumerate() {
-        let problem = match block {
-            RawBlock::Object(pairs) => match Content::from_pairs(pairs) {
-                Ok(block) => {
-                    content.push(block);
-                    continue;
-                }
-                Err(problem) => problem,
-            },
-            RawBlock::Not(kind) => format!("a content block must be an object, found {kind}"),
-        };
-        ctx.findings.push(Finding::error(
-            Requirement::Schema,
-            format!("{}/content/{i}", ctx.pointer()),
-            None,
-            problem,
-        ));
+        Ok(Ok(ctx.blocks.drain(start..).collect()))
     }
-    content
-}
-
-/// An element's `content` as read: its blocks, or the kind of what stood
-/// there instead.
-enum RawContent<'de> {
-    Blocks(Vec<RawBlock<'de>>),
-    Not(&'static str),
-}
-
-/// One content block as read: its keys and values in order (no map is built
-/// for a block's few keys), or the kind of what stood there instead.
-enum RawBlock<'de> {
-    Object(Vec<(Cow<'de, str>, BlockValue<'de>)>),
-    Not(&'static str),
-}
-
-/// Visits any JSON value; objects and arrays go to `on_map` / `on_seq`,
-/// anything else becomes `not(kind)`.
-macro_rules! kind_visitor {
-    ($visitor:ident, $value:ident, $not:expr) => {
-        impl<'de> Visitor<'de> for $visitor {
-            type Value = $value<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok($not("a boolean"))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok($not("a number"))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok($not("a number"))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok($not("a number"))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok($not("a string"))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok($not("null"))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                self.on_seq(seq)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                self.on_map(map)
-            }
-        }
-    };
-}
-
-struct RawContentVisitor;
-kind_visitor!(RawContentVisitor, RawContent, RawContent::Not);
-
-impl RawContentVisitor {
-    fn on_seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawContent<'de>, A::Error> {
-        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1));
-        while let Some(block) = seq.next_element::<RawBlock>()? {
-            blocks.push(block);
-        }
-        Ok(RawContent::Blocks(blocks))
-    }
-    fn on_map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<RawContent<'de>, A::Error> {
+    fn on_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<Result<Vec<Content<'de>>, &'static str>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(RawContent::Not("an object"))
+        Ok(Err("an object"))
     }
 }
 
-impl<'de> de::Deserialize<'de> for RawContent<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawContent<'de>, D::Error> {
-        d.deserialize_any(RawContentVisitor)
+/// One content block: its keys and values, in order, into the reused
+/// `pairs` (no map is built for a block's few keys).
+struct BlockSeed<'c, 'de>(&'c mut Vec<(Cow<'de, str>, BlockValue<'de>)>);
+
+impl<'de> DeserializeSeed<'de> for BlockSeed<'_, 'de> {
+    type Value = Result<(), &'static str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(BlockVisitor(self.0))
     }
 }
 
-struct RawBlockVisitor;
-kind_visitor!(RawBlockVisitor, RawBlock, RawBlock::Not);
+struct BlockVisitor<'c, 'de>(&'c mut Vec<(Cow<'de, str>, BlockValue<'de>)>);
+kind_visitor!(BlockVisitor<'_, 'de>, (), "a content block");
 
-impl RawBlockVisitor {
-    fn on_seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawBlock<'de>, A::Error> {
+impl<'de> BlockVisitor<'_, 'de> {
+    fn on_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Result<(), &'static str>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(RawBlock::Not("an array"))
+        Ok(Err("an array"))
     }
-    fn on_map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<RawBlock<'de>, A::Error> {
-        let mut pairs = Vec::with_capacity(3);
+    fn on_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Result<(), &'static str>, A::Error> {
+        let pairs = self.0;
+        pairs.clear();
         while let Some(key) = map.next_key::<BorrowedStr<'de>>()? {
             pairs.push((key.0, map.next_value_seed(BlockValueSeed)?));
         }
@@ -1006,22 +1009,10 @@ impl RawBlockVisitor {
                 .enumerate()
                 .any(|(i, (k, _))| pairs[..i].iter().any(|(seen, _)| seen == k));
         if repeated {
-            let mut kept: Vec<(Cow<'de, str>, BlockValue<'de>)> = Vec::with_capacity(pairs.len());
-            for (key, value) in pairs {
-                match kept.iter_mut().find(|(seen, _)| *seen == key) {
-                    Some(slot) => slot.1 = value,
-                    None => kept.push((key, value)),
-                }
-            }
-            pairs = kept;
+            let map: indexmap::IndexMap<_, _> = pairs.drain(..).collect();
+            pairs.extend(map);
         }
-        Ok(RawBlock::Object(pairs))
-    }
-}
-
-impl<'de> de::Deserialize<'de> for RawBlock<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawBlock<'de>, D::Error> {
-        d.deserialize_any(RawBlockVisitor)
+        Ok(Ok(()))
     }
 }
 
@@ -1098,9 +1089,9 @@ impl<'de> Visitor<'de> for BlockValueSeed {
     }
 }
 
-struct ChildrenSeed<'c, 'l>(&'c mut Ctx<'l>);
+struct ChildrenSeed<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>);
 
-impl<'de> DeserializeSeed<'de> for ChildrenSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for ChildrenSeed<'_, '_, 'de> {
     type Value = Vec<Element<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
@@ -1119,54 +1110,43 @@ impl<'de> DeserializeSeed<'de> for ChildrenSeed<'_, '_> {
     }
 }
 
-struct ChildrenVisitor<'c, 'l>(&'c mut Ctx<'l>);
+struct ChildrenVisitor<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>);
 
-impl<'de> Visitor<'de> for ChildrenVisitor<'_, '_> {
-    type Value = Result<Vec<Element<'de>>, &'static str>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of elements")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Err("a boolean"))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Err("a number"))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Err("a number"))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Err("a number"))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Err("a string"))
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Err("null"))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+kind_visitor!(
+    ChildrenVisitor<'_, '_, 'de>,
+    Vec<Element<'de>>,
+    "an array of elements"
+);
+
+impl<'de> ChildrenVisitor<'_, '_, 'de> {
+    fn on_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<Result<Vec<Element<'de>>, &'static str>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Err("an object"))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+    fn on_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<Result<Vec<Element<'de>>, &'static str>, A::Error> {
         let ctx = self.0;
-        let mut children = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        // JSON gives no length up front: children gather on the shared
+        // stack and move out at their exact count (no regrowth, no slack).
+        let start = ctx.siblings.len();
         let mut index = 0u32;
         loop {
             ctx.path.push(index);
             let next = seq.next_element_seed(ElementSeed(&mut *ctx));
             ctx.path.pop();
             match next? {
-                Some(Some(child)) => children.push(child),
+                Some(Some(child)) => ctx.siblings.push(child),
                 Some(None) => {}
                 None => break,
             }
             index += 1;
         }
-        // JSON gives no length up front; the doubling growth would leave up
-        // to half of each list's capacity unused for the tree's lifetime.
-        children.shrink_to_fit();
-        Ok(Ok(children))
+        Ok(Ok(ctx.siblings.drain(start..).collect()))
     }
 }
 
@@ -1182,6 +1162,17 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&answer.root.content).unwrap(),
             r#"[{"type":"text","text":"two","note":1}]"#
+        );
+    }
+
+    #[test]
+    fn a_block_of_many_keys_keeps_each_once_in_first_place() {
+        let json = br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application",
+            "content":[{"type":"text","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"a":8,"text":"t"}]}}"#;
+        let answer = read_conforming(json, &Limits::default()).unwrap();
+        assert_eq!(
+            serde_json::to_string(&answer.root.content).unwrap(),
+            r#"[{"type":"text","text":"t","a":8,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7}]"#
         );
     }
 

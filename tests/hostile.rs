@@ -64,7 +64,7 @@ fn outcome(out: &Trimmed, id: &str) -> (Outcome, Option<String>) {
         .iter()
         .find(|d| d.id == id)
         .unwrap_or_else(|| panic!("no decision for `{id}`"));
-    (d.outcome, d.rule.clone())
+    (d.outcome, d.rule.as_deref().map(str::to_string))
 }
 
 /// The CLI refuses: exit 1, nothing on stdout, `error: <message>` on stderr.

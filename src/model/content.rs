@@ -87,18 +87,19 @@ impl<'a> Content<'a> {
     /// reader to place at a JSON pointer.
     pub fn from_object(object: Map<String, Value>) -> Result<Content<'static>, String> {
         Content::from_pairs(
-            object
+            &mut object
                 .into_iter()
                 .map(|(key, value)| (Cow::Owned(key), BlockValue::from(value)))
                 .collect(),
         )
     }
 
-    /// Reads a block from its keys and values in the provider's order (the
-    /// reader's fast path: no map is built for the few keys a block has, and
-    /// strings stay borrowed from the input).
+    /// Reads a block from its keys and values in the provider's order, each
+    /// key once (the reader's fast path: no map is built for the few keys a
+    /// block has, and strings stay borrowed from the input). Takes the pairs
+    /// out of `pairs`, which the reader reuses.
     pub(crate) fn from_pairs(
-        mut pairs: Vec<(Cow<'a, str>, BlockValue<'a>)>,
+        pairs: &mut Vec<(Cow<'a, str>, BlockValue<'a>)>,
     ) -> Result<Content<'a>, String> {
         let mut remove = |key: &str| {
             pairs
@@ -159,7 +160,7 @@ impl<'a> Content<'a> {
         Ok(Content {
             block,
             extra: pairs
-                .into_iter()
+                .drain(..)
                 .map(|(key, value)| (key.into_owned(), Value::from(value)))
                 .collect(),
         })

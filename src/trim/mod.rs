@@ -75,7 +75,7 @@ pub struct Trimmed<'a> {
     /// Its rendering in the requested format: the bytes to send.
     pub rendered: String,
     /// What was sent, withheld and why.
-    pub report: Report,
+    pub report: Report<'a>,
 }
 
 /// What trimming needs of a policy: a decision per element projection.
@@ -355,8 +355,8 @@ fn decide_all(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn report(
-    tree: &Tree<'_, '_>,
+fn report<'a>(
+    tree: &Tree<'_, 'a>,
     request: &Request,
     plan: &RequestPlan,
     selection: &select::Selection,
@@ -364,10 +364,10 @@ fn report(
     budgets: &[(Budget, &'static str)],
     evaluations: usize,
     policy_hash: &str,
-) -> Report {
+) -> Report<'a> {
     let mut decisions = Vec::with_capacity(tree.len());
     let mut outcomes: BTreeMap<Outcome, usize> = BTreeMap::new();
-    let mut rules: BTreeMap<String, usize> = BTreeMap::new();
+    let mut rules: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     let mut dropped = 0;
     for (at, node) in tree.nodes().iter().enumerate() {
         dropped += node
@@ -381,14 +381,14 @@ fn report(
             })
             .count();
         let fate = &selection.fates[at];
-        let unsent = selection.unsent[at].to_string();
+        let unsent = &selection.unsent[at];
         let (outcome, rule, inherited) = match (filled.modes[at], fate) {
             (Some(Mode::Placeholder), Fate::Masked(rule)) => {
-                (Outcome::Masked, Some(rule.to_string()), false)
+                (Outcome::Masked, Some(rule.clone()), false)
             }
             (Some(Mode::Full { cut }), _) => {
                 let rule = match fate {
-                    Fate::Kept(rule) => Some(rule.to_string()),
+                    Fate::Kept(rule) => Some(rule.clone()),
                     _ => None,
                 };
                 (
@@ -402,14 +402,14 @@ fn report(
                 )
             }
             (Some(Mode::Skeleton), Fate::Kept(rule)) => {
-                (Outcome::Skeleton, Some(rule.to_string()), false)
+                (Outcome::Skeleton, Some(rule.clone()), false)
             }
-            (Some(_), _) => (Outcome::Skeleton, Some(unsent), false),
-            (None, Fate::InsideDenied(rule)) => (Outcome::Denied, Some(rule.to_string()), true),
-            (None, Fate::InsideMasked(rule)) => (Outcome::Masked, Some(rule.to_string()), true),
-            (None, Fate::Denied(rule)) => (Outcome::Denied, Some(rule.to_string()), false),
+            (Some(_), _) => (Outcome::Skeleton, Some(unsent.clone()), false),
+            (None, Fate::InsideDenied(rule)) => (Outcome::Denied, Some(rule.clone()), true),
+            (None, Fate::InsideMasked(rule)) => (Outcome::Masked, Some(rule.clone()), true),
+            (None, Fate::Denied(rule)) => (Outcome::Denied, Some(rule.clone()), false),
             (None, _) => {
-                let outcome = match unsent.as_str() {
+                let outcome = match &**unsent {
                     "budget" => Outcome::Budget,
                     "scope" => Outcome::OutOfScope,
                     _ => Outcome::Pruned,
@@ -417,18 +417,23 @@ fn report(
                 // Pruned by the same rule as its parent: the parent's doing.
                 let inherited = outcome == Outcome::Pruned
                     && node.parent.is_some_and(|p| {
-                        *selection.unsent[p as usize] == *unsent
+                        selection.unsent[p as usize] == *unsent
                             && matches!(selection.fates[p as usize], Fate::Pruned(_))
                     });
-                (outcome, Some(unsent), inherited)
+                (outcome, Some(unsent.clone()), inherited)
             }
         };
         *outcomes.entry(outcome).or_default() += 1;
         if let Some(rule) = &rule {
-            *rules.entry(rule.clone()).or_default() += 1;
+            match rules.get_mut(rule) {
+                Some(count) => *count += 1,
+                None => {
+                    rules.insert(rule.clone(), 1);
+                }
+            }
         }
         decisions.push(ElementReport {
-            id: node.element.id.to_string(),
+            id: node.element.id.clone(),
             outcome,
             rule,
             inherited,
@@ -461,7 +466,10 @@ fn report(
         probes: filled.probes,
         elements: tree.len(),
         outcomes,
-        rules,
+        rules: rules
+            .into_iter()
+            .map(|(rule, n)| (rule.to_string(), n))
+            .collect(),
         redactions,
         reserved_attributes_dropped: dropped,
         decisions,

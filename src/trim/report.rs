@@ -3,7 +3,9 @@
 //! ids, roles, rule ids and counts only — never titles, content, urls or
 //! attribute values — so it can be logged and shown to a reviewer.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -34,16 +36,16 @@ pub enum Outcome {
 
 /// One element's line in the report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ElementReport {
-    /// The element's id.
-    pub id: String,
+pub struct ElementReport<'a> {
+    /// The element's id (borrowed from the input, as the answer's is).
+    pub id: Cow<'a, str>,
     /// What happened.
     pub outcome: Outcome,
     /// The deciding rule (`deny:…`, `mask:…`, `keep:…`, `prune:…`,
     /// `floor:secure-text`), `scope` or `budget`; absent when sent whole
     /// with no rule involved.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
+    pub rule: Option<Arc<str>>,
     /// The rule decided on an ancestor, not on this element.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub inherited: bool,
@@ -64,7 +66,7 @@ pub struct BudgetReport {
 
 /// The report of one trim.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
+pub struct Report<'a> {
     /// Hash of the policy set (its files' names and sources).
     pub policy_hash: String,
     /// The action.
@@ -96,5 +98,5 @@ pub struct Report {
     /// were dropped (not in a shape ctxgate writes).
     pub reserved_attributes_dropped: usize,
     /// Every input element, in document order.
-    pub decisions: Vec<ElementReport>,
+    pub decisions: Vec<ElementReport<'a>>,
 }
