@@ -5,9 +5,9 @@
 //! Shape problems (types, required fields, limits) are found while reading,
 //! in [`crate::read`]; [`check_bytes`] runs both stages.
 
-use std::collections::HashMap;
 use std::fmt;
 
+use foldhash::{HashMap, HashMapExt};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -167,6 +167,8 @@ pub fn check_bytes(bytes: &[u8], limits: &Limits) -> Result<CheckReport> {
 pub fn check(answer: &Answer) -> Vec<Finding> {
     let tree = Tree::new(&answer.root);
     let mut findings = Vec::new();
+    // Ids are the provider's, but the map lives for one check, with a seed
+    // of its own, and nothing of it leaves: a fast hasher is enough.
     let mut first_place: HashMap<&str, u32> = HashMap::with_capacity(tree.len());
     let mut has_related = false;
 

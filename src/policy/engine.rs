@@ -821,6 +821,14 @@ impl OwnedProjection {
     }
 }
 
+/// SipHash, not the fast hasher of the per-request maps: this cache lives
+/// as long as the policy and fills from many requests' provider input, so a
+/// provider could probe it over time; foldhash's per-process seed (from
+/// addresses and the clock) is not meant to resist that. SipHash's key is
+/// fixed here, but a chain only grows on a full 64-bit collision, and many
+/// of those are out of reach; the table itself is randomly keyed. It runs
+/// once per distinct projection (decide_all deduplicates first): ~3 M
+/// instructions of a 1.9 G request at 100k elements.
 fn projection_hash(element: &ElementInput<'_>) -> u64 {
     let mut hasher = DefaultHasher::new();
     element.hash(&mut hasher);

@@ -9,8 +9,10 @@ mod fill;
 pub mod report;
 mod select;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt};
 
 use crate::check::Finding;
 use crate::error::{Error, Result};
@@ -212,12 +214,11 @@ fn budgets(policy: Option<Budget>, request: Option<Budget>) -> Result<Vec<(Budge
 }
 
 /// What makes two elements look the same to a policy: their projection,
-/// with the ancestors' roles and subroles interned as a context id.
+/// with their own and their ancestors' roles and subroles interned as a
+/// context id (so a subrole is hashed once per element, not once per map).
 #[derive(PartialEq, Eq, Hash)]
 struct ProjectionKey<'a> {
     context: u32,
-    role: Role,
-    subrole: Option<&'a str>,
     states: u8,
     attribute_names: Vec<&'a str>,
     declared: String,
@@ -245,6 +246,10 @@ fn decide_all(
         }
     }
     // The context an element's children see: its own context plus itself.
+    // Both maps live for this request only and are keyed by this answer's
+    // own roles and projections: a fast hasher, seeded per map, is enough,
+    // as nothing about them (order, hashes) leaves the request. The
+    // policy's cross-request cache keeps SipHash (see `projection_hash`).
     let mut contexts: HashMap<(u32, Role, Option<&str>), u32> = HashMap::new();
     let mut child_context: Vec<u32> = Vec::with_capacity(n);
     let mut seen: HashMap<ProjectionKey<'_>, Arc<Decision>> = HashMap::new();
@@ -291,9 +296,7 @@ fn decide_all(
             contains_selection[at],
         ];
         let key = ProjectionKey {
-            context,
-            role: node.role(),
-            subrole: element.subrole.as_deref(),
+            context: mine,
             states: flags
                 .iter()
                 .enumerate()
