@@ -243,7 +243,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
                     "reserved attribute `author` must be a string",
                 )),
                 "related" => {
-                    check_related(value, &pointer(), id(), &mut findings);
+                    check_related(value, pointer, id, &mut findings);
                     has_related = true;
                 }
                 _ => {}
@@ -319,12 +319,18 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
     findings
 }
 
-fn check_related(related: &Value, pointer: &str, id: Option<String>, findings: &mut Vec<Finding>) {
+/// Checks a `related` attribute; the place is built only for a finding.
+fn check_related(
+    related: &Value,
+    pointer: impl Fn() -> String,
+    id: impl Fn() -> Option<String>,
+    findings: &mut Vec<Finding>,
+) {
     let Value::Array(entries) = related else {
         findings.push(Finding::error(
             Requirement::Schema,
-            format!("{pointer}/attributes/related"),
-            id,
+            format!("{}/attributes/related", pointer()),
+            id(),
             "reserved attribute `related` must be an array of `{\"relation\", \"id\" | \"url\"}`",
         ));
         return;
@@ -333,8 +339,8 @@ fn check_related(related: &Value, pointer: &str, id: Option<String>, findings: &
         if related_entry(entry).is_none() {
             findings.push(Finding::error(
                 Requirement::Schema,
-                format!("{pointer}/attributes/related/{i}"),
-                id.clone(),
+                format!("{}/attributes/related/{i}", pointer()),
+                id(),
                 "a `related` entry must be `{\"relation\": string, \"id\": string}` or `{\"relation\": string, \"url\": string}`",
             ));
         }

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use foldhash::{HashMap, HashMapExt};
+
 use crate::error::{Error, Result};
 use crate::model::{NodeId, Role, Tree};
 use crate::policy::{Decision, Scope};
@@ -51,6 +53,42 @@ pub struct Selection {
     pub unsent: Vec<Arc<str>>,
 }
 
+/// What a decision says of its own elements, labelled for reports and
+/// notices: the fate a deny, mask or keep gives, and the prune rule.
+struct Labelled {
+    fate: Option<Fate>,
+    /// A masked element that a keep rule also names is sent (as a placeholder).
+    kept_mask: bool,
+    prune: Option<Arc<str>>,
+}
+
+impl Labelled {
+    fn of(decision: &Decision) -> Labelled {
+        let fate = if let Some(reason) = decision.deny.first() {
+            Some(Fate::Denied(label("deny", reason).into()))
+        } else if let Some(reason) = decision
+            .mask
+            .iter()
+            .find(|r| !r.starts_with("floor:"))
+            .or(decision.mask.first())
+        {
+            // The policy's own rule names the mask; the floor only when the
+            // policy did not mask.
+            Some(Fate::Masked(label("mask", reason).into()))
+        } else {
+            decision
+                .keep
+                .first()
+                .map(|reason| Fate::Kept(label("keep", reason).into()))
+        };
+        Labelled {
+            kept_mask: matches!(fate, Some(Fate::Masked(_))) && !decision.keep.is_empty(),
+            fate,
+            prune: decision.prune.first().map(|r| label("prune", r).into()),
+        }
+    }
+}
+
 /// Computes fates, scope and fill order.
 pub fn select(
     tree: &Tree<'_, '_>,
@@ -63,35 +101,29 @@ pub fn select(
     let mut fates: Vec<Fate> = Vec::with_capacity(n);
     let mut pruned_by: Vec<Option<Arc<str>>> = Vec::with_capacity(n);
     let mut kept_masks = vec![false; n];
+    // Elements of one projection share their decision (one `Arc`): label
+    // each decision once, not once per element.
+    let mut labelled: HashMap<*const Decision, Labelled> = HashMap::new();
     for (at, node) in tree.nodes().iter().enumerate() {
         let decision = &decisions[at];
+        let own = labelled
+            .entry(Arc::as_ptr(decision))
+            .or_insert_with(|| Labelled::of(decision));
         let parent = node.parent.map(|p| p as usize);
         let inherited = parent.and_then(|p| match &fates[p] {
             Fate::Denied(r) | Fate::InsideDenied(r) => Some(Fate::InsideDenied(r.clone())),
             Fate::Masked(r) | Fate::InsideMasked(r) => Some(Fate::InsideMasked(r.clone())),
             _ => None,
         });
-        let own_prune = decision
+        let prune = own
             .prune
-            .first()
-            .map(|r| Arc::<str>::from(label("prune", r)));
-        let prune = own_prune.or_else(|| parent.and_then(|p| pruned_by[p].clone()));
+            .clone()
+            .or_else(|| parent.and_then(|p| pruned_by[p].clone()));
         let fate = if let Some(fate) = inherited {
             fate
-        } else if let Some(reason) = decision.deny.first() {
-            Fate::Denied(label("deny", reason).into())
-        } else if let Some(reason) = decision
-            .mask
-            .iter()
-            .find(|r| !r.starts_with("floor:"))
-            .or(decision.mask.first())
-        {
-            // The policy's own rule names the mask; the floor only when the
-            // policy did not mask.
-            kept_masks[at] = !decision.keep.is_empty();
-            Fate::Masked(label("mask", reason).into())
-        } else if let Some(reason) = decision.keep.first() {
-            Fate::Kept(label("keep", reason).into())
+        } else if let Some(fate) = &own.fate {
+            kept_masks[at] = own.kept_mask;
+            fate.clone()
         } else if let Some(reason) = &prune {
             Fate::Pruned(reason.clone())
         } else if !in_scope[at] {
