@@ -83,7 +83,7 @@ fn projections<'a>(tree: &Tree<'a, '_>, plan: &'a RequestPlan) -> Vec<ElementInp
                 has_title: element.title.is_some(),
                 has_content: !element.content.is_empty(),
                 contains_selection: contains_selection[at],
-                attribute_names: element.attributes.0.keys().map(String::as_str).collect(),
+                attribute_names: element.attributes.keys().map(String::as_str).collect(),
                 attributes: Vec::new(),
                 title_matches: match &element.title {
                     Some(title) => plan

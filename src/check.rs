@@ -228,7 +228,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
         }
 
         // R1: no state repeated under attributes; 4.3: reserved attributes.
-        for (name, value) in &element.attributes.0 {
+        for (name, value) in element.attributes.iter() {
             match name.as_str() {
                 state if STATES.contains(&state) => findings.push(Finding::error(
                     Requirement::R1,

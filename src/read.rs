@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::check::{Finding, Requirement};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::model::{v01, Answer, Attributes, Block, BlockValue, Content, Element, RoleName};
+use crate::model::{v01, Answer, Block, BlockValue, Content, Element, RoleName};
 
 /// What reading produced: the answer (when its shape allowed building one)
 /// and every finding of the reading stage.
@@ -793,7 +793,7 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                 }
                 Field::Attributes => match map.next_value::<Value>()? {
                     Value::Object(attributes) => {
-                        element.attributes = Attributes(attributes.into_iter().collect());
+                        element.attributes = attributes.into_iter().collect();
                     }
                     other => {
                         let found = Scalar::Other(json_kind(&other));

@@ -16,7 +16,7 @@
 //! built without recursion: elements are laid out flat in document order
 //! with their parents' positions, then assembled from the last one back.
 
-use serde_json::{json, Map};
+use serde_json::json;
 
 use crate::model::{Answer, Block, Content, Element, Role, PROTOCOL};
 
@@ -217,7 +217,6 @@ impl Builder {
         let mut root = Element::new("app", Role::Application);
         root.title = Some("Synth Office".into());
         root.attributes
-            .0
             .insert("bundle".into(), json!("com.example.synth"));
         self.nodes.push(root);
         self.parents.push(0);
@@ -274,9 +273,7 @@ impl Builder {
         d.title = Some("Quarterly report".into());
         d.url = Some("file:///Users/ada/Documents/Quarterly%20report.synth".into());
         d.focused = Some(true);
-        d.attributes
-            .0
-            .insert("author".into(), json!("Ada Lovelace"));
+        d.attributes.insert("author".into(), json!("Ada Lovelace"));
         if let Some(h) = self.add(doc, "h", Role::Heading) {
             self.el(h).title = Some("Summary".into());
         }
@@ -458,10 +455,10 @@ impl Builder {
         e.subrole = Some("paragraph".into());
         e.content.push(Content::text(text));
         if let Some(author) = author {
-            e.attributes.0.insert("author".into(), json!(author));
+            e.attributes.insert("author".into(), json!(author));
         }
         if let Some(url) = cites {
-            e.attributes.0.insert(
+            e.attributes.insert(
                 "related".into(),
                 json!([{ "relation": "cites", "url": url }]),
             );
@@ -500,7 +497,7 @@ impl Builder {
                 data: data.into(),
                 mime_type: mime.into(),
             },
-            extra: Map::new(),
+            extra: None,
         });
     }
 
@@ -525,7 +522,7 @@ impl Builder {
             let r = self.el(row);
             r.subrole = Some("message".into());
             r.title = Some(format!("Message from {author}").into());
-            let attributes = &mut r.attributes.0;
+            let attributes = &mut r.attributes;
             attributes.insert("author".into(), json!(author));
             attributes.insert("sent".into(), json!(format!("2026-11-{day:02}T09:30:00Z")));
             if let (true, Some(to)) = (reply, &previous) {

@@ -140,7 +140,6 @@ fn plant(e: &mut Element<'static>, n: usize, secret: Option<u8>) {
             2 => e.url = Some(format!("https://e.example/?k={s}").into()),
             _ => {
                 e.attributes
-                    .0
                     .insert("note".into(), serde_json::json!({"deep": [format!("{s}")]}));
             }
         }

@@ -122,7 +122,7 @@ fn a_million_siblings_are_accepted_and_trimmed_to_the_budget() {
     // The omitted notice counts every sibling left out.
     let w = &out.answer.root.children[0];
     assert_eq!(
-        w.attributes.0["ctxgate:omitted"],
+        w.attributes["ctxgate:omitted"],
         serde_json::json!({"children": n - sent, "reasons": {"budget": n - sent}})
     );
     // Generous for a loaded, shared 2-core machine in a debug build (~15 s of
@@ -351,7 +351,7 @@ fn a_secure_field_inside_the_selection_is_sent_as_a_placeholder() {
     assert_eq!(pw.id, "pw");
     assert!(pw.title.is_none() && pw.content.is_empty());
     assert_eq!(
-        pw.attributes.0["ctxgate:withheld"],
+        pw.attributes["ctxgate:withheld"],
         serde_json::json!({"rule": "mask:secret-title", "empty": false})
     );
 }
@@ -445,7 +445,7 @@ fn forged_notices_in_ctxgate_shapes_are_carried_and_others_dropped() {
     );
     let out = trim(&bytes, &Request::new("app"));
     assert_eq!(
-        out.answer.root.children[0].attributes.0["ctxgate:omitted"],
+        out.answer.root.children[0].attributes["ctxgate:omitted"],
         serde_json::json!({"children": 7, "reasons": {"budget": 5, "deny:vault": 2}})
     );
     let outline = trim(&bytes, &Request::new("app").format(Format::Outline));
@@ -504,7 +504,7 @@ fn a_50_mb_image_is_refused_by_default_and_sent_whole_or_dropped_when_allowed() 
     assert_eq!(image_data_len(&out), None);
     let img = &out.answer.root.children[0].children[0];
     assert_eq!(
-        img.attributes.0["ctxgate:cut"],
+        img.attributes["ctxgate:cut"],
         serde_json::json!({"reason": "budget", "blocks": 1})
     );
     assert_eq!(img.title.as_deref(), Some("Scan"));

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::Format;
-use crate::model::{Answer, Attributes, Content, Element, Role, PROTOCOL};
+use crate::model::{Answer, Content, Element, Role, PROTOCOL};
 
 /// The text a filled secure field carries instead of its value.
 pub const SECURE_MARKER: &str = "[secure value not imported]";
@@ -138,7 +138,7 @@ fn convert(node: Node, out: &mut Vec<Element<'static>>) {
                 focused: node.focused.then_some(true),
                 visible: node.visible,
                 children: children.into(),
-                attributes: Attributes(node.attributes.into_iter().collect()),
+                attributes: node.attributes.into_iter().collect(),
                 ..Element::new("", role)
             };
             if !is_empty(&element) {

@@ -15,8 +15,9 @@ use serde_json::{Map, Value};
 pub struct Content<'a> {
     /// The kind and its typed fields.
     pub block: Block<'a>,
-    /// The block's other keys.
-    pub extra: Map<String, Value>,
+    /// The block's other keys; `None` when it has none (most blocks: the
+    /// map is boxed so that a block without them stays small).
+    pub extra: Option<Box<Map<String, Value>>>,
 }
 
 /// The kinds of MCP content block.
@@ -52,7 +53,7 @@ pub enum Block<'a> {
     /// its JSON object (`uri`, `mimeType`, `text` or `blob`).
     Resource {
         /// The embedded resource.
-        resource: Map<String, Value>,
+        resource: Box<Map<String, Value>>,
     },
     /// A kind this crate does not model, by its `type`; every other key is
     /// in [`Content::extra`].
@@ -67,7 +68,7 @@ impl<'a> Content<'a> {
     pub fn text(text: impl Into<Cow<'a, str>>) -> Content<'a> {
         Content {
             block: Block::Text { text: text.into() },
-            extra: Map::new(),
+            extra: None,
         }
     }
 
@@ -144,7 +145,9 @@ impl<'a> Content<'a> {
                 name: take("name")?,
             },
             "resource" => match remove("resource").map(Value::from) {
-                Some(Value::Object(resource)) => Block::Resource { resource },
+                Some(Value::Object(resource)) => Block::Resource {
+                    resource: Box::new(resource),
+                },
                 Some(other) => {
                     return Err(format!(
                         "`resource` of a `resource` block must be an object, found {}",
@@ -159,10 +162,14 @@ impl<'a> Content<'a> {
         };
         Ok(Content {
             block,
-            extra: pairs
-                .drain(..)
-                .map(|(key, value)| (key.into_owned(), Value::from(value)))
-                .collect(),
+            extra: (!pairs.is_empty()).then(|| {
+                Box::new(
+                    pairs
+                        .drain(..)
+                        .map(|(key, value)| (key.into_owned(), Value::from(value)))
+                        .collect(),
+                )
+            }),
         })
     }
 
@@ -238,7 +245,7 @@ impl Serialize for Content<'_> {
             Block::Resource { resource } => map.serialize_entry("resource", resource)?,
             Block::Other { .. } => {}
         }
-        for (key, value) in &self.extra {
+        for (key, value) in self.extra.iter().flat_map(|extra| extra.iter()) {
             map.serialize_entry(key, value)?;
         }
         map.end()

@@ -127,8 +127,11 @@ impl Serialize for Children<'_> {
 /// `author` and `related` are reserved (RFC-0001 4.3); the reader guarantees
 /// they have the shape below, so [`Attributes::author`] and
 /// [`Attributes::related`] are typed.
+///
+/// Most elements have none; an element without attributes carries one
+/// pointer (the map is boxed, and allocated only for the first one).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Attributes(pub IndexMap<String, Value>);
+pub struct Attributes(Option<Box<IndexMap<String, Value>>>);
 
 /// One `related` link: a relation that is not containment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,18 +154,48 @@ pub enum RelatedTarget<'a> {
 impl Attributes {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.as_ref().is_none_or(|map| map.is_empty())
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |map| map.len())
+    }
+
+    /// One attribute's value.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.as_ref()?.get(name)
+    }
+
+    /// One attribute's name (as stored) and value.
+    pub fn get_key_value(&self, name: &str) -> Option<(&String, &Value)> {
+        self.0.as_ref()?.get_key_value(name)
+    }
+
+    /// Names and values, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.0.iter().flat_map(|map| map.iter())
+    }
+
+    /// Names, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.0.iter().flat_map(|map| map.keys())
+    }
+
+    /// Sets one, after the others (or in its place, if it is there).
+    pub fn insert(&mut self, name: String, value: Value) {
+        self.0.get_or_insert_with(Box::default).insert(name, value);
     }
 
     /// The reserved `author`: who wrote the thing.
     pub fn author(&self) -> Option<&str> {
-        self.0.get("author").and_then(Value::as_str)
+        self.get("author").and_then(Value::as_str)
     }
 
     /// The reserved `related` links, in order. Entries that do not have the
     /// reserved shape are skipped (the reader rejects them before this).
     pub fn related(&self) -> Vec<Related<'_>> {
-        let Some(Value::Array(items)) = self.0.get("related") else {
+        let Some(Value::Array(items)) = self.get("related") else {
             return Vec::new();
         };
         items.iter().filter_map(related_entry).collect()
@@ -257,9 +290,29 @@ impl Answer<'_> {
     }
 }
 
+impl FromIterator<(String, Value)> for Attributes {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(items: I) -> Attributes {
+        let map: IndexMap<String, Value> = items.into_iter().collect();
+        Attributes((!map.is_empty()).then(|| Box::new(map)))
+    }
+}
+
+impl std::ops::Index<&str> for Attributes {
+    type Output = Value;
+    /// The value of `name`; panics when there is none, as a map does.
+    fn index(&self, name: &str) -> &Value {
+        self.get(name)
+            .unwrap_or_else(|| panic!("no attribute `{name}`"))
+    }
+}
+
 impl Serialize for Attributes {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (name, value) in self.iter() {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
     }
 }
 
@@ -308,5 +361,18 @@ impl Serialize for Answer<'_> {
         map.serialize_entry("instance", &self.instance)?;
         map.serialize_entry("root", &self.root)?;
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_and_blocks_stay_small() {
+        // A tree holds one of each per element: rarely present parts are
+        // boxed so they cost a pointer when absent (SECURITY.md, memory).
+        assert!(std::mem::size_of::<Element>() <= 176);
+        assert!(std::mem::size_of::<Content>() <= 64);
     }
 }

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Attributes, Content, Element, Role};
+use super::{Content, Element, Role};
 use crate::error::{Error, Result};
 use crate::read::json_kind;
 
@@ -323,7 +323,7 @@ fn read_item(item: Value, pointer: &str) -> Result<Item> {
                 }
             }
             "payload" => match value {
-                Value::Object(map) => element.attributes = Attributes(map.into_iter().collect()),
+                Value::Object(map) => element.attributes = map.into_iter().collect(),
                 other => return Err(fail(&at, format!("`payload` must be an object, found {}", json_kind(&other)))),
             },
             "content" => element.content = read_blocks(value, &at)?,

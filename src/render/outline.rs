@@ -84,7 +84,6 @@ fn element_lines(out: &mut String, element: &Element, depth: usize) {
     word(out, &element.id);
     let shown: serde_json::Map<String, Value> = element
         .attributes
-        .0
         .iter()
         .filter(|(k, _)| !k.starts_with(notice::PREFIX))
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -132,7 +131,7 @@ fn element_lines(out: &mut String, element: &Element, depth: usize) {
         }
     }
 
-    if let Some(withheld) = element.attributes.0.get(notice::WITHHELD) {
+    if let Some(withheld) = element.attributes.get(notice::WITHHELD) {
         let rule = withheld.get("rule").and_then(Value::as_str).unwrap_or("?");
         let empty = match withheld.get("empty").and_then(Value::as_bool) {
             Some(true) => "; it is empty",
@@ -144,7 +143,7 @@ fn element_lines(out: &mut String, element: &Element, depth: usize) {
         line.push_str(empty);
         ctxgate_line(out, depth + 1, &line);
     }
-    if let Some(cut) = element.attributes.0.get(notice::CUT) {
+    if let Some(cut) = element.attributes.get(notice::CUT) {
         let reason = cut
             .get("reason")
             .and_then(Value::as_str)
@@ -153,7 +152,7 @@ fn element_lines(out: &mut String, element: &Element, depth: usize) {
         word(&mut line, reason);
         ctxgate_line(out, depth + 1, &line);
     }
-    if let Some(omitted) = element.attributes.0.get(notice::OMITTED) {
+    if let Some(omitted) = element.attributes.get(notice::OMITTED) {
         let count = omitted.get("children").and_then(Value::as_u64).unwrap_or(0);
         let mut line = format!(
             "{count} {} not sent:",

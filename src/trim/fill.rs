@@ -355,7 +355,6 @@ impl<'f, 'a> Filler<'f, 'a> {
                 self.merge_carried(id, &mut reasons);
                 element
                     .attributes
-                    .0
                     .insert(notice::OMITTED.into(), omitted_notice(&reasons));
             }
         }
@@ -463,13 +462,13 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .iter()
                 .map(|c| redact_content(c, &mut redactor))
                 .collect();
-            for (key, value) in &element.attributes.0 {
+            for (key, value) in element.attributes.iter() {
                 if key.starts_with(notice::PREFIX) {
                     continue;
                 }
                 let mut value = value.clone();
                 redactor.value(&mut value);
-                out.attributes.0.insert(key.clone(), value);
+                out.attributes.insert(key.clone(), value);
             }
             if let Some((rule, empty)) = self.carried[id as usize]
                 .as_ref()
@@ -477,13 +476,13 @@ impl<'f, 'a> Filler<'f, 'a> {
             {
                 // A placeholder sent before, trimmed again under a policy
                 // that no longer sees why: it stays a placeholder.
-                out.attributes.0.insert(
+                out.attributes.insert(
                     notice::WITHHELD.into(),
                     json!({"rule": rule, "empty": empty}),
                 );
             }
             if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
-                out.attributes.0.insert(
+                out.attributes.insert(
                     notice::CUT.into(),
                     json!({"reason": "budget", "blocks": blocks}),
                 );
@@ -534,7 +533,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     (None, Fate::Masked(rule)) => (rule.to_string(), is_empty(source)),
                     (None, _) => ("mask".to_string(), is_empty(source)),
                 };
-                out.attributes.0.insert(
+                out.attributes.insert(
                     notice::WITHHELD.into(),
                     json!({"rule": rule, "empty": empty}),
                 );
@@ -568,7 +567,6 @@ impl<'f, 'a> Filler<'f, 'a> {
                 if !reasons.is_empty() {
                     element
                         .attributes
-                        .0
                         .insert(notice::OMITTED.into(), omitted_notice(&reasons));
                 }
             }
@@ -655,7 +653,7 @@ fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Con
         }
         Block::Image { .. } | Block::Audio { .. } | Block::Other { .. } => {}
     }
-    for value in out.extra.values_mut() {
+    for value in out.extra.iter_mut().flat_map(|extra| extra.values_mut()) {
         redactor.value(value);
     }
     out
@@ -693,7 +691,7 @@ fn cut_content(element: &mut Element<'_>, cut: usize) {
     }
     element.content = kept;
     if changed > 0 {
-        element.attributes.0.insert(
+        element.attributes.insert(
             notice::CUT.into(),
             json!({"reason": "budget", "blocks": changed}),
         );
@@ -702,7 +700,7 @@ fn cut_content(element: &mut Element<'_>, cut: usize) {
 
 /// The notices an input element carries, in ctxgate's exact shapes.
 fn carried_notices(element: &Element) -> Option<Carried> {
-    let attributes = &element.attributes.0;
+    let attributes = &element.attributes;
     if !attributes.keys().any(|k| k.starts_with(notice::PREFIX)) {
         return None;
     }

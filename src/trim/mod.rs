@@ -275,14 +275,13 @@ fn decide_all(
         };
         let attribute_names: Vec<&str> = element
             .attributes
-            .0
             .keys()
             .map(String::as_str)
             .filter(|k| !k.starts_with(notice::PREFIX))
             .collect();
         let mut declared = String::new();
         for name in &plan.element_attributes {
-            if let Some(value) = element.attributes.0.get(name.as_str()) {
+            if let Some(value) = element.attributes.get(name.as_str()) {
                 declared.push_str(&serde_json::to_string(&(name, value)).expect("JSON serializes"));
             }
         }
@@ -330,7 +329,7 @@ fn decide_all(
             attributes: plan
                 .element_attributes
                 .iter()
-                .filter_map(|name| element.attributes.0.get_key_value(name.as_str()))
+                .filter_map(|name| element.attributes.get_key_value(name.as_str()))
                 .map(|(k, v)| (k.as_str(), v))
                 .collect(),
             title_matches: key
@@ -376,7 +375,6 @@ fn report<'a>(
         dropped += node
             .element
             .attributes
-            .0
             .keys()
             .filter(|k| {
                 k.starts_with(notice::PREFIX)
