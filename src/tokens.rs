@@ -1,25 +1,88 @@
 //! Measuring output against a budget: bytes, or o200k_base tokens counted
 //! offline with `bpe-openai` (cargo feature `tokens`, on by default).
 
+#[cfg(feature = "tokens")]
+use foldhash::HashMap;
+
 #[cfg(not(feature = "tokens"))]
 use crate::error::Error;
 use crate::error::Result;
 use crate::policy::Budget;
 
-/// The size of `text` in the budget's unit, or `None` when it is over
-/// `limit` (token counting stops early there).
-pub fn measure_within(text: &str, budget: Budget, limit: usize) -> Result<Option<usize>> {
-    match budget {
-        Budget::Bytes(_) => Ok((text.len() <= limit).then_some(text.len())),
-        Budget::Tokens(_) => count_tokens_till(text, limit),
-    }
+/// Measures texts against budgets. Tokens are counted piece by piece (a
+/// text's o200k count is the sum of its pre-tokenized pieces' counts), and
+/// a meter remembers each distinct piece's count: the probes of one fill
+/// render mostly the same elements, so most pieces are looked up, not
+/// encoded. The pieces are one request's text, like the maps of
+/// `decide_all`: foldhash is enough.
+#[derive(Default)]
+pub struct Meter {
+    #[cfg(feature = "tokens")]
+    pieces: HashMap<String, usize>,
 }
 
-/// The size of `text` in the budget's unit.
-pub fn measure(text: &str, budget: Budget) -> Result<usize> {
-    match budget {
-        Budget::Bytes(_) => Ok(text.len()),
-        Budget::Tokens(_) => count_tokens(text),
+impl Meter {
+    /// Whether `text` is within `budget`, and its size in the budget's unit
+    /// when measured. Tokens are not counted when the bytes alone show the
+    /// text fits (a token is at least a byte), and the count stops past
+    /// twice the limit: a probe a little over still says by how much, and a
+    /// big rendering (a 50 MB image) is not counted to the end.
+    pub fn fit(&mut self, text: &str, budget: Budget) -> Result<(bool, Option<usize>)> {
+        let limit = limit(budget);
+        match budget {
+            Budget::Bytes(_) => Ok((text.len() <= limit, Some(text.len()))),
+            Budget::Tokens(_) if text.len() <= limit => Ok((true, None)),
+            Budget::Tokens(_) => {
+                let size = self.count_till(text, limit.saturating_mul(2))?;
+                Ok((size.is_some_and(|n| n <= limit), size))
+            }
+        }
+    }
+
+    /// The size of `text` in the budget's unit.
+    pub fn measure(&mut self, text: &str, budget: Budget) -> Result<usize> {
+        match budget {
+            Budget::Bytes(_) => Ok(text.len()),
+            Budget::Tokens(_) => Ok(self
+                .count_till(text, usize::MAX)?
+                .expect("a count without a limit")),
+        }
+    }
+
+    /// o200k_base tokens in `text`, or `None` past `limit`.
+    #[cfg(feature = "tokens")]
+    fn count_till(&mut self, text: &str, limit: usize) -> Result<Option<usize>> {
+        let tokenizer = bpe_openai::o200k_base();
+        let text = tokenizer.normalize(text);
+        let mut total = 0;
+        for piece in tokenizer.split(text.as_str()) {
+            total += match self.pieces.get(piece) {
+                Some(&n) => n,
+                None => {
+                    // Stops early inside one huge piece, too.
+                    let Some(n) = tokenizer
+                        .bpe
+                        .count_till_limit(piece.as_bytes(), limit - total)
+                    else {
+                        return Ok(None);
+                    };
+                    self.pieces.insert(piece.to_string(), n);
+                    n
+                }
+            };
+            if total > limit {
+                return Ok(None);
+            }
+        }
+        Ok(Some(total))
+    }
+
+    /// Without the `tokens` feature, token budgets are an error.
+    #[cfg(not(feature = "tokens"))]
+    fn count_till(&mut self, _: &str, _: usize) -> Result<Option<usize>> {
+        Err(Error::Request(
+            "token budgets need ctxgate built with the `tokens` feature; use a byte budget".into(),
+        ))
     }
 }
 
@@ -28,40 +91,6 @@ pub fn measure(text: &str, budget: Budget) -> Result<usize> {
 pub fn warm_up() {
     #[cfg(feature = "tokens")]
     let _ = bpe_openai::o200k_base();
-}
-
-/// o200k_base tokens in `text`.
-#[cfg(feature = "tokens")]
-pub fn count_tokens(text: &str) -> Result<usize> {
-    Ok(bpe_openai::o200k_base().count(text))
-}
-
-#[cfg(feature = "tokens")]
-fn count_tokens_till(text: &str, limit: usize) -> Result<Option<usize>> {
-    // Every token is at least one byte.
-    if text.len() <= limit {
-        return Ok(Some(bpe_openai::o200k_base().count(text)));
-    }
-    let tokenizer = bpe_openai::o200k_base();
-    Ok(tokenizer.count_till_limit(&tokenizer.normalize(text), limit))
-}
-
-/// Without the `tokens` feature, token budgets are an error.
-#[cfg(not(feature = "tokens"))]
-pub fn count_tokens(_: &str) -> Result<usize> {
-    Err(no_tokens())
-}
-
-#[cfg(not(feature = "tokens"))]
-fn count_tokens_till(_: &str, _: usize) -> Result<Option<usize>> {
-    Err(no_tokens())
-}
-
-#[cfg(not(feature = "tokens"))]
-fn no_tokens() -> Error {
-    Error::Request(
-        "token budgets need ctxgate built with the `tokens` feature; use a byte budget".into(),
-    )
 }
 
 /// The unit's name, for messages.
@@ -84,13 +113,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_o200k_tokens_and_stops_early() {
-        assert_eq!(count_tokens("Hello world").unwrap(), 2);
-        let long = "word ".repeat(1000);
-        assert_eq!(count_tokens_till(&long, 10).unwrap(), None);
+    fn counts_o200k_tokens_piece_by_piece_and_stops_early() {
+        let text = "Hello world, «ünïcödé» \"quoted\"\n\tline 4111 1111 ".repeat(50);
+        let exact = bpe_openai::o200k_base().count(text.as_str());
+        let mut meter = Meter::default();
+        assert_eq!(meter.measure("Hello world", Budget::Tokens(1)).unwrap(), 2);
+        assert_eq!(meter.measure(&text, Budget::Tokens(1)).unwrap(), exact);
+        // Again, from the remembered pieces.
+        assert_eq!(meter.measure(&text, Budget::Tokens(1)).unwrap(), exact);
+        let fit = |meter: &mut Meter, limit| meter.fit(&text, Budget::Tokens(limit)).unwrap();
+        assert_eq!(fit(&mut meter, exact), (true, Some(exact)));
+        assert_eq!(fit(&mut meter, exact - 1), (false, Some(exact)));
+        assert_eq!(fit(&mut meter, exact / 3), (false, None));
         assert_eq!(
-            count_tokens_till(&long, 100_000).unwrap(),
-            Some(count_tokens(&long).unwrap())
+            Meter::default()
+                .fit(&text, Budget::Tokens(exact / 3))
+                .unwrap(),
+            (false, None)
         );
+        assert_eq!(meter.fit("short", Budget::Tokens(5)).unwrap(), (true, None));
     }
 }

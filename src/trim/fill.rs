@@ -4,9 +4,9 @@
 //! skeleton) are sent first; candidates follow in fill order, as a prefix:
 //! the first candidate that does not fit ends the filling, after its text is
 //! cut to the room left. Sizes are the exact bytes or tokens of the rendered
-//! output: per-element bounds narrow the search, and every size that decides
-//! anything is measured on the real rendering. The output never exceeds any
-//! budget.
+//! output: per-element estimates and the sizes measured so far place each
+//! probe, and every size that decides anything is measured on the real
+//! rendering. The output never exceeds any budget.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ use crate::model::{Answer, Block, Content, Element, NodeId, Tree};
 use crate::policy::{Budget, RequestPlan};
 use crate::redact::Redactor;
 use crate::render::{json_element_fragment, notice, outline_element_fragment, Format};
-use crate::tokens;
+use crate::tokens::{self, Meter};
 
 /// How an element is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +62,64 @@ struct Carried {
     withheld: Option<(String, bool)>,
 }
 
+/// A rendering measured against every budget.
+struct Probe {
+    /// Its bytes.
+    bytes: usize,
+    /// Its size per budget, where measured (see [`Meter::fit`]).
+    sizes: Vec<Option<usize>>,
+    /// The first budget it exceeds.
+    over: Option<Budget>,
+}
+
+/// A measured state of a search, at position `x`.
+struct Point {
+    x: usize,
+    probe: Probe,
+}
+
+impl Point {
+    fn new(x: usize, probe: Probe) -> Point {
+        Point { x, probe }
+    }
+}
+
+/// Bytes per token assumed before any token is counted; it only places the
+/// first probe. o200k gives ~3.5 on synthetic trees; guessing low puts the
+/// first probe under the budget, where its count anchors the next guess.
+const BYTES_PER_TOKEN: f64 = 3.0;
+
+/// The size in budget `i` that the measures predict for a state whose
+/// rendering `estimate` puts at `e` bytes. Bytes: `e`, corrected by the
+/// measured points (between them by their slope). Tokens: those bytes at
+/// the measured tokens per byte (between two counted points by their
+/// slope), or at [`BYTES_PER_TOKEN`] before any count. `good` and `bad`
+/// carry their estimated bytes.
+fn predict(i: usize, e: f64, good: (&Point, f64), bad: Option<(&Point, f64)>) -> f64 {
+    let (g, eg) = good;
+    let bytes_of = |p: &Point| p.probe.bytes as f64;
+    let bytes = match bad {
+        Some((b, eb)) if eb > eg => {
+            bytes_of(g) + (e - eg) * (bytes_of(b) - bytes_of(g)) / (eb - eg)
+        }
+        _ => bytes_of(g) + (e - eg),
+    };
+    let counted = |p: &Point| p.probe.sizes[i].map(|s| (bytes_of(p), s as f64));
+    match (counted(g), bad.and_then(|(b, _)| counted(b))) {
+        (Some((bg, sg)), Some((bb, sb))) if bb > bg => sg + (bytes - bg) * (sb - sg) / (bb - bg),
+        (Some((bp, sp)), _) | (None, Some((bp, sp))) => bytes * sp / bp,
+        (None, None) => bytes / BYTES_PER_TOKEN,
+    }
+}
+
+/// The last state that fit, built, rendered and measured.
+struct Fitted<'a> {
+    state: Vec<Option<Mode>>,
+    answer: Answer<'a>,
+    rendered: String,
+    sizes: Vec<Option<usize>>,
+}
+
 struct Prepared<'a> {
     element: Element<'a>,
     redactions: Vec<usize>,
@@ -81,6 +139,8 @@ pub struct Filler<'f, 'a> {
     full: Vec<Option<Box<Prepared<'a>>>>,
     skeleton: Vec<Option<Box<Prepared<'a>>>>,
     carried: Vec<Option<Box<Carried>>>,
+    fitted: Option<Fitted<'a>>,
+    meter: Meter,
     probes: usize,
 }
 
@@ -110,6 +170,8 @@ impl<'f, 'a> Filler<'f, 'a> {
             full: (0..n).map(|_| None).collect(),
             skeleton: (0..n).map(|_| None).collect(),
             carried,
+            fitted: None,
+            meter: Meter::default(),
             probes: 0,
         }
     }
@@ -134,13 +196,11 @@ impl<'f, 'a> Filler<'f, 'a> {
             return self.finish(state);
         }
 
-        if !self.fits(&base)?.0 {
+        let at_base = self.probe(&base)?;
+        if at_base.over.is_some() {
             return self.fit_kept_text(base, &mandatory);
         }
-
-        // Bounds on how many candidates fit: `lo` surely fits by bytes, past
-        // `hi` surely nothing fits (by bytes; a heuristic for tokens).
-        let (lo, hi) = self.bounds(&base, &candidates);
+        let estimates = self.estimates(&base, at_base.bytes, &candidates);
         let state_at = |filler: &mut Filler, k: usize| -> Vec<Option<Mode>> {
             let mut state = base.clone();
             for &id in &candidates[..k] {
@@ -149,41 +209,14 @@ impl<'f, 'a> Filler<'f, 'a> {
             }
             state
         };
-        // The largest k that fits, assuming fit is monotone in k; every
-        // answer is measured, so a wrong assumption costs size, never safety.
-        let mut good = 0;
-        let mut bad = None;
-        for k in [lo, hi] {
-            if bad.is_none() && k > good {
-                let probe = state_at(&mut self, k);
-                if self.fits(&probe)?.0 {
-                    good = k;
-                } else {
-                    bad = Some(k);
-                }
-            }
-        }
-        while bad.is_none() && good < candidates.len() {
-            let next = (good * 2).clamp(good + 1, candidates.len());
-            let probe = state_at(&mut self, next);
-            if self.fits(&probe)?.0 {
-                good = next;
-            } else {
-                bad = Some(next);
-            }
-        }
-        if let Some(mut bad) = bad {
-            while good + 1 < bad {
-                let mid = good + (bad - good) / 2;
-                let probe = state_at(&mut self, mid);
-                if self.fits(&probe)?.0 {
-                    good = mid;
-                } else {
-                    bad = mid;
-                }
-            }
-        }
-        let best = good;
+        let (best, over) = self.largest_fitting(
+            Point::new(0, at_base),
+            None,
+            candidates.len(),
+            state_at,
+            |k| estimates.get(k).copied(),
+        )?;
+        let best = best.x;
         let mut state = state_at(&mut self, best);
 
         // The first candidate that did not fit: its text, cut to the room left.
@@ -193,9 +226,11 @@ impl<'f, 'a> Filler<'f, 'a> {
                 if len > 0 {
                     let mut trial = state.clone();
                     add(self.tree, &mut trial, next, Mode::Full { cut: Some(0) });
-                    if self.fits(&trial)?.0 {
-                        let cut = self.largest_cut(&trial, next, len)?;
-                        add(self.tree, &mut state, next, Mode::Full { cut: Some(cut) });
+                    let at_zero = self.probe(&trial)?;
+                    if at_zero.over.is_none() {
+                        let whole = over.map(|p| p.probe);
+                        let cut = self.largest_cut(&trial, next, len, at_zero, whole)?;
+                        add(self.tree, &mut state, next, Mode::Full { cut: Some(cut.x) });
                     }
                 }
             }
@@ -221,45 +256,156 @@ impl<'f, 'a> Filler<'f, 'a> {
         for &id in &with_text {
             state[id as usize] = Some(Mode::Full { cut: Some(0) });
         }
-        let (fits, sizes) = self.fits(&state)?;
-        if !fits {
-            let budget = *self
-                .budgets
-                .iter()
-                .zip(&sizes)
-                .find(|(b, size)| **size > tokens::limit(**b))
-                .expect("some budget failed")
-                .0;
+        let mut at = self.probe(&state)?;
+        if let Some(budget) = at.over {
             let answer = self.build(&state);
             let text = self.format.render(&answer);
             return Err(Error::BudgetUnreachable {
                 budget: tokens::limit(budget),
-                needed: tokens::measure(&text, budget)?,
+                needed: self.meter.measure(&text, budget)?,
                 unit: tokens::unit(budget),
             });
         }
         for &id in &with_text {
             let len = self.text_len(id);
-            let cut = self.largest_cut(&state, id, len)?;
-            state[id as usize] = Some(Mode::Full { cut: Some(cut) });
+            let cut = self.largest_cut(&state, id, len, at, None)?;
+            state[id as usize] = Some(Mode::Full { cut: Some(cut.x) });
+            at = cut.probe;
         }
         self.finish(state)
     }
 
-    /// The largest cut in `[0, len)` of `id`'s text that fits, given that 0 fits.
-    fn largest_cut(&mut self, state: &[Option<Mode>], id: NodeId, len: usize) -> Result<usize> {
-        let mut trial = state.to_vec();
-        let (mut good, mut bad) = (0usize, len);
-        while good + 1 < bad {
-            let mid = good + (bad - good) / 2;
-            trial[id as usize] = Some(Mode::Full { cut: Some(mid) });
-            if self.fits(&trial)?.0 {
-                good = mid;
+    /// The largest cut in `[0, len)` of `id`'s text that fits, with its
+    /// measure, given that 0 fits (`at_zero`, the measure of `state`) and,
+    /// when measured, how far the whole text is over (`whole`).
+    fn largest_cut(
+        &mut self,
+        state: &[Option<Mode>],
+        id: NodeId,
+        len: usize,
+        at_zero: Probe,
+        whole: Option<Probe>,
+    ) -> Result<Point> {
+        let cut_at = |_: &mut Filler, cut: usize| {
+            let mut trial = state.to_vec();
+            trial[id as usize] = Some(Mode::Full { cut: Some(cut) });
+            trial
+        };
+        // Kept bytes of text stand in for the rendering's bytes.
+        let (good, _) = self.largest_fitting(
+            Point::new(0, at_zero),
+            whole.map(|probe| Point::new(len, probe)),
+            len - 1,
+            cut_at,
+            Some,
+        )?;
+        Ok(good)
+    }
+
+    /// The largest x in `[good.x, end]` whose state fits, given that good's
+    /// does and bad's (if measured, with `bad.x == end + 1`) does not; with
+    /// the lowest x measured not to fit. Assumes fit is monotone in x;
+    /// every answer is measured, so a wrong assumption costs size, never
+    /// safety. Each probe goes where the measures so far and `estimate` (a
+    /// guess at the bytes of x's rendering) put the edge, so a search
+    /// usually ends with one probe each side of it. After three probes in a
+    /// row that leave more than half the bracket, it bisects (or, with
+    /// nothing over yet, doubles): at worst four probes per halving.
+    fn largest_fitting(
+        &mut self,
+        mut good: Point,
+        mut bad: Option<Point>,
+        end: usize,
+        state_at: impl Fn(&mut Self, usize) -> Vec<Option<Mode>>,
+        estimate: impl Fn(usize) -> Option<usize>,
+    ) -> Result<(Point, Option<Point>)> {
+        let top = |bad: &Option<Point>| bad.as_ref().map_or(end, |b| b.x - 1);
+        let mut slow = 0;
+        while good.x < top(&bad) {
+            let width = top(&bad) - good.x;
+            let x = match self.guess(&good, bad.as_ref(), top(&bad), &estimate) {
+                Some(x) if slow < 3 => x,
+                _ if bad.is_some() => good.x + width.div_ceil(2),
+                _ => good.x * 2,
+            }
+            .clamp(good.x + 1, top(&bad));
+            let state = state_at(self, x);
+            let probe = self.probe(&state)?;
+            if probe.over.is_none() {
+                good = Point::new(x, probe);
             } else {
-                bad = mid;
+                bad = Some(Point::new(x, probe));
+            }
+            slow = if (top(&bad) - good.x) * 2 > width {
+                slow + 1
+            } else {
+                0
+            };
+        }
+        Ok((good, bad))
+    }
+
+    /// The largest x in `(good.x, top]` that the measures predict fits
+    /// every budget, or `good.x + 1` if none; `None` past the estimates.
+    fn guess(
+        &self,
+        good: &Point,
+        bad: Option<&Point>,
+        top: usize,
+        estimate: &impl Fn(usize) -> Option<usize>,
+    ) -> Option<usize> {
+        estimate(good.x + 1)?;
+        let from = estimate(good.x)? as f64;
+        let bad = bad.and_then(|b| Some((b, estimate(b.x)? as f64)));
+        let fits = |x: usize| {
+            estimate(x).is_some_and(|e| {
+                self.budgets.iter().enumerate().all(|(i, &budget)| {
+                    predict(i, e as f64, (good, from), bad) <= tokens::limit(budget) as f64
+                })
+            })
+        };
+        // The last x that fits, in (lo, hi); predictions grow with x.
+        let (mut lo, mut hi) = (good.x, top + 1);
+        while lo + 1 < hi {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
             }
         }
-        Ok(good)
+        Some(lo.max(good.x + 1))
+    }
+
+    /// Renders `state` and measures it against every budget; keeps it if
+    /// it fits, for [`Filler::finish`].
+    fn probe(&mut self, state: &[Option<Mode>]) -> Result<Probe> {
+        self.probes += 1;
+        let answer = self.build(state);
+        let rendered = self.format.render(&answer);
+        let mut sizes = Vec::with_capacity(self.budgets.len());
+        let mut over = None;
+        for &budget in &self.budgets {
+            let (fits, size) = self.meter.fit(&rendered, budget)?;
+            if !fits && over.is_none() {
+                over = Some(budget);
+            }
+            sizes.push(size);
+        }
+        let probe = Probe {
+            bytes: rendered.len(),
+            sizes,
+            over,
+        };
+        if over.is_none() {
+            self.fitted = Some(Fitted {
+                state: state.to_vec(),
+                answer,
+                rendered,
+                sizes: probe.sizes.clone(),
+            });
+        }
+        Ok(probe)
     }
 
     fn mode_for(&self, id: NodeId) -> Mode {
@@ -269,19 +415,16 @@ impl<'f, 'a> Filler<'f, 'a> {
         }
     }
 
-    /// Bounds on the number of candidates that fit, from per-element sizes:
-    /// up to `lo` the output surely fits in bytes (bytes bound tokens too);
-    /// past `hi` the added elements alone pass the budget (for tokens, at a
-    /// rarely-exceeded 8 bytes a token).
-    fn bounds(&mut self, base: &[Option<Mode>], candidates: &[NodeId]) -> (usize, usize) {
-        let base_answer = self.build(base);
-        let base_bytes = self.format.render(&base_answer).len();
-        let bytes_budget = self
-            .budgets
-            .iter()
-            .map(|b| tokens::limit(*b))
-            .min()
-            .unwrap_or(usize::MAX);
+    /// Guessed bytes of the rendering with the first k candidates: the
+    /// base's, plus each added element's fragment without notices, for k
+    /// up to the first whose added fragments alone pass every budget (for
+    /// tokens, at a rarely-exceeded 8 bytes a token).
+    fn estimates(
+        &self,
+        base: &[Option<Mode>],
+        base_bytes: usize,
+        candidates: &[NodeId],
+    ) -> Vec<usize> {
         let cap = self
             .budgets
             .iter()
@@ -291,11 +434,16 @@ impl<'f, 'a> Filler<'f, 'a> {
             })
             .min()
             .unwrap_or(usize::MAX);
-        let wrapper = if self.format == Format::Json { 14 } else { 0 };
+        // A comma between siblings; the first child's `"children":[]` is
+        // left to the measures the estimates are anchored on.
+        let separator = usize::from(self.format == Format::Json);
         let mut state = base.to_vec();
-        let (mut upper, mut lower) = (base_bytes, 0usize);
-        let (mut lo, mut hi) = (0, candidates.len());
-        for (k, &id) in candidates.iter().enumerate() {
+        let mut added = 0;
+        let mut estimates = vec![base_bytes];
+        for &id in candidates {
+            if added > cap {
+                break;
+            }
             let mode = self.mode_for(id);
             let mut chain = vec![(id, mode)];
             for a in self.tree.ancestors(id) {
@@ -304,61 +452,38 @@ impl<'f, 'a> Filler<'f, 'a> {
                 }
                 chain.push((a, Mode::Skeleton));
             }
-            for &(node, mode) in &chain {
-                if state[node as usize] == Some(mode) {
-                    continue;
-                }
-                let (with_notice, bare) = self.fragment_bounds(node, mode);
-                match state[node as usize] {
-                    Some(_) => {
-                        let (_, was) = self.fragment_bounds(node, Mode::Skeleton);
-                        upper += with_notice.saturating_sub(was);
-                        lower += bare.saturating_sub(was);
-                    }
-                    None => {
-                        upper += with_notice + wrapper;
-                        lower += bare;
-                    }
-                }
+            for (node, mode) in chain {
+                added += match state[node as usize] {
+                    Some(now) if now == mode => 0,
+                    Some(_) => self
+                        .fragment_bytes(node, mode)
+                        .saturating_sub(self.fragment_bytes(node, Mode::Skeleton)),
+                    None => self.fragment_bytes(node, mode) + separator,
+                };
             }
             add(self.tree, &mut state, id, mode);
-            if upper <= bytes_budget {
-                lo = k + 1;
-            }
-            if lower > cap {
-                hi = k + 1;
-                break;
-            }
+            estimates.push(base_bytes + added);
         }
-        (lo.min(hi), hi)
+        estimates
     }
 
-    /// (bytes with a worst-case omitted notice, bytes without any notice).
-    fn fragment_bounds(&mut self, id: NodeId, mode: Mode) -> (usize, usize) {
-        let mut element = self.element(id, mode);
-        let depth = self.tree.node(id).depth as usize;
-        let measure = |e: &Element, format: Format| match format {
-            Format::Json => json_element_fragment(e),
-            Format::Outline => outline_element_fragment(e, depth),
+    /// Bytes of one element's rendering in `mode`, unredacted and without
+    /// children or notices: a guess, that costs no redaction for elements
+    /// the search never sends.
+    fn fragment_bytes(&self, id: NodeId, mode: Mode) -> usize {
+        let source = self.tree.node(id).element;
+        let skeleton;
+        let element = match mode {
+            Mode::Full { .. } => source,
+            Mode::Skeleton | Mode::Placeholder => {
+                skeleton = skeleton_of(source, &mut Redactor::new(&[]));
+                &skeleton
+            }
         };
-        let bare = measure(&element, self.format);
-        if mode != Mode::Placeholder {
-            let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
-            let mut count = 0;
-            for child in self.tree.children(id) {
-                *reasons
-                    .entry(self.selection.unsent[child as usize].to_string())
-                    .or_default() += 1;
-                count += 1;
-            }
-            if count > 0 {
-                self.merge_carried(id, &mut reasons);
-                element
-                    .attributes
-                    .insert(notice::OMITTED.into(), omitted_notice(&reasons));
-            }
+        match self.format {
+            Format::Json => json_element_fragment(element),
+            Format::Outline => outline_element_fragment(element, self.tree.node(id).depth as usize),
         }
-        (measure(&element, self.format), bare)
     }
 
     fn merge_carried(&self, id: NodeId, reasons: &mut BTreeMap<String, u64>) {
@@ -369,35 +494,23 @@ impl<'f, 'a> Filler<'f, 'a> {
         }
     }
 
-    /// Whether `state` fits every budget, and its size per budget (for a
-    /// budget it passes, only a lower bound: the limit plus one).
-    fn fits(&mut self, state: &[Option<Mode>]) -> Result<(bool, Vec<usize>)> {
-        self.probes += 1;
-        let answer = self.build(state);
-        let text = self.format.render(&answer);
-        let mut sizes = Vec::with_capacity(self.budgets.len());
-        let mut fits = true;
-        for &budget in &self.budgets {
-            let limit = tokens::limit(budget);
-            match tokens::measure_within(&text, budget, limit)? {
-                Some(size) => sizes.push(size),
-                None => {
-                    // Over: counting every token of a big rendering (a 50 MB
-                    // image) costs seconds, and only an error reports it.
-                    fits = false;
-                    sizes.push(limit.saturating_add(1));
-                }
-            }
-        }
-        Ok((fits, sizes))
-    }
-
     fn finish(mut self, state: Vec<Option<Mode>>) -> Result<Filled<'a>> {
-        let answer = self.build(&state);
-        let rendered = self.format.render(&answer);
+        // The last probe that fit is usually the final state: its
+        // rendering and exact sizes are reused, not built and counted again.
+        let (answer, rendered, sizes) = match self.fitted.take() {
+            Some(fitted) if fitted.state == state => (fitted.answer, fitted.rendered, fitted.sizes),
+            _ => {
+                let answer = self.build(&state);
+                let rendered = self.format.render(&answer);
+                (answer, rendered, vec![None; self.budgets.len()])
+            }
+        };
         let mut used = Vec::with_capacity(self.budgets.len());
-        for &budget in &self.budgets {
-            let size = tokens::measure(&rendered, budget)?;
+        for (&budget, size) in self.budgets.iter().zip(sizes) {
+            let size = match size {
+                Some(size) => size,
+                None => self.meter.measure(&rendered, budget)?,
+            };
             if size > tokens::limit(budget) {
                 // The search only accepts measured states; this cannot happen.
                 return Err(Error::Request(format!(
