@@ -285,11 +285,15 @@ proptest! {
         scope in 0..4usize,
         small in 100..3000usize,
         extra in 1..3000usize,
+        tokens: bool,
     ) {
         let answer = build(windows, focus_depth);
         prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
+        // In bytes, or in o200k tokens (a quarter as many): the fitter's
+        // search must find the same largest prefix in either unit.
         let sent = |budget: usize| {
-            let request = Request::new("test").budget(Budget::Bytes(budget));
+            let budget = if tokens { Budget::Tokens(budget / 4) } else { Budget::Bytes(budget) };
+            let request = Request::new("test").budget(budget);
             trim_with(&answer, &request, &plan(SCOPES[scope]), &mut Table(0), "h", &ctxgate::Limits::default()).ok().map(|out| {
                 out.report
                     .decisions
