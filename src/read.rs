@@ -50,6 +50,16 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
     // A UTF-8 byte-order mark is allowed before JSON text (RFC 8259 8.1).
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     scan_nesting(bytes, limits)?;
+    // JSON text is UTF-8 (RFC 8259 8.1): validated once, up front, so the
+    // parser reads a `str` and skips validating each string again.
+    let text = std::str::from_utf8(bytes).map_err(|err| {
+        let (line, column) = line_column(bytes, err.valid_up_to());
+        Error::Json {
+            line,
+            column,
+            message: "invalid UTF-8 (JSON text must be UTF-8)".into(),
+        }
+    })?;
 
     let mut ctx = Ctx {
         limits,
@@ -62,7 +72,7 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
         blocks: Vec::new(),
         pairs: Vec::new(),
     };
-    let mut json = serde_json::Deserializer::from_slice(bytes);
+    let mut json = serde_json::Deserializer::from_str(text);
     json.disable_recursion_limit();
     let parsed = {
         let stacked = serde_stacker::Deserializer::new(&mut json);

@@ -198,7 +198,7 @@ fn invalid_utf8_and_lone_surrogates_are_refused() {
     assert_eq!(
         errors,
         [
-            "invalid JSON at line 1, column 140: invalid unicode code point",
+            "invalid JSON at line 1, column 140: invalid UTF-8 (JSON text must be UTF-8)",
             "invalid JSON at line 1, column 144: unexpected end of hex escape",
             "invalid JSON at line 1, column 143: lone leading surrogate in hex escape",
             "invalid JSON at line 1, column 149: lone leading surrogate in hex escape",
@@ -225,7 +225,7 @@ fn a_utf8_byte_order_mark_is_allowed_and_nothing_else_before_the_json() {
     utf16.extend_from_slice(&plain);
     assert_eq!(
         error(&utf16, &request),
-        "invalid JSON at line 1, column 1: expected value"
+        "invalid JSON at line 1, column 1: invalid UTF-8 (JSON text must be UTF-8)"
     );
     let mut twice = b"\xEF\xBB\xBF".to_vec();
     twice.extend_from_slice(&bom);
