@@ -17,7 +17,6 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::check::{Finding, Requirement};
@@ -74,10 +73,7 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
     };
     let mut json = serde_json::Deserializer::from_str(text);
     json.disable_recursion_limit();
-    let parsed = {
-        let stacked = serde_stacker::Deserializer::new(&mut json);
-        AnswerSeed(&mut ctx).deserialize(stacked)
-    };
+    let parsed = AnswerSeed(&mut ctx).deserialize(&mut json);
     let raw = match parsed.and_then(|raw| json.end().map(|()| raw)) {
         Ok(raw) => raw,
         Err(err) => {
@@ -632,8 +628,16 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
                     ctx.path.clear();
                     raw.root = map.next_value_seed(ElementSeed(&mut *ctx))?;
                 }
-                Field::Items => raw.items = Some(map.next_value()?),
-                Field::Focus => raw.focus = Some(map.next_value()?),
+                Field::Items | Field::Focus => {
+                    let Some(value) = map.next_value_seed(BoundedValue(0))? else {
+                        ctx.too_deep(format!("/{}", field.name()));
+                        continue;
+                    };
+                    match field {
+                        Field::Items => raw.items = Some(value),
+                        _ => raw.focus = Some(value),
+                    }
+                }
                 other => {
                     map.next_value::<IgnoredAny>()?;
                     ctx.findings.push(Finding::warning(
@@ -698,7 +702,13 @@ impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_, 'de> {
     type Value = Option<Element<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
-        match d.deserialize_any(ScalarOrElement(&mut *ctx))? {
+        // Elements nest as deep as the limits allow: each one makes sure of
+        // room on the stack for itself (its own fields are shallow; values
+        // nested inside them are read through `serde_stacker`).
+        let read = stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+            d.deserialize_any(ScalarOrElement(&mut *ctx))
+        });
+        match read? {
             Ok(element) => Ok(Some(element)),
             Err(kind) => {
                 ctx.findings.push(Finding::error(
@@ -801,11 +811,12 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                 Field::Content => {
                     element.content = map.next_value_seed(ContentSeed(&mut *ctx))?;
                 }
-                Field::Attributes => match map.next_value::<Value>()? {
-                    Value::Object(attributes) => {
+                Field::Attributes => match map.next_value_seed(BoundedValue(0))? {
+                    Some(Value::Object(attributes)) => {
                         element.attributes = attributes.into_iter().collect();
                     }
-                    other => {
+                    None => ctx.too_deep(format!("{}/attributes", ctx.pointer())),
+                    Some(other) => {
                         let found = Scalar::Other(json_kind(&other));
                         ctx.wrong_type("attributes", "an object", &found, None);
                     }
@@ -965,6 +976,7 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
                     }
                     Err(problem) => problem,
                 },
+                Err(TOO_DEEP) => too_deep_message(),
                 Err(kind) => format!("a content block must be an object, found {kind}"),
             };
             ctx.findings.push(Finding::error(
@@ -1008,8 +1020,15 @@ impl<'de> BlockVisitor<'_, 'de> {
     fn on_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Result<(), &'static str>, A::Error> {
         let pairs = self.0;
         pairs.clear();
+        let mut deep = false;
         while let Some(key) = map.next_key::<BorrowedStr<'de>>()? {
-            pairs.push((key.0, map.next_value_seed(BlockValueSeed)?));
+            match map.next_value_seed(BlockValueSeed)? {
+                Some(value) => pairs.push((key.0, value)),
+                None => deep = true,
+            }
+        }
+        if deep {
+            return Ok(Err(TOO_DEEP));
         }
         // A repeated key: the last value wins, in the first one's place, as
         // a JSON object map reads it; never two of one key in the output.
@@ -1051,51 +1070,152 @@ impl<'de> de::Deserialize<'de> for BorrowedStr<'de> {
     }
 }
 
+/// Stack room an element makes sure of before it is read, and the size of a
+/// new stack segment when there is less (as `serde_stacker`'s defaults).
+const RED_ZONE: usize = 64 * 1024;
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+
+/// How deep a value inside an element (an attribute, a content block's
+/// value, a 0.1 `items` entry) may nest: as serde_json's own default. Elements
+/// nest as the limits allow; values are data, and a bound keeps reading,
+/// copying, rendering and freeing them off any risk to the stack.
+pub const MAX_VALUE_DEPTH: usize = 128;
+
+/// The kind a visitor reports for a value nested deeper than [`MAX_VALUE_DEPTH`].
+const TOO_DEEP: &str = "a value nested too deep";
+
+fn too_deep_message() -> String {
+    format!("nests deeper than {MAX_VALUE_DEPTH} levels; values inside an element are read to {MAX_VALUE_DEPTH} levels")
+}
+
+impl Ctx<'_, '_> {
+    fn too_deep(&mut self, pointer: String) {
+        self.findings.push(Finding::error(
+            Requirement::Schema,
+            pointer,
+            None,
+            too_deep_message(),
+        ));
+    }
+}
+
+/// Any JSON value, as serde_json reads a `Value`, at most
+/// [`MAX_VALUE_DEPTH`] levels deep (the field is the current level): `None`
+/// when deeper, the rest skipped (serde_json skips without recursion).
+struct BoundedValue(usize);
+
+impl<'de> DeserializeSeed<'de> for BoundedValue {
+    type Value = Option<Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Value>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BoundedValue {
+    type Value = Option<Value>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Some(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Some(Value::from(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Some(Value::from(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Some(Value::from(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Value::String(v.to_string())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(Value::String(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Some(Value::Null))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        if self.0 >= MAX_VALUE_DEPTH {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            return Ok(None);
+        }
+        let mut items = Vec::new();
+        let mut deep = false;
+        while let Some(item) = seq.next_element_seed(BoundedValue(self.0 + 1))? {
+            match item {
+                Some(item) => items.push(item),
+                None => deep = true,
+            }
+        }
+        Ok((!deep).then_some(Value::Array(items)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        if self.0 >= MAX_VALUE_DEPTH {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(None);
+        }
+        let mut object = serde_json::Map::new();
+        let mut deep = false;
+        while let Some(key) = map.next_key::<String>()? {
+            match map.next_value_seed(BoundedValue(self.0 + 1))? {
+                Some(value) => {
+                    object.insert(key, value);
+                }
+                None => deep = true,
+            }
+        }
+        Ok((!deep).then_some(Value::Object(object)))
+    }
+}
+
 /// A content block's value: strings borrowed as [`BorrowedStr`], anything
-/// else read as serde_json reads a `Value`.
+/// else a [`BoundedValue`] (the block is the first level).
 struct BlockValueSeed;
 
 impl<'de> DeserializeSeed<'de> for BlockValueSeed {
-    type Value = BlockValue<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<BlockValue<'de>, D::Error> {
+    type Value = Option<BlockValue<'de>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for BlockValueSeed {
-    type Value = BlockValue<'de>;
+    type Value = Option<BlockValue<'de>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(BlockValue::Str(Cow::Borrowed(v)))
+        Ok(Some(BlockValue::Str(Cow::Borrowed(v))))
     }
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(BlockValue::Str(Cow::Owned(v.to_string())))
+        Ok(Some(BlockValue::Str(Cow::Owned(v.to_string()))))
     }
     fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(BlockValue::Str(Cow::Owned(v)))
+        Ok(Some(BlockValue::Str(Cow::Owned(v))))
     }
     fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(BlockValue::Other(Value::Bool(v)))
+        Ok(Some(BlockValue::Other(Value::Bool(v))))
     }
     fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(BlockValue::Other(Value::from(v)))
+        Ok(Some(BlockValue::Other(Value::from(v))))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(BlockValue::Other(Value::from(v)))
+        Ok(Some(BlockValue::Other(Value::from(v))))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(BlockValue::Other(Value::from(v)))
+        Ok(Some(BlockValue::Other(Value::from(v))))
     }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(BlockValue::Other(Value::Null))
+        Ok(Some(BlockValue::Other(Value::Null)))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(BlockValue::Other)
+        Ok(BoundedValue(1).visit_seq(seq)?.map(BlockValue::Other))
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(BlockValue::Other)
+        Ok(BoundedValue(1).visit_map(map)?.map(BlockValue::Other))
     }
 }
 

@@ -101,6 +101,47 @@ fn nesting_100000_deep_is_refused_before_any_recursion() {
 }
 
 #[test]
+fn values_nested_100000_deep_inside_an_element_are_read_on_a_small_stack() {
+    // A host that raises `max_depth` lets values nest ~2× as deep; the reader
+    // must still not recurse on the thread's own stack, wherever they are.
+    let limits = Limits {
+        max_depth: 100_000,
+        ..Limits::default()
+    };
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    let places = [
+        format!(r#""attributes":{{"x":{deep}}}"#),
+        format!(r#""content":[{{"type":"text","text":"t","x":{deep}}}]"#),
+        format!(r#""content":[{{"type":"text","text":{deep}}}]"#),
+        format!(r#""title":{deep}"#),
+        format!(r#""unknown":{deep}"#),
+    ];
+    for place in places {
+        let bytes = answer(&format!(
+            r#"{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window",{place}}}]}}"#
+        ));
+        let messages = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                let reading = ctxgate::read(&bytes, &limits).expect("read");
+                (reading.findings.iter())
+                    .map(|f| format!("{}: {}", f.pointer, f.message))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap()
+            .join()
+            .expect("read on a 2 MiB stack");
+        if place.starts_with(r#""attributes""#) {
+            assert_eq!(messages, ["/root/children/0/attributes: nests deeper than 128 levels; values inside an element are read to 128 levels"]);
+        } else if place.starts_with(r#""content""#) {
+            assert_eq!(messages, ["/root/children/0/content/0: nests deeper than 128 levels; values inside an element are read to 128 levels"]);
+        } else {
+            assert_eq!(messages.len(), 1, "{place:.40}: {messages:?}");
+        }
+    }
+}
+
+#[test]
 fn a_million_siblings_are_accepted_and_trimmed_to_the_budget() {
     let n = 1_000_000;
     let mut bytes = br#"{"protocol":"0.2.0","instance":"h","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":["#.to_vec();
