@@ -1,0 +1,42 @@
+//! Runs `Gate::trim_bytes` on one file N times with the embedded default
+//! policy and an 8,000-token budget, for instruction counts that are
+//! repeatable on a noisy machine (BENCHMARKS.md):
+//!
+//! ```sh
+//! cargo build --release --example profile
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     target/release/examples/profile FILE ACTION 2   # minus the same with 1:
+//! ```
+//!
+//! The difference between two runs and one is one warm request, as a host
+//! that keeps its `Gate` pays it. ACTION `floor` runs the benches' floor
+//! instead: serde_json's typed parse and serialize of the same bytes.
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [path, action, runs] = args.as_slice() else {
+        eprintln!("usage: profile FILE ACTION RUNS");
+        std::process::exit(2);
+    };
+    let runs: usize = runs.parse().expect("RUNS is a number");
+    let bytes = std::fs::read(path).expect("FILE is readable");
+    if action == "floor" {
+        for _ in 0..runs {
+            std::hint::black_box(common::floor_round_trip(&bytes));
+        }
+        return;
+    }
+    let gate = ctxgate::Gate::embedded_default().expect("the default policy compiles");
+    gate.warm_up();
+    let request =
+        ctxgate::Request::new(action.as_str()).budget(ctxgate::policy::Budget::Tokens(8000));
+    for _ in 0..runs {
+        let out = gate
+            .trim_bytes(&bytes, &request)
+            .expect("the request succeeds");
+        std::hint::black_box(&out);
+    }
+}
