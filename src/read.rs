@@ -420,6 +420,20 @@ impl Ctx<'_, '_> {
         E::custom("limit exceeded")
     }
 
+    /// A list as read, or (when something else stood there) a finding and
+    /// an empty list.
+    fn list_or_wrong_type<T>(
+        &mut self,
+        read: std::result::Result<Vec<T>, &'static str>,
+        field: &str,
+        expected: &str,
+    ) -> Vec<T> {
+        read.unwrap_or_else(|kind| {
+            self.wrong_type(field, expected, &Scalar::Other(kind), None);
+            Vec::new()
+        })
+    }
+
     fn wrong_type(&mut self, field: &str, expected: &str, found: &Scalar<'_>, id: Option<&str>) {
         self.findings.push(Finding::error(
             Requirement::Schema,
@@ -940,14 +954,8 @@ impl<'de> DeserializeSeed<'de> for ContentSeed<'_, '_, 'de> {
     type Value = Vec<Content<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
-        match d.deserialize_any(ContentVisitor(&mut *ctx))? {
-            Ok(content) => Ok(content),
-            Err(kind) => {
-                let found = Scalar::Other(kind);
-                ctx.wrong_type("content", "an array of content blocks", &found, None);
-                Ok(Vec::new())
-            }
-        }
+        let read = d.deserialize_any(ContentVisitor(&mut *ctx))?;
+        Ok(ctx.list_or_wrong_type(read, "content", "an array of content blocks"))
     }
 }
 
@@ -1225,18 +1233,8 @@ impl<'de> DeserializeSeed<'de> for ChildrenSeed<'_, '_, 'de> {
     type Value = Vec<Element<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
-        match d.deserialize_any(ChildrenVisitor(&mut *ctx))? {
-            Ok(children) => Ok(children),
-            Err(kind) => {
-                ctx.wrong_type(
-                    "children",
-                    "an array of elements",
-                    &Scalar::Other(kind),
-                    None,
-                );
-                Ok(Vec::new())
-            }
-        }
+        let read = d.deserialize_any(ChildrenVisitor(&mut *ctx))?;
+        Ok(ctx.list_or_wrong_type(read, "children", "an array of elements"))
     }
 }
 
