@@ -57,6 +57,24 @@ fn syntax_error_names_file_line_col() {
 }
 
 #[test]
+fn brackets_nested_deeper_than_8_are_refused_before_regorus_parses_them() {
+    // regorus's parser is exponential in `[` nesting (16 levels: ~7 s).
+    let nested = |n: usize| {
+        format!(
+            "package ctxgate\n\n# [[[[[[[[[[ in a comment\nx := \"[[[[[[[[[[ in a string\"\ny := {}1{}\n",
+            "[".repeat(n),
+            "]".repeat(n)
+        )
+    };
+    let err = Policy::from_sources(vec![("deep.rego".into(), nested(9))]).expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "policy deep.rego:5:14: `[` nests deeper than 8 levels; regorus parses nested brackets in time exponential in their depth, so ctxgate refuses them: flatten the expression"
+    );
+    Policy::from_sources(vec![("ok.rego".into(), nested(8))]).expect("8 levels load");
+}
+
+#[test]
 fn unknown_function_is_reported_at_load() {
     assert_eq!(
         load_error("tests/policies/unknown_function.rego"),

@@ -162,3 +162,38 @@ impl std::fmt::Write for Bytes<'_> {
         Ok(())
     }
 }
+
+/// Found by the `policy` fuzz target (a 41 s timeout): 66 `[` inserted into
+/// the default policy. regorus's parser takes time exponential in `[`
+/// nesting, so loading hung; now the source is refused before it is parsed,
+/// by `Policy::from_sources` and by `ctxgate policy check` alike.
+#[test]
+fn a_policy_with_66_nested_brackets_is_refused_at_once() {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/policies/default.rego"
+    ))
+    .unwrap();
+    let at = source.find("input.element.role == \"Heading\"").unwrap();
+    let mutated = format!(
+        "{}{}{}",
+        &source[..at + 8],
+        "[".repeat(66),
+        &source[at + 8..]
+    );
+    let err = Policy::from_sources(vec![("fuzzed.rego".into(), mutated.clone())])
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`[` nests deeper than 8 levels"), "{err}");
+    let findings = ctxgate::policy::check_sources(&[ctxgate::policy::PolicyFile {
+        name: "fuzzed.rego".into(),
+        source: mutated,
+    }]);
+    assert!(
+        findings
+            .iter()
+            .any(|f| (f.line, f.col) == (226, 18) && f.message.contains("nests deeper than 8")),
+        "{findings:?}"
+    );
+}

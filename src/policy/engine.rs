@@ -449,6 +449,7 @@ pub(crate) fn compile_with_heads(
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
     for file in files {
+        file.check_bracket_depth()?;
         let package = engine
             .add_policy(file.name.clone(), file.source.clone())
             .map_err(|e| policy_error(&e, &file.name))?;

@@ -110,6 +110,11 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
     // Parse each file alone, so every file's syntax errors are reported.
     let mut parsed = true;
     for file in files {
+        if let Err(Error::Policy { location, message }) = file.check_bracket_depth() {
+            parsed = false;
+            findings.push(Finding::error(&location, message));
+            continue;
+        }
         let mut engine = Engine::new();
         match engine.add_policy(file.name.clone(), file.source.clone()) {
             Err(e) => {
