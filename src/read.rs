@@ -1204,20 +1204,20 @@ impl<'de> Visitor<'de> for BlockValueSeed {
     fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
         Ok(Some(BlockValue::Str(Cow::Owned(v))))
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(Some(BlockValue::Other(Value::Bool(v))))
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(BoundedValue(1).visit_bool(v)?.map(BlockValue::Other))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Some(BlockValue::Other(Value::from(v))))
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(BoundedValue(1).visit_i64(v)?.map(BlockValue::Other))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Some(BlockValue::Other(Value::from(v))))
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(BoundedValue(1).visit_u64(v)?.map(BlockValue::Other))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(Some(BlockValue::Other(Value::from(v))))
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(BoundedValue(1).visit_f64(v)?.map(BlockValue::Other))
     }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Some(BlockValue::Other(Value::Null)))
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(BoundedValue(1).visit_unit()?.map(BlockValue::Other))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         Ok(BoundedValue(1).visit_seq(seq)?.map(BlockValue::Other))

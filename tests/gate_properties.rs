@@ -290,6 +290,23 @@ struct Spec {
     children: Vec<Spec>,
 }
 
+/// A spec's own fields, as the strategy draws them.
+type Fields = (usize, usize, usize, Option<bool>, bool, Option<u8>);
+
+impl Spec {
+    fn new((role, subrole, title, visible, selected, secret): Fields, children: Vec<Spec>) -> Spec {
+        Spec {
+            role,
+            subrole,
+            title,
+            visible,
+            selected,
+            secret,
+            children,
+        }
+    }
+}
+
 fn spec() -> impl Strategy<Value = Spec> {
     let fields = || {
         (
@@ -301,27 +318,10 @@ fn spec() -> impl Strategy<Value = Spec> {
             prop::option::weighted(0.3, 0..12u8),
         )
     };
-    let leaf = fields().prop_map(|(role, subrole, title, visible, selected, secret)| Spec {
-        role,
-        subrole,
-        title,
-        visible,
-        selected,
-        secret,
-        children: vec![],
-    });
+    let leaf = fields().prop_map(|fields| Spec::new(fields, vec![]));
     leaf.prop_recursive(4, 48, 5, move |inner| {
-        (fields(), prop::collection::vec(inner, 0..5)).prop_map(
-            |((role, subrole, title, visible, selected, secret), children)| Spec {
-                role,
-                subrole,
-                title,
-                visible,
-                selected,
-                secret,
-                children,
-            },
-        )
+        (fields(), prop::collection::vec(inner, 0..5))
+            .prop_map(|(fields, children)| Spec::new(fields, children))
     })
 }
 

@@ -175,9 +175,6 @@ impl<'a> Content<'a> {
 
     /// The same block with every string its own.
     pub fn into_owned(self) -> Content<'static> {
-        fn own(s: Cow<'_, str>) -> Cow<'static, str> {
-            Cow::Owned(s.into_owned())
-        }
         let block = match self.block {
             Block::Text { text } => Block::Text { text: own(text) },
             Block::Image { data, mime_type } => Block::Image {
@@ -200,6 +197,11 @@ impl<'a> Content<'a> {
             extra: self.extra,
         }
     }
+}
+
+/// A string of the model detached from the input it borrowed.
+pub(crate) fn own(s: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(s.into_owned())
 }
 
 /// A value in a content block as read: a string (borrowed from the input

@@ -230,9 +230,7 @@ impl<'a> Element<'a> {
     pub fn into_owned(self) -> Element<'static> {
         // Detach each element's own fields; children are re-attached bottom
         // up from a stack of (element, its detached children so far).
-        fn own(s: Cow<'_, str>) -> Cow<'static, str> {
-            Cow::Owned(s.into_owned())
-        }
+        use content::own;
         fn shell(mut element: Element<'_>) -> (Element<'static>, Vec<Element<'_>>) {
             let children = std::mem::take(&mut element.children.0);
             let content = std::mem::take(&mut element.content);
