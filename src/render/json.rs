@@ -1,7 +1,15 @@
 //! Compact JSON: a conforming 0.2.0 answer, fields in the RFC's order.
+//!
+//! Strings are written by [`super::escape`]: as serde_json writes them,
+//! except that NEL and the other C1 controls, U+2028, U+2029 and format
+//! chars (bidi controls, zero-width chars, U+FEFF, tags) are `\uXXXX`
+//! escapes too, so an agent or a person shown the JSON sees every char
+//! that could break a line or reorder text. The JSON reads back to the same
+//! strings.
 
 use std::io::Write;
 
+use super::escape::{json_value, quoted};
 use crate::model::{Answer, Element};
 
 /// The answer as compact JSON.
@@ -63,7 +71,7 @@ fn head(out: &mut Vec<u8>, element: &Element) {
     }
     if !element.content.is_empty() {
         out.extend_from_slice(b",\"content\":");
-        serde_json::to_writer(&mut *out, &element.content).expect("content serializes");
+        json_value(out, &element.content);
     }
     if let Some(url) = &element.url {
         out.extend_from_slice(b",\"url\":");
@@ -85,13 +93,14 @@ fn head(out: &mut Vec<u8>, element: &Element) {
 fn tail(out: &mut Vec<u8>, element: &Element) {
     if !element.attributes.is_empty() {
         out.extend_from_slice(b",\"attributes\":");
-        serde_json::to_writer(&mut *out, &element.attributes).expect("attributes serialize");
+        json_value(out, &element.attributes);
     }
     out.push(b'}');
 }
 
 fn string(out: &mut Vec<u8>, s: &str) {
-    serde_json::to_writer(&mut *out, s).expect("a string serializes");
+    // Writing to memory cannot fail.
+    let _ = quoted(out, s);
 }
 
 #[cfg(test)]

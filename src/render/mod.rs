@@ -3,10 +3,13 @@
 //!
 //! Both writers are iterative, deterministic (same answer → same bytes),
 //! and keep app text from forging structure: in JSON by construction; in
-//! the outline by quoting titles, escaping every line break and control
-//! character, prefixing content lines with `| ` and ctxgate's own lines
-//! with `[ctxgate]`, and quoting any subrole or id that is not a plain word.
+//! the outline by its grammar (`src/render/outline.rs`): every provider string is a
+//! plain ASCII word or JSON, content lines start with `| ` and ctxgate's
+//! own lines with `[ctxgate]`. Both write every provider string through one
+//! escaper (`escape`), which never lets a line terminator, another control
+//! char, or a bidi or invisible format char out raw.
 
+mod escape;
 mod json;
 mod outline;
 
