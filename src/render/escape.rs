@@ -70,19 +70,24 @@ pub fn hidden(c: char) -> bool {
 /// string literal; without, an outline content line (where `"` is plain).
 pub fn escape<W: Write + ?Sized>(out: &mut W, text: &str, quote: bool) -> io::Result<()> {
     let bytes = text.as_bytes();
-    let mut run = 0;
-    for (at, c) in text.char_indices() {
-        let escaped = match c {
-            '\\' => true,
-            '"' => quote,
-            ' '..='~' => false,
-            c => hidden(c),
+    let (mut run, mut at) = (0, 0);
+    while at < bytes.len() {
+        // Printable ASCII but `\` and `"` is most text: no char to decode.
+        let b = bytes[at];
+        if (b' '..=b'~').contains(&b) && b != b'\\' && (b != b'"' || !quote) {
+            at += 1;
+            continue;
+        }
+        let Some(c) = text[at..].chars().next() else {
+            break;
         };
-        if escaped {
+        let next = at + c.len_utf8();
+        if b == b'\\' || b == b'"' || hidden(c) {
             out.write_all(&bytes[run..at])?;
             escape_char(out, c)?;
-            run = at + c.len_utf8();
+            run = next;
         }
+        at = next;
     }
     out.write_all(&bytes[run..])
 }

@@ -66,11 +66,12 @@
 
 use std::io::Write;
 
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::escape::{escape, json_value, quoted};
 use super::notice;
-use crate::model::{Answer, Block, Element};
+use crate::model::{Answer, Attributes, Block, Element};
 
 /// The answer as an outline.
 pub fn outline(answer: &Answer) -> String {
@@ -133,14 +134,8 @@ fn element_lines(out: &mut Vec<u8>, element: &Element, depth: usize) {
         .keys()
         .any(|k| !k.starts_with(notice::PREFIX))
     {
-        let shown: serde_json::Map<String, Value> = element
-            .attributes
-            .iter()
-            .filter(|(k, _)| !k.starts_with(notice::PREFIX))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
         out.push(b' ');
-        json_value(out, &shown);
+        json_value(out, &Shown(&element.attributes));
     }
     out.push(b'\n');
 
@@ -222,6 +217,20 @@ fn element_lines(out: &mut Vec<u8>, element: &Element, depth: usize) {
             }
         }
         out.push(b'\n');
+    }
+}
+
+/// An element's attributes outside the `ctxgate:` namespace, as a JSON
+/// object (without copying them).
+struct Shown<'e>(&'e Attributes);
+
+impl Serialize for Shown<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(
+            self.0
+                .iter()
+                .filter(|(k, _)| !k.starts_with(notice::PREFIX)),
+        )
     }
 }
 
