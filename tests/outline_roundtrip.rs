@@ -18,7 +18,7 @@
 //! - neither format writes a control, separator or format char raw (only
 //!   the outline's LF line ends);
 //! - the JSON reads back to the answer's own strings, and the per-element
-//!   fragment sizes the fitter uses add up to the outline's bytes;
+//!   fragment sizes the fitter uses add up to each format's bytes;
 //!
 //! once for the renderers called directly, and once through the full
 //! pipeline (`Gate` with the default policy, action `app`, no request
@@ -29,7 +29,7 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use ctxgate::model::{Block, Content, Element, Role, RoleName};
-use ctxgate::render::{json, outline, outline_element_fragment, Format};
+use ctxgate::render::{json, json_element_fragment, outline, outline_element_fragment, Format};
 use ctxgate::{Answer, Gate, Request, Tree};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -819,6 +819,16 @@ proptest! {
             .map(|n| outline_element_fragment(n.element, n.depth as usize))
             .sum();
         prop_assert_eq!(measured, text.len());
+        // And so are the JSON ones, with `,"children":[`, `]`, the commas
+        // between siblings and the answer's envelope.
+        let mut measured = json_text.find(",\"root\":").unwrap() + ",\"root\":".len() + 1;
+        for node in tree.nodes() {
+            measured += json_element_fragment(node.element);
+            if let Some(n) = node.element.children.len().checked_sub(1) {
+                measured += ",\"children\":[]".len() + n;
+            }
+        }
+        prop_assert_eq!(measured, json_text.len());
     }
 }
 
