@@ -1,11 +1,13 @@
 //! Issue 7: `ctxgate import --from FORMAT [FILE|-]`.
 //!
-//! Every real tree under `../shared/realworld/raw` (next to the repository,
-//! as in CI) imports to an answer with no `check` errors that reads back;
+//! Every real tree under `tests/fixtures/realworld/raw` (copies of the
+//! project's collected trees, with their licenses and sources in
+//! `tests/fixtures/SOURCES.md`) imports to an answer with no `check` errors
+//! that reads back;
 //! headings, links, rows and cells are as many as the source has, counted
 //! by the source's own roles; secure values never reach the output; a few
 //! outputs per format are golden files in `tests/import/` (`UPDATE_EXPECT=1`
-//! rewrites them for review). A missing `shared/` folder fails loudly.
+//! rewrites them for review). Nothing here reads outside the repository.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,17 +19,12 @@ use ctxgate::model::{Block, Element};
 use ctxgate::{check, Answer, Limits, Role, Tree};
 use serde_json::Value;
 
-/// Data files in `raw/` (SOURCES.md: 51, besides licenses and manifests).
-const REAL_FILES: usize = 51;
+/// Data files in `raw/` (tests/fixtures/SOURCES.md: 58, besides licenses
+/// and manifests).
+const REAL_FILES: usize = 58;
 
 fn raw_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld/raw");
-    assert!(
-        dir.is_dir(),
-        "the real-world trees are missing: expected `{}` (the repository is checked out next to `shared/`)",
-        dir.display()
-    );
-    dir
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/realworld/raw")
 }
 
 fn fixtures() -> PathBuf {
@@ -39,7 +36,7 @@ fn format_of(relative: &Path) -> Format {
     let top = relative.components().next().unwrap().as_os_str();
     match top.to_str().unwrap() {
         // The Linux and Windows dumps share the Chromium text framing.
-        "chromium-mac" | "chromium-other-platforms" => Format::AxDump,
+        "chromium-mac" | "chromium-other-platforms" | "chromium-uia-lowercase" => Format::AxDump,
         "screen2ax" => Format::AxJson,
         "odilia-atspi" => Format::AtspiJson,
         "axe-windows" => Format::UiaJson,
@@ -76,8 +73,26 @@ fn real_files() -> Vec<PathBuf> {
     files
 }
 
+/// The bytes of a real tree; the largest is kept gzipped (`.json.gz`,
+/// written with `gzip -9 -n`: a fixed 10-byte header, no name) and read
+/// here as the file it compresses.
+fn read_real(relative: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(raw_dir().join(relative))
+        .unwrap_or_else(|e| panic!("{}: {e}", relative.display()));
+    if relative.extension().is_some_and(|e| e == "gz") {
+        assert_eq!(
+            &bytes[..4],
+            b"\x1f\x8b\x08\x00",
+            "{}: plain gzip",
+            relative.display()
+        );
+        return miniz_oxide::inflate::decompress_to_vec(&bytes[10..bytes.len() - 8]).unwrap();
+    }
+    bytes
+}
+
 fn import_real(relative: &Path) -> (Vec<u8>, Answer<'static>) {
-    let bytes = std::fs::read(raw_dir().join(relative)).unwrap();
+    let bytes = read_real(relative);
     let answer = import(format_of(relative), &bytes)
         .unwrap_or_else(|e| panic!("{}: {e}", relative.display()));
     (bytes, answer)
@@ -193,7 +208,10 @@ fn dump_counts(text: &str) -> Counts {
 }
 
 fn ax_json_counts(node: &Value, counts: &mut Counts) {
-    let role = node["role"].as_str().unwrap_or("");
+    let role = node["role"]
+        .as_str()
+        .or_else(|| node["cls"].as_str())
+        .unwrap_or("");
     if role == "AXColumn" {
         return;
     }
@@ -508,9 +526,24 @@ const GOLDEN: &[(Format, &str, &str)] = &[
         "table-simple-auralinux.txt",
     ),
     (
+        Format::AxDump,
+        "raw:chromium-uia-lowercase/html/input-types-expected-uia-win.txt",
+        "input-types-uia-lowercase.txt",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-uia-lowercase/aria/aria-gridcell-focused-only-expected-uia-win.txt",
+        "grid-uia-lowercase.txt",
+    ),
+    (
         Format::AxJson,
         "raw:screen2ax/system_acc.json",
         "screen2ax-system-acc.txt",
+    ),
+    (
+        Format::AxJson,
+        "fixture:screen2ax-custom-acc-excerpt.json",
+        "screen2ax-output-excerpt.txt",
     ),
     (
         Format::AtspiJson,
@@ -731,7 +764,7 @@ fn format_names_round_trip() {
 #[test]
 fn truncated_real_trees_import_or_fail_cleanly() {
     for relative in real_files() {
-        let bytes = std::fs::read(raw_dir().join(&relative)).unwrap();
+        let bytes = read_real(&relative);
         let format = format_of(&relative);
         // Large files get fewer cuts: a debug build parses them slowly.
         let cuts = if bytes.len() > 300_000 { 3 } else { 12 };

@@ -11,7 +11,10 @@
 //! * `states` is two 32-bit words: bit 12 FOCUSED, 23 SELECTED, 25 SHOWING
 //!   (drawn now, which is what `visible` means).
 //! * Ids are the object path after `/org/a11y/atspi/accessible/`.
-//! * `PasswordText` is a secure field: its `text` is never read.
+//! * `PasswordText` (in any case or spelling, as every role word) is a
+//!   secure field: its `text` is never read, only whether it is empty.
+//! * An item without a `role` name, or with states that are not two
+//!   32-bit words, is an error naming its JSON pointer.
 
 use std::collections::{HashMap, HashSet};
 
@@ -57,6 +60,52 @@ fn role(item: &Value) -> &str {
         .unwrap_or("Unknown")
 }
 
+/// What is not understood in item `i`'s shape, if anything: every item
+/// names its role, and its states are AT-SPI's two 32-bit words.
+fn shape_problem(i: usize, item: &Value) -> Option<String> {
+    match item.get("role") {
+        Some(Value::String(_)) => {}
+        Some(other) => {
+            return Some(format!(
+                "`/{i}/role` is {}, not a role name: expected an AT-SPI role such as `Frame` or `PushButton`",
+                kind_of(other)
+            ))
+        }
+        None => {
+            return Some(format!(
+                "`/{i}/role` is missing: every AT-SPI cache item names its role (`Frame`, `PushButton`)"
+            ))
+        }
+    }
+    match item.get("states") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(words))
+            if words.len() <= 2 && words.iter().all(|w| w.as_u64().is_some_and(|w| w <= u64::from(u32::MAX))) => {}
+        Some(_) => {
+            return Some(format!(
+                "`/{i}/states` is not AT-SPI's state set: expected two 32-bit numbers such as `[4096, 0]`"
+            ))
+        }
+    }
+    match item.get("children") {
+        None | Some(Value::Null | Value::Array(_)) => None,
+        Some(_) => Some(format!(
+            "`/{i}/children` is not a list of `{{\"sender\", \"id\"}}` references"
+        )),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
 pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let value = json(FORMAT, bytes)?;
     let Value::Array(items) = &value else {
@@ -75,6 +124,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
                 format!("item {i} has no `object` reference (`{{\"sender\", \"id\"}}`)"),
             ));
         };
+        if let Some(problem) = shape_problem(i, item) {
+            return Err(error(FORMAT, 0, problem));
+        }
         by_key.insert(k, i);
     }
     let mut by_parent: HashMap<Key<'_>, Vec<usize>> = HashMap::new();
@@ -170,9 +222,9 @@ impl<'a> Cache<'a> {
         }
         seen.insert(at);
         let item = &self.items[at];
-        let word = role(item);
-        let secure = word == "PasswordText";
-        let entry = roles::atspi(word);
+        let (known, entry) = roles::atspi(role(item));
+        let word = known.unwrap_or(role(item));
+        let secure = roles::atspi_is_password(word);
         let kind = if secure { Kind::Secure } else { entry.kind };
         let mut node = Node::new(word, kind);
         node.id = item.get("object").and_then(key).map(|(_, id)| {
@@ -192,7 +244,12 @@ impl<'a> Cache<'a> {
         node.selected = state(item, SELECTED);
         node.visible = Some(state(item, SHOWING));
         if matches!(kind, Kind::Secure | Kind::Furniture) {
-            // A password's text is never read.
+            // A password's text is never read: only whether there is any.
+            node.filled = kind == Kind::Secure
+                && item
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.is_empty());
             return Ok(node);
         }
         let mut children = Vec::new();

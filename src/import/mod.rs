@@ -145,7 +145,7 @@ pub fn import(format: Format, bytes: &[u8]) -> Result<Answer<'static>> {
         Format::UiaJson => uia_json::parse(bytes)?,
         Format::Aria => aria::parse(bytes)?,
     };
-    let answer = build::answer(format, source);
+    let answer = build::answer(format, source)?;
     tracing::debug!(
         elements = crate::model::Tree::new(&answer.root).len(),
         "imported"
