@@ -793,3 +793,89 @@ fn selection_is_kept_on_the_element_the_source_selects() {
     assert_eq!(selected.len(), 1);
     assert!(matches!(&selected[0].content[0].block, Block::Text { text } if text == "1"));
 }
+
+// ---------------------------------------------------------------------------
+// Converted answers: real trees of 40 elements or more as 0.2.0 answers, for
+// whoever needs real input without running the importer (the
+// context-quality benchmark). Each is exactly what `ctxgate import` writes
+// today (`UPDATE_EXPECT=1` rewrites them); tests/fixtures/SOURCES.md names
+// their sources.
+
+/// (format, source under `raw/` or `fixture:`, answer under `answers/`).
+const CONVERTED: &[(Format, &str, &str)] = &[
+    (
+        Format::AxJson,
+        "raw:screen2ax/system_acc.json",
+        "screen2ax-chats-window.json",
+    ),
+    (
+        Format::AxJson,
+        "fixture:screen2ax-custom-acc-excerpt.json",
+        "screen2ax-output-excerpt.json",
+    ),
+    (
+        Format::Aria,
+        "raw:playwright-aria/insurance_navigator/db24e1800bd10f307f6a248f7adafd5d3abf01fd.md",
+        "aria-insurance-navigator-upload.json",
+    ),
+    (
+        Format::AtspiJson,
+        "raw:odilia-atspi/zbus_docs_cache_items.json",
+        "atspi-firefox-zbus-docs.json",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-mac/aria/apg-patterns-thirdparty/data-grids-expected-mac.txt",
+        "mac-apg-data-grids.json",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-mac/aria/apg-patterns-thirdparty/sortable-table-expected-mac.txt",
+        "mac-apg-sortable-table.json",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-mac/aria/apg-patterns-thirdparty/treegrid-1-expected-mac.txt",
+        "mac-apg-treegrid.json",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-other-platforms/html/input-types-expected-auralinux.txt",
+        "atspi-input-types.json",
+    ),
+    (
+        Format::AxDump,
+        "raw:chromium-uia-lowercase/html/input-types-expected-uia-win.txt",
+        "uia-input-types.json",
+    ),
+];
+
+#[test]
+fn converted_answers_are_what_the_importer_writes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/answers");
+    for (format, source, name) in CONVERTED {
+        let bytes = match source.split_once(':').unwrap() {
+            ("raw", relative) => read_real(Path::new(relative)),
+            ("fixture", file) => std::fs::read(fixtures().join(file)).unwrap(),
+            _ => unreachable!(),
+        };
+        let answer = import(*format, &bytes).unwrap();
+        let elements = Tree::new(&answer.root).len();
+        assert!(elements >= 40, "{source}: {elements} elements");
+        let text = format!("{}\n", serde_json::to_string_pretty(&answer).unwrap());
+        let path = dir.join(name);
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &text).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_EXPECT=1 writes it)", path.display()));
+        assert_eq!(
+            text, expected,
+            "{name} differs from `ctxgate import --from {format}` of {source}"
+        );
+        let report = ctxgate::check_bytes(expected.as_bytes(), &Limits::default()).unwrap();
+        assert!(report.conforms, "{name}: {report:?}");
+    }
+}
