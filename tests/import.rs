@@ -17,6 +17,7 @@ use std::process::{Command, Stdio};
 use ctxgate::import::{import, Format};
 use ctxgate::model::{Block, Element};
 use ctxgate::{check, Answer, Limits, Role, Tree};
+use proptest::prelude::*;
 use serde_json::Value;
 
 /// Data files in `raw/` (tests/fixtures/SOURCES.md: 58, besides licenses
@@ -340,6 +341,14 @@ fn secure_values_never_reach_the_output() {
             &[BULLET],
         ),
         ("chromium-mac/html/input-types-expected-mac.txt", &[BULLET]),
+        (
+            "chromium-uia-lowercase/html/input-password-expected-uia-win.txt",
+            &[BULLET],
+        ),
+        (
+            "chromium-uia-lowercase/html/input-types-expected-uia-win.txt",
+            &[BULLET],
+        ),
         (
             "playwright-aria/insurance_navigator/58c2dae3b826dc0a70316b4e267125278417f851.md",
             &["test_password_123"],
@@ -877,5 +886,344 @@ fn converted_answers_are_what_the_importer_writes() {
         );
         let report = ctxgate::check_bytes(expected.as_bytes(), &Limits::default()).unwrap();
         assert!(report.conforms, "{name}: {report:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Issue 11.10 and 11.12: every format's secure-field signal, role words in
+// any case, schema variants imported or refused, nothing-kept refused.
+
+/// The answer's elements below the synthesized root, as `outline` writes
+/// them without the header line.
+fn body(answer: &Answer) -> String {
+    outline(answer).split_once('\n').unwrap().1.to_string()
+}
+
+#[test]
+fn every_formats_secure_signal_makes_a_secure_field_with_only_the_marker() {
+    const FILLED: &str = "[secure value not imported]";
+    let cases: &[(Format, &str, bool)] = &[
+        // macapptree / Screen2AX trees carry no subrole: the role description says it.
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","name":"Log in","children":[{"role":"AXTextField","role_description":"secure text field","name":"PIN","value":"hunter2"}]}"#,
+            true,
+        ),
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","name":"Log in","children":[{"role":"AXTextField","role_description":"Secure Text Field","name":"PIN","value":""}]}"#,
+            false,
+        ),
+        (
+            Format::AxDump,
+            "AXWebArea\n++AXTextField AXRoleDescription='secure text field' AXTitle='PIN' AXValue='hunter2'",
+            true,
+        ),
+        // `IsPassword` in any case, name and value.
+        (Format::AxDump, "Document\n++Edit Name='PIN' IsPassword=True Value.Value='hunter2'", true),
+        (Format::AxDump, "Document\n++Edit Name='PIN' IsPassword='TRUE' Value.Value='hunter2'", true),
+        (Format::AxDump, "Document\n++Edit Name='PIN' isPassword=1", false),
+        (Format::AxDump, "document\n++textbox Name='PIN' IsPassword=True Value.Value='hunter2'", true),
+        // AT-SPI: the role, in any spelling, or the input type.
+        (Format::AxDump, "[document web]\n++[password text] name='PIN' caret_offset=7", true),
+        (Format::AxDump, "[document web]\n++[entry] name='PIN' text-input-type:password text='hunter2'", true),
+        (Format::AxDump, "[document web]\n++[entry] name='PIN' text-input-type:password", false),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"parent":{"sender":"","id":"/null"},"role":"Application","name":"A","states":[0,0],"children":[{"sender":"a","id":"/p"}]},
+               {"object":{"sender":"a","id":"/p"},"parent":{"sender":"a","id":"/r"},"role":"password text","name":"PIN","text":"hunter2","states":[0,0],"children":[]}]"#,
+            true,
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"parent":{"sender":"","id":"/null"},"role":"Application","name":"A","states":[0,0],"children":[{"sender":"a","id":"/p"}]},
+               {"object":{"sender":"a","id":"/p"},"parent":{"sender":"a","id":"/r"},"role":"PASSWORD_TEXT","name":"PIN","text":"","states":[0,0],"children":[]}]"#,
+            false,
+        ),
+        // UIA JSON: `IsPassword` as text in any case.
+        (
+            Format::UiaJson,
+            r#"{"ControlTypeId":50004,"Name":"PIN","Properties":{"30019":{"Value":"True"},"30045":{"Value":"hunter2"}}}"#,
+            true,
+        ),
+        (
+            Format::UiaJson,
+            r#"{"ControlTypeId":50004,"Name":"PIN","Properties":{"30019":{"Value":null,"TextValue":"True"}}}"#,
+            false,
+        ),
+        (Format::Aria, "- textbox \"PIN or password\" [ref=e3]: hunter2", true),
+        (Format::Aria, "- textbox \"Password\" [ref=e3]:\n  - /placeholder: Your password", false),
+    ];
+    for (format, input, filled) in cases {
+        let answer =
+            import(*format, input.as_bytes()).unwrap_or_else(|e| panic!("{format}: {input}: {e}"));
+        let secure = secure_elements(&answer);
+        assert_eq!(secure.len(), 1, "{format}: {input}\n{}", body(&answer));
+        let field = secure[0];
+        let title = field.title.as_deref().unwrap_or_default();
+        assert!(
+            ["PIN", "Password", "PIN or password"].contains(&title),
+            "{input}"
+        );
+        let texts: Vec<String> = field
+            .content
+            .iter()
+            .map(|c| match &c.block {
+                Block::Text { text } => text.to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let expected: &[&str] = if *filled { &[FILLED] } else { &[] };
+        assert_eq!(texts, expected, "{format}: {input}");
+        assert!(field.children.is_empty() && field.attributes.is_empty());
+        let json = serde_json::to_string(&answer).unwrap();
+        assert!(!json.contains("hunter2"), "{format}: {json}");
+        assert!(check(&answer).iter().all(|f| !f.is_error()), "{format}");
+    }
+}
+
+#[test]
+fn role_words_are_read_in_any_case_where_sources_vary() {
+    let cases: &[(Format, &str, &str)] = &[
+        // Chromium's UIA dumps: control types in any case, or ARIA role words.
+        (
+            Format::AxDump,
+            "document\n++group\n++++edit Name='Note' Value.Value='hi'\n++++HYPERLINK Name='More'\n++++img Name='Logo'\n++++description Name='Plain words'",
+            "Application #app\n  Window #window\n    Document #n3\n      Group #n4\n        Text/Edit #n5 \"Note\" : \"hi\"\n        Link #n6 \"More\"\n        Image #n7 \"Logo\"\n        Text #n8 : \"Plain words\"\n",
+        ),
+        // `Tab` is a tab control; `tab` (ARIA) a tab in it.
+        (
+            Format::AxDump,
+            "Document\n++Tab Name='Views'\n++++TabItem Name='One'\n++++tab Name='Two'",
+            "Application #app\n  Window #window\n    Document #n3\n      Window/Tab #n4 \"Views\"\n        Text/TabItem #n5 : \"One\"\n        Text/tab #n6 : \"Two\"\n",
+        ),
+        // AT-SPI role words in any spelling.
+        (
+            Format::AxDump,
+            "[document web]\n++[PUSH_BUTTON] name='Send'\n++[heading] name='Inbox'",
+            "Application #app\n  Window #window\n    Document #n3\n      Text/PushButton #n4 : \"Send\"\n      Heading #n5 \"Inbox\"\n",
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"parent":{"sender":"","id":"/null"},"role":"application","name":"A","states":[0,0],"children":[{"sender":"a","id":"/f"}]},
+               {"object":{"sender":"a","id":"/f"},"parent":{"sender":"a","id":"/r"},"role":"frame","name":"Mail","states":[0,0],"children":[{"sender":"a","id":"/b"}]},
+               {"object":{"sender":"a","id":"/b"},"parent":{"sender":"a","id":"/f"},"role":"push button","name":"Send","states":[0,0],"children":[]}]"#,
+            "Application #/r \"A\"\n  Window #/f [hidden] \"Mail\"\n    Text/PushButton #/b : \"Send\"\n",
+        ),
+    ];
+    for (format, input, expected) in cases {
+        let answer =
+            import(*format, input.as_bytes()).unwrap_or_else(|e| panic!("{format}: {input}: {e}"));
+        assert_eq!(body(&answer), *expected, "{format}: {input}");
+        assert!(check(&answer).iter().all(|f| !f.is_error()), "{format}");
+    }
+}
+
+#[test]
+fn trees_the_importer_does_not_understand_are_refused_naming_what_and_where() {
+    let cases: &[(Format, &str, &str)] = &[
+        (
+            Format::AxJson,
+            r#"{"kind":"AXWindow","children":[]}"#,
+            "cannot import the `ax-json` input: the top-level object has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are `children`, `kind`",
+        ),
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","children":[{"role":"AXGroup","children":[{"name":"x","AXRole":"AXButton"}]}]}"#,
+            "cannot import the `ax-json` input: `/children/0/children/0` has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are `AXRole`, `name`",
+        ),
+        (
+            Format::AxJson,
+            r#"[{"role":"AXWindow"},{"cls":"Group","children":[7]}]"#,
+            "cannot import the `ax-json` input: `/1/children/0` is a number, not a node: expected an object with `role` (macapptree) or `cls` (Screen2AX)",
+        ),
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","children":{"role":"AXGroup"}}"#,
+            "cannot import the `ax-json` input: `/children` is not a list of nodes",
+        ),
+        (
+            Format::AxJson,
+            r#"{"cls":7}"#,
+            "cannot import the `ax-json` input: `/cls` is not a role name: expected a string such as `AXWindow`",
+        ),
+        (
+            Format::AxDump,
+            "rootWebArea name='x'\n++genericContainer\n",
+            "cannot import the `ax-dump` input at line 1: `rootWebArea` starts a Blink dump (`-expected-blink.txt`), which is not supported; import the platform dump (`-expected-mac.txt`, `-expected-auralinux.txt`, `-expected-uia-win.txt`) instead",
+        ),
+        (
+            Format::AxDump,
+            "ROLE_SYSTEM_DOCUMENT READONLY FOCUSABLE\n",
+            "cannot import the `ax-dump` input at line 1: `ROLE_SYSTEM_DOCUMENT` starts a Windows IA2 dump (`-expected-win.txt`); import the UIA dump (`-expected-uia-win.txt`) instead",
+        ),
+        (
+            Format::AxDump,
+            "android.webkit.WebView focusable focused scrollable\n",
+            "cannot import the `ax-dump` input at line 1: `android.webkit.WebView` starts an Android dump (`-expected-android.txt`), which is not supported",
+        ),
+        (
+            Format::AxDump,
+            "AXWebArea\n++AXGroup\n++++[section]\n",
+            "cannot import the `ax-dump` input at line 3: `section` is an AT-SPI (`[role]`) role, but line 1 started a macOS (`AXRole`) dump; a dump has one dialect",
+        ),
+        (
+            Format::AxDump,
+            "document\n++group\n++++frobnicator Name='x'\n",
+            "cannot import the `ax-dump` input at line 3: `frobnicator` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"name":"A"}]"#,
+            "cannot import the `atspi-json` input: `/0/role` is missing: every AT-SPI cache item names its role (`Frame`, `PushButton`)",
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"role":"Frame"},{"object":{"sender":"a","id":"/s"},"role":75}]"#,
+            "cannot import the `atspi-json` input: `/1/role` is a number, not a role name: expected an AT-SPI role such as `Frame` or `PushButton`",
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"role":"Frame","states":["focused"]}]"#,
+            "cannot import the `atspi-json` input: `/0/states` is not AT-SPI's state set: expected two 32-bit numbers such as `[4096, 0]`",
+        ),
+        (
+            Format::UiaJson,
+            r#"{"ControlTypeId":50032,"Name":"w","Children":[{"Name":"x","Children":[]}]}"#,
+            "cannot import the `uia-json` input: `/Children/0` has no control type: expected `ControlTypeId` or `Properties` › `30003` › `Value` (a number such as 50004)",
+        ),
+        (
+            Format::UiaJson,
+            r#"{"Name":"x"}"#,
+            "cannot import the `uia-json` input: the top-level element has no control type: expected `ControlTypeId` or `Properties` › `30003` › `Value` (a number such as 50004)",
+        ),
+        (
+            Format::UiaJson,
+            r#"{"ControlTypeId":50032,"Children":"none"}"#,
+            "cannot import the `uia-json` input: `/Children` is not a list of elements",
+        ),
+        // Understood, but nothing in it is kept: an error, not an empty shell.
+        (
+            Format::AxJson,
+            r#"{"cls":"Group","value":null,"box":[0,0,10,10],"children":[{"cls":"Group","value":null,"box":[0,0,5,5],"children":[]}]}"#,
+            "cannot import the `ax-json` input: nothing in it could be kept: its 2 nodes are only controls without a label, window furniture or empty groups; check that `--from ax-json` is the input's format",
+        ),
+        (
+            Format::AxDump,
+            "AXGroup\n++AXScrollBar\n++++AXStaticText AXValue='50%'\n",
+            "cannot import the `ax-dump` input: nothing in it could be kept: its 3 nodes are only controls without a label, window furniture or empty groups; check that `--from ax-dump` is the input's format",
+        ),
+        (
+            Format::Aria,
+            "- separator\n- button [ref=e2]\n",
+            "cannot import the `aria` input: nothing in it could be kept: its 2 nodes are only controls without a label, window furniture or empty groups; check that `--from aria` is the input's format",
+        ),
+        (
+            Format::UiaJson,
+            r#"{"ControlTypeId":50026}"#,
+            "cannot import the `uia-json` input: nothing in it could be kept: its 1 node is only controls without a label, window furniture or empty groups; check that `--from uia-json` is the input's format",
+        ),
+    ];
+    for (format, input, message) in cases {
+        let err = import(*format, input.as_bytes()).unwrap_err();
+        assert_eq!(err.to_string(), *message, "{format}: {input}");
+    }
+}
+
+#[test]
+fn a_screen2ax_output_tree_is_imported_not_an_empty_shell() {
+    // The CLI's view of issue 11.12: exit 0 with the tree's text, and exit 1
+    // with the reason when nothing in the input is understood.
+    let bytes = std::fs::read(fixtures().join("screen2ax-custom-acc-excerpt.json")).unwrap();
+    let output = run(&["import", "--from", "ax-json"], &bytes);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report = ctxgate::check_bytes(&output.stdout, &Limits::default()).unwrap();
+    assert!(report.conforms && report.elements == 53, "{report:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    for words in [
+        "Set up a budget\\nfor a student.",
+        "go to news | news | news",
+        "New Chat",
+        "11:48",
+    ] {
+        assert!(text.contains(words), "{words}");
+    }
+    let refused = run(&["import", "--from", "ax-json"], br#"{"children":[]}"#);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(refused.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(refused.stderr).unwrap(),
+        "error: cannot import the `ax-json` input: the top-level object has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are `children`\n"
+    );
+}
+
+/// One secure field in `format`, holding `secret` as its value, with the
+/// format's secure signal spelled as `spelling` picks.
+fn secure_input(format: Format, spelling: usize, secret: &str) -> String {
+    let case = |word: &str| match spelling % 3 {
+        0 => word.to_string(),
+        1 => word.to_uppercase(),
+        _ => word.to_lowercase(),
+    };
+    match (format, spelling % 4) {
+        (Format::AxDump, 0) => format!(
+            "AXWebArea\n++AXTextField AXSubrole=AXSecureTextField AXTitle='PIN' AXValue='{secret}'\n++++AXStaticText AXValue='{secret}'"
+        ),
+        (Format::AxDump, 1) => format!(
+            "AXWebArea\n++AXTextField AXRoleDescription='{}' AXTitle='PIN' AXValue='{secret}'",
+            case("secure text field")
+        ),
+        (Format::AxDump, 2) => format!(
+            "document\n++textbox Name='PIN' {}={} Value.Value='{secret}'",
+            case("IsPassword"),
+            case("True")
+        ),
+        (Format::AxDump, _) => format!(
+            "[document web]\n++[{}] name='PIN' text='{secret}'\n++++[static] name='{secret}'",
+            case("password text")
+        ),
+        (Format::AxJson, _) => format!(
+            r#"{{"role":"AXWindow","name":"w","children":[{{"role":"AXTextField","role_description":"{}","name":"PIN","value":"{secret}","children":[{{"role":"AXStaticText","value":"{secret}"}}]}}]}}"#,
+            case("secure text field")
+        ),
+        (Format::AtspiJson, _) => format!(
+            r#"[{{"object":{{"sender":"a","id":"/r"}},"parent":{{"sender":"","id":"/null"}},"role":"Application","name":"A","states":[0,0],"children":[{{"sender":"a","id":"/p"}}]}},
+               {{"object":{{"sender":"a","id":"/p"}},"parent":{{"sender":"a","id":"/r"}},"role":"{}","name":"PIN","text":"{secret}","states":[0,0],"children":[]}}]"#,
+            case("Password Text")
+        ),
+        (Format::UiaJson, _) => format!(
+            r#"{{"ControlTypeId":50004,"Name":"PIN","Properties":{{"30019":{{"Value":"{}"}},"30045":{{"Value":"{secret}"}}}},"Children":[{{"ControlTypeId":50020,"Name":"{secret}"}}]}}"#,
+            case("True")
+        ),
+        (Format::Aria, _) => format!("- textbox \"{}\" [ref=e3]: {secret}", case("Password")),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Whatever the value and however the signal is spelled, a secure
+    /// field's value never reaches the answer, and its content is the
+    /// fixed marker exactly when the value is not empty.
+    #[test]
+    fn a_secure_value_never_reaches_the_answer(
+        format in 0..Format::ALL.len(),
+        spelling in 0..12usize,
+        secret in "[A-Za-z0-9]{0,24}",
+    ) {
+        let format = Format::ALL[format];
+        let input = secure_input(format, spelling, &format!("zq{secret}"));
+        let answer = import(format, input.as_bytes()).unwrap();
+        let json = serde_json::to_string(&answer).unwrap();
+        prop_assert!(!json.contains(&format!("zq{secret}")), "{}", json);
+        let secure = secure_elements(&answer);
+        prop_assert_eq!(secure.len(), 1, "{}", json);
+        let texts: Vec<String> = secure[0].content.iter().map(|c| serde_json::to_string(c).unwrap()).collect();
+        prop_assert_eq!(texts.len(), 1);
+        prop_assert!(texts[0].contains(ctxgate::import::SECURE_MARKER));
+        let empty = import(format, secure_input(format, spelling, "").as_bytes()).unwrap();
+        let secure = secure_elements(&empty);
+        prop_assert_eq!(secure.len(), 1);
+        prop_assert!(secure[0].content.is_empty(), "{}", serde_json::to_string(&empty).unwrap());
     }
 }

@@ -58,9 +58,9 @@ enum Dialect {
 impl Dialect {
     fn name(self) -> &'static str {
         match self {
-            Dialect::Mac => "macOS (`AXRole`)",
-            Dialect::AtSpi => "AT-SPI (`[role]`)",
-            Dialect::Uia => "UIA (a control type such as `Edit`)",
+            Dialect::Mac => "a macOS (`AXRole`)",
+            Dialect::AtSpi => "an AT-SPI (`[role]`)",
+            Dialect::Uia => "a UIA (a control type such as `Edit`)",
         }
     }
 }
@@ -178,7 +178,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
                 FORMAT,
                 number + 1,
                 format!(
-                    "`{}` is a {} role, but line {first_line} started a {} dump; a dump has one dialect",
+                    "`{}` is {} role, but line {first_line} started {} dump; a dump has one dialect",
                     line.role.chars().take(32).collect::<String>(),
                     this.name(),
                     first.name()

@@ -101,13 +101,15 @@ fn role_of<'a>(object: &'a Map<String, Value>, pointer: &str) -> Result<(&'a str
         match object.get(key) {
             Some(Value::String(word)) if !word.is_empty() => return Ok((word, screen2ax)),
             None | Some(Value::Null) => {}
-            Some(_) => return Err(error(
-                FORMAT,
-                0,
-                format!(
+            Some(_) => {
+                return Err(error(
+                    FORMAT,
+                    0,
+                    format!(
                     "`{pointer}/{key}` is not a role name: expected a string such as `AXWindow`"
                 ),
-            )),
+                ))
+            }
         }
     }
     let mut keys: Vec<&str> = object.keys().map(String::as_str).take(8).collect();
