@@ -555,6 +555,11 @@ const GOLDEN: &[(Format, &str, &str)] = &[
         "screen2ax-output-excerpt.txt",
     ),
     (
+        Format::AxJson,
+        "fixture:screen2ax-secure-field-derived.json",
+        "screen2ax-secure-field-derived.txt",
+    ),
+    (
         Format::AtspiJson,
         "fixture:atspi-zbus-excerpt.json",
         "atspi-zbus-excerpt.txt",
@@ -1225,5 +1230,47 @@ proptest! {
         let secure = secure_elements(&empty);
         prop_assert_eq!(secure.len(), 1);
         prop_assert!(secure[0].content.is_empty(), "{}", serde_json::to_string(&empty).unwrap());
+    }
+}
+
+/// Secure signals no collected real tree carries, each in a real tree
+/// changed only there (tests/import/README.md): one secure field holding
+/// the marker, no bullet of its value; the macapptree case is also a golden
+/// outline, and the UIA one imports exactly as the original does.
+#[test]
+fn derived_secure_signals_in_real_trees() {
+    let cases: &[(Format, &str, &str)] = &[
+        // macapptree writes no subrole: Apple's role description says it.
+        (
+            Format::AxJson,
+            "screen2ax/system_acc.json",
+            "screen2ax-secure-field-derived.json",
+        ),
+        // `IsPassword=True`, as other UIA tools write it.
+        (
+            Format::AxDump,
+            "chromium-other-platforms/html/input-password-expected-uia-win.txt",
+            "uia-win-input-password-IsPassword-True.txt",
+        ),
+    ];
+    for (format, original, derived) in cases {
+        let (_, original) = import_real(Path::new(original));
+        let bytes = std::fs::read(fixtures().join(derived)).unwrap();
+        let answer = import(*format, &bytes).unwrap();
+        let json = serde_json::to_string(&answer).unwrap();
+        assert!(
+            !json.contains('\u{2022}') && !json.contains("%E2%80%A2"),
+            "{derived}"
+        );
+        let secure = secure_elements(&answer);
+        assert_eq!(secure.len(), 1, "{derived}");
+        assert!(
+            matches!(&secure[0].content[..], [c] if matches!(&c.block, Block::Text { text } if text == ctxgate::import::SECURE_MARKER)),
+            "{derived}"
+        );
+        assert!(secure_elements(&original).len() <= 1);
+        if *format == Format::AxDump {
+            assert_eq!(body(&answer), body(&original), "{derived}");
+        }
     }
 }
