@@ -996,6 +996,12 @@ fn role_words_are_read_in_any_case_where_sources_vary() {
             "document\n++group\n++++edit Name='Note' Value.Value='hi'\n++++HYPERLINK Name='More'\n++++img Name='Logo'\n++++description Name='Plain words'",
             "Application #app\n  Window #window\n    Document #n3\n      Group #n4\n        Text/Edit #n5 \"Note\" : \"hi\"\n        Link #n6 \"More\"\n        Image #n7 \"Logo\"\n        Text #n8 : \"Plain words\"\n",
         ),
+        // An ARIA word in another case; a control type wins where both match.
+        (
+            Format::AxDump,
+            "Document\n++TextBox Name='Note' Value.Value='hi'\n++Text Name='Plain'",
+            "Application #app\n  Window #window\n    Document #n3\n      Text/textbox #n4 \"Note\" : \"hi\"\n      Text #n5 : \"Plain\"\n",
+        ),
         // `Tab` is a tab control; `tab` (ARIA) a tab in it.
         (
             Format::AxDump,

@@ -457,13 +457,12 @@ fn uia_node(line: &Line<'_>) -> Node {
     // A word with a capital is a control type (`Tab` is a tab control);
     // a lowercase one is first read as Chromium's ARIA word (`tab` is a tab).
     let lowercase = !line.role.bytes().any(|b| b.is_ascii_uppercase());
-    let aria = lowercase
-        .then(|| roles::chromium_uia_aria(line.role))
-        .flatten();
-    let (word, entry, name_is_text) = match (aria, roles::uia_by_name(line.role)) {
-        (Some((entry, name_is_text)), _) => (line.role, entry, name_is_text),
-        (None, id) => {
-            let (word, entry) = roles::uia(id.unwrap_or(0));
+    let control_type = roles::uia_by_name(line.role);
+    let aria = roles::chromium_uia_aria(line.role).filter(|_| lowercase || control_type.is_none());
+    let (word, entry, name_is_text) = match aria {
+        Some(aria) => aria,
+        None => {
+            let (word, entry) = roles::uia(control_type.unwrap_or(0));
             (word, entry, word == "Text")
         }
     };

@@ -412,20 +412,23 @@ pub(crate) fn aria(role: &str) -> Entry {
 
 /// A role word of Chromium's older UIA dumps, which name each node by its
 /// ARIA role (`document`, `group`, `textbox`, `img`) instead of its control
-/// type, and static text `description`. `None` for a word that is not one.
-/// The bool says whether the node's `Name` is the words it shows (static
-/// text) rather than its title.
-pub(crate) fn chromium_uia_aria(word: &str) -> Option<(Entry, bool)> {
-    if word == "description" {
-        return Some((report(Text), true));
+/// type, and static text `description`; in any case. `None` for a word
+/// that is not one. Gives the word as ARIA spells it, what it becomes, and
+/// whether the node's `Name` is the words it shows (static text) rather
+/// than its title.
+pub(crate) fn chromium_uia_aria(word: &str) -> Option<(&'static str, Entry, bool)> {
+    for text in ["description", "text"] {
+        if word.eq_ignore_ascii_case(text) {
+            return Some((text, report(Text), true));
+        }
     }
-    if word == "text" {
-        return Some((report(Text), true));
+    if let Some((w, entry)) = ARIA.iter().find(|(w, _)| w.eq_ignore_ascii_case(word)) {
+        return Some((w, *entry, false));
     }
-    if let Some((_, entry)) = ARIA.iter().find(|(w, _)| *w == word) {
-        return Some((*entry, false));
-    }
-    ARIA_GROUPS.contains(&word).then_some((UNKNOWN, false))
+    ARIA_GROUPS
+        .iter()
+        .find(|w| w.eq_ignore_ascii_case(word))
+        .map(|w| (*w, UNKNOWN, false))
 }
 
 #[cfg(test)]
@@ -469,10 +472,17 @@ mod tests {
         assert_eq!(uia_by_name("CHECKBOX"), Some(50002));
         assert_eq!(uia_by_name("textbox"), None);
         assert!(
-            matches!(chromium_uia_aria("textbox"), Some((e, false)) if matches!(e.kind, Report(Text)))
+            matches!(chromium_uia_aria("textbox"), Some(("textbox", e, false)) if matches!(e.kind, Report(Text)))
         );
-        assert!(matches!(chromium_uia_aria("description"), Some((_, true))));
-        assert!(matches!(chromium_uia_aria("navigation"), Some((e, false)) if e.keep_word));
+        assert!(matches!(
+            chromium_uia_aria("TextBox"),
+            Some(("textbox", _, false))
+        ));
+        assert!(matches!(
+            chromium_uia_aria("description"),
+            Some((_, _, true))
+        ));
+        assert!(matches!(chromium_uia_aria("navigation"), Some((_, e, false)) if e.keep_word));
         assert!(chromium_uia_aria("rootWebArea").is_none());
     }
 
