@@ -924,6 +924,13 @@ fn every_formats_secure_signal_makes_a_secure_field_with_only_the_marker() {
             "AXWebArea\n++AXTextField AXRoleDescription='secure text field' AXTitle='PIN' AXValue='hunter2'",
             true,
         ),
+        // Screen2AX's schema has no such signal, but a value is never copied
+        // into a title where one appears.
+        (
+            Format::AxJson,
+            r#"{"cls":"Group","value":null,"children":[{"cls":"AXTextArea","role_description":"secure text field","value":"hunter2","children":[]}]}"#,
+            true,
+        ),
         // `IsPassword` in any case, name and value.
         (Format::AxDump, "Document\n++Edit Name='PIN' IsPassword=True Value.Value='hunter2'", true),
         (Format::AxDump, "Document\n++Edit Name='PIN' IsPassword='TRUE' Value.Value='hunter2'", true),
@@ -967,7 +974,7 @@ fn every_formats_secure_signal_makes_a_secure_field_with_only_the_marker() {
         let field = secure[0];
         let title = field.title.as_deref().unwrap_or_default();
         assert!(
-            ["PIN", "Password", "PIN or password"].contains(&title),
+            ["PIN", "Password", "PIN or password", ""].contains(&title),
             "{input}"
         );
         let texts: Vec<String> = field
@@ -1192,6 +1199,10 @@ fn secure_input(format: Format, spelling: usize, secret: &str) -> String {
         (Format::AxDump, _) => format!(
             "[document web]\n++[{}] name='PIN' text='{secret}'\n++++[static] name='{secret}'",
             case("password text")
+        ),
+        (Format::AxJson, 1) => format!(
+            r#"{{"cls":"Group","value":null,"children":[{{"cls":"AXTextArea","role_description":"{}","value":"{secret}","children":[]}}]}}"#,
+            case("secure text field")
         ),
         (Format::AxJson, _) => format!(
             r#"{{"role":"AXWindow","name":"w","children":[{{"role":"AXTextField","role_description":"{}","name":"PIN","value":"{secret}","children":[{{"role":"AXStaticText","value":"{secret}"}}]}}]}}"#,

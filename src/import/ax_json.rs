@@ -157,6 +157,14 @@ fn node(object: &Map<String, Value>, depth: usize, pointer: &mut String) -> Resu
         match entry.kind {
             Kind::Report(Role::Text) => node.text = string(object, "value").map(str::to_string),
             Kind::Furniture => return Ok(node),
+            // A secure field's value is never copied, whatever the schema.
+            Kind::Secure => {
+                node.filled = object
+                    .get("value")
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| !v.is_empty());
+                return Ok(node);
+            }
             _ => node.title = string(object, "value").map(str::to_string),
         }
         if entry.keep_word {
