@@ -112,7 +112,13 @@ fn role_of<'a>(object: &'a Map<String, Value>, pointer: &str) -> Result<(&'a str
             }
         }
     }
-    let mut keys: Vec<&str> = object.keys().map(String::as_str).take(8).collect();
+    // Key names only, a few and short: the message says what the node
+    // looks like without copying the input into it.
+    let mut keys: Vec<String> = object
+        .keys()
+        .take(8)
+        .map(|k| k.chars().take(32).collect())
+        .collect();
     keys.sort_unstable();
     let found = if keys.is_empty() {
         "it has no keys".to_string()
