@@ -1291,3 +1291,18 @@ fn derived_secure_signals_in_real_trees() {
         }
     }
 }
+
+#[test]
+fn chromium_dump_framing_continuations_comments_and_end_of_file() {
+    let dump = "# a comment\nAXWebArea AXTitle='Before'\n++AXStaticText AXValue='old'\n=== Start Continuation ===\nAXWebArea AXTitle='After'\n++AXStaticText AXValue='new'\n<-- End-of-file -->\nTesting: next.txt\n";
+    let answer = import(Format::AxDump, dump.as_bytes()).unwrap();
+    assert_eq!(
+        body(&answer),
+        "Application #app \"After\"\n  Window #window \"After\"\n    Document #n3 \"After\"\n      Text #n4 : \"new\"\n"
+    );
+    let err = import(Format::AxDump, b"#<skip\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot import the `ax-dump` input: the input has no node lines"
+    );
+}

@@ -10,6 +10,10 @@
 //!   role instead (`document`, `group`, `textbox`, `description` for static
 //!   text), which is read too.
 //!
+//! A dump written again after `=== Start Continuation ===` replaces the
+//! one before (the last is the page's current state); `<-- End-of-file -->`
+//! ends the input and `#` lines are comments, as in Chromium's files.
+//!
 //! The first node line sets the dialect; a line in another dialect, or a
 //! role word no dialect has, is an error naming the line. Chromium's other
 //! dumps (Blink's `rootWebArea`, Windows IA2 `ROLE_SYSTEM_…`, Android) are
@@ -33,6 +37,11 @@ use crate::error::Result;
 use crate::model::Role;
 
 const FORMAT: Format = Format::AxDump;
+
+/// The line before each further dump of the same page.
+const CONTINUATION: &str = "=== Start Continuation ===";
+/// The line that ends a dump in Chromium's test logs.
+const END_OF_FILE: &str = "<-- End-of-file -->";
 
 /// One `Name=value` or bare flag, borrowed from the line.
 struct Attr<'a> {
@@ -150,6 +159,21 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let mut dialect: Option<(Dialect, usize)> = None;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
+        // Chromium's framing around dumps: a test that waits for a change
+        // writes the tree again after `=== Start Continuation ===` (the
+        // last is the page as it is now); test logs end a dump with
+        // `<-- End-of-file -->`; `#` starts a comment (`#<skip`).
+        match line.trim() {
+            CONTINUATION => {
+                top.clear();
+                stack.clear();
+                secure_depth = None;
+                continue;
+            }
+            END_OF_FILE => break,
+            framing if framing.starts_with('#') => continue,
+            _ => {}
+        }
         let plus = line.bytes().take_while(|&b| b == b'+').count();
         let rest = &line[plus..];
         if rest.trim().is_empty() {
