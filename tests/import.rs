@@ -709,7 +709,7 @@ fn errors_say_what_and_where() {
         (
             Format::AtspiJson,
             b"[{\"role\": \"Frame\"}]",
-            "cannot import the `atspi-json` input: item 0 has no `object` reference (`{\"sender\", \"id\"}`)",
+            "cannot import the `atspi-json` input: item 0 has no `object` reference (`{\"sender\", \"id\"}` or `{\"name\", \"path\"}`)",
         ),
         (
             Format::UiaJson,
@@ -1305,4 +1305,34 @@ fn chromium_dump_framing_continuations_comments_and_end_of_file() {
         err.to_string(),
         "cannot import the `ax-dump` input: the input has no node lines"
     );
+}
+
+#[test]
+fn atspi_references_in_either_serialization_import_the_same_tree() {
+    // Newer `atspi` crates write `ObjectRef` as `{name, path}`: the real
+    // excerpt with every reference rewritten so imports exactly as it is.
+    fn rewrite(value: &mut Value) {
+        match value {
+            Value::Object(map)
+                if map.len() == 2 && map.contains_key("sender") && map.contains_key("id") =>
+            {
+                let sender = map.remove("sender").unwrap();
+                let id = map.remove("id").unwrap();
+                map.insert("name".into(), sender);
+                map.insert("path".into(), id);
+            }
+            Value::Object(map) => map.values_mut().for_each(rewrite),
+            Value::Array(items) => items.iter_mut().for_each(rewrite),
+            _ => {}
+        }
+    }
+    let bytes = std::fs::read(fixtures().join("atspi-zbus-excerpt.json")).unwrap();
+    let original = import(Format::AtspiJson, &bytes).unwrap();
+    let mut json: Value = serde_json::from_slice(&bytes).unwrap();
+    rewrite(&mut json);
+    let text = serde_json::to_string(&json).unwrap();
+    assert!(!text.contains("\"sender\"") && text.contains("\"path\""));
+    let rewritten = import(Format::AtspiJson, text.as_bytes()).unwrap();
+    assert_eq!(outline(&rewritten), outline(&original));
+    assert!(Tree::new(&original.root).len() > 10);
 }

@@ -1,5 +1,6 @@
 //! `atspi-json`: Odilia's flat AT-SPI cache, a JSON array of items that
-//! name each other by `{sender, id}` in `parent` and `children`. The tree
+//! name each other by `{sender, id}` (or `{name, path}`, as newer `atspi`
+//! crates write an `ObjectRef`) in `parent` and `children`. The tree
 //! is rebuilt from `children` (from `parent` where an item lists none).
 //!
 //! * A `DesktopFrame` root holds every application; only the one that
@@ -40,11 +41,16 @@ struct Cache<'a> {
     by_parent: HashMap<Key<'a>, Vec<usize>>,
 }
 
+/// A reference as Odilia writes it: `{sender, id}`, or `{name, path}` as
+/// newer `atspi` crates serialize their `ObjectRef`.
 fn key(reference: &Value) -> Option<Key<'_>> {
-    Some((
-        reference.get("sender")?.as_str()?,
-        reference.get("id")?.as_str()?,
-    ))
+    let pair = |bus: &str, path: &str| {
+        Some((
+            reference.get(bus)?.as_str()?,
+            reference.get(path)?.as_str()?,
+        ))
+    };
+    pair("sender", "id").or_else(|| pair("name", "path"))
 }
 
 fn state(item: &Value, bit: u32) -> bool {
@@ -121,7 +127,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
             return Err(error(
                 FORMAT,
                 0,
-                format!("item {i} has no `object` reference (`{{\"sender\", \"id\"}}`)"),
+                format!(
+                    "item {i} has no `object` reference (`{{\"sender\", \"id\"}}` or `{{\"name\", \"path\"}}`)"
+                ),
             ));
         };
         if let Some(problem) = shape_problem(i, item) {
