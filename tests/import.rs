@@ -931,6 +931,17 @@ fn every_formats_secure_signal_makes_a_secure_field_with_only_the_marker() {
             r#"{"cls":"Group","value":null,"children":[{"cls":"AXTextArea","role_description":"secure text field","value":"hunter2","children":[]}]}"#,
             true,
         ),
+        // Either signal is enough, whatever the other says.
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","name":"Log in","children":[{"role":"AXTextField","subrole":"AXSearchField","role_description":"secure text field","name":"PIN","value":"hunter2"}]}"#,
+            true,
+        ),
+        (
+            Format::AxDump,
+            "AXWebArea\n++AXTextField AXSubrole=AXSearchField AXRoleDescription='secure text field' AXTitle='PIN' AXValue='hunter2'",
+            true,
+        ),
         // `IsPassword` in any case, name and value.
         (Format::AxDump, "Document\n++Edit Name='PIN' IsPassword=True Value.Value='hunter2'", true),
         (Format::AxDump, "Document\n++Edit Name='PIN' IsPassword='TRUE' Value.Value='hunter2'", true),

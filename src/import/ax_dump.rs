@@ -391,9 +391,12 @@ fn mac_node(line: &Line<'_>) -> Node {
     let secure_described = line
         .raw("AXRoleDescription")
         .is_some_and(|d| decode(d).eq_ignore_ascii_case(SECURE_ROLE_DESCRIPTION));
-    let subrole = line
-        .raw("AXSubrole")
-        .or(secure_described.then_some("AXSecureTextField"));
+    // Either signal makes a secure field: one is enough to withhold it.
+    let subrole = if secure_described {
+        Some("AXSecureTextField")
+    } else {
+        line.raw("AXSubrole")
+    };
     let entry = roles::apple(line.role, subrole);
     let mut node = Node::new(line.role, entry.kind);
     node.title = line

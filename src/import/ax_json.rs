@@ -145,16 +145,19 @@ fn node(object: &Map<String, Value>, depth: usize, pointer: &mut String) -> Resu
     }
     let (role, screen2ax) = role_of(object, pointer)?;
     let description = string(object, "role_description");
-    let subrole = string(object, "subrole").or_else(|| {
-        let description = description?;
-        if description.eq_ignore_ascii_case(SECURE_DESCRIPTION) {
-            return Some("AXSecureTextField");
-        }
-        FURNITURE_DESCRIPTIONS
-            .iter()
-            .find(|(d, _)| description.eq_ignore_ascii_case(d))
-            .map(|(_, s)| *s)
-    });
+    // A secure role description makes a secure field whatever the subrole
+    // says: either signal is enough to withhold it.
+    let subrole = if description.is_some_and(|d| d.eq_ignore_ascii_case(SECURE_DESCRIPTION)) {
+        Some("AXSecureTextField")
+    } else {
+        string(object, "subrole").or_else(|| {
+            let description = description?;
+            FURNITURE_DESCRIPTIONS
+                .iter()
+                .find(|(d, _)| description.eq_ignore_ascii_case(d))
+                .map(|(_, s)| *s)
+        })
+    };
     let entry = roles::apple(role, subrole);
     let mut node = Node::new(role, entry.kind);
     if screen2ax {
