@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::build::{Kind, Node};
-use super::{error, json, roles, Format, MAX_DEPTH};
+use super::{error, json, kind_of, roles, Format, MAX_DEPTH};
 use crate::error::Result;
 use crate::model::Role;
 
@@ -95,20 +95,7 @@ fn shape_problem(i: usize, item: &Value) -> Option<String> {
     }
     match item.get("children") {
         None | Some(Value::Null | Value::Array(_)) => None,
-        Some(_) => Some(format!(
-            "`/{i}/children` is not a list of `{{\"sender\", \"id\"}}` references"
-        )),
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
+        Some(_) => Some(format!("`/{i}/children` is not a list of references")),
     }
 }
 

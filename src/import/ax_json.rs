@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use super::build::{Kind, Node};
-use super::{error, json, roles, Format};
+use super::{error, json, kind_of, roles, Format};
 use crate::error::Result;
 use crate::model::Role;
 
@@ -80,14 +80,7 @@ fn shown(pointer: &str) -> String {
 }
 
 fn not_a_node(pointer: &str, value: &Value) -> crate::error::Error {
-    let what = match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    };
+    let what = kind_of(value);
     error(
         FORMAT,
         0,

@@ -222,6 +222,19 @@ fn json(format: Format, bytes: &[u8]) -> Result<serde_json::Value> {
     Ok(value)
 }
 
+/// What kind of JSON value `value` is, for messages (`a number`).
+fn kind_of(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The line where JSON nesting first passes `limit`, if it does.
 fn too_deep(bytes: &[u8], limit: usize) -> Option<usize> {
     let (mut depth, mut line) = (0usize, 1usize);
