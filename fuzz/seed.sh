@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the seed corpora under fuzz/corpus/<target>/ (not committed):
 #   read, trim  every JSON answer in tests/cases and examples/, and every
-#               real tree under ../shared/realworld/raw imported with
+#               real tree under tests/fixtures/realworld/raw imported with
 #               `ctxgate import` (trim seeds get a leading knob byte: budget
 #               and format);
 #   policy      the shipped policy, the test policies and the case policies.
@@ -9,7 +9,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
-raw=${REALWORLD_RAW:-$repo/../shared/realworld/raw}
+raw=${REALWORLD_RAW:-$repo/tests/fixtures/realworld/raw}
 ctxgate=$repo/target/release/ctxgate
 [ -x "$ctxgate" ] || (cd "$repo" && cargo build --release --bin ctxgate)
 

@@ -1,6 +1,6 @@
 //! The privacy and budget invariants through the real default policy
 //! (`Gate::embedded_default()`), over generated trees and over mutations of
-//! real trees imported from `../shared/realworld/raw`:
+//! real trees imported from `tests/fixtures/realworld/raw`:
 //!
 //! - a canary in every element the default policy masks (secure `Text`,
 //!   `Text` titled like a secret) and in everything inside one never
@@ -381,7 +381,8 @@ fn generated(windows: Vec<Spec>, focus: usize) -> Answer<'static> {
 fn real_trees() -> &'static [Answer<'static>] {
     static TREES: OnceLock<Vec<Answer<'static>>> = OnceLock::new();
     TREES.get_or_init(|| {
-        let raw = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld/raw");
+        let raw =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/realworld/raw");
         [
             (
                 ImportFormat::AxDump,
@@ -396,7 +397,7 @@ fn real_trees() -> &'static [Answer<'static>] {
         .iter()
         .map(|(format, path)| {
             let bytes = std::fs::read(raw.join(path)).unwrap_or_else(|e| {
-                panic!("{path}: {e} (the real-world trees sit next to the repository)")
+                panic!("{path}: {e} (the real trees are in tests/fixtures/realworld/raw)")
             });
             import(*format, &bytes).unwrap_or_else(|e| panic!("{path}: {e}"))
         })

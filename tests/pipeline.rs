@@ -8,8 +8,8 @@ use common::{ctxgate, root};
 
 #[test]
 fn imported_password_field_is_withheld_filled_and_its_value_never_sent() {
-    let source =
-        root().join("../shared/realworld/raw/chromium-mac/html/input-password-expected-mac.txt");
+    let source = root()
+        .join("tests/fixtures/realworld/raw/chromium-mac/html/input-password-expected-mac.txt");
     let dump = std::fs::read(&source).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
     let imported = ctxgate(&["import", "--from", "ax-dump"], &dump);
     assert_eq!(

@@ -45,7 +45,13 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
             attach(&mut stack, &mut top, done);
         }
         // Inside a secure field nothing is read: its text may be the value.
+        // An item there (not a `/property:`) says only that it is filled.
         if secure_depth.is_some_and(|d| depth > d) {
+            if !item.starts_with('/') {
+                if let Some((_, field)) = stack.last_mut() {
+                    field.filled = true;
+                }
+            }
             continue;
         }
         secure_depth = None;
@@ -76,6 +82,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         ));
     }
     let mut page = Node::new("document", Kind::Report(Role::Document));
+    page.synthetic = true;
     page.children = top;
     Ok(vec![page])
 }
@@ -156,7 +163,11 @@ fn item_node(item: &str) -> Result<Node, String> {
         node.title = name;
     }
     if secure {
-        // The inline value is the password: not read.
+        // The inline value is the password: not read, only whether there
+        // is one.
+        node.filled = rest
+            .strip_prefix(':')
+            .is_some_and(|value| !value.trim().is_empty());
         return Ok(node);
     }
     let inline = rest
@@ -216,7 +227,9 @@ mod tests {
     fn a_password_textbox_keeps_no_value() {
         let node = item_node(r#"textbox "Password" [active] [ref=e30]: hunter2"#).unwrap();
         assert_eq!(node.kind, Kind::Secure);
-        assert!(node.focused);
+        assert!(node.focused && node.filled);
         assert_eq!(node.text, None);
+        let node = item_node(r#"textbox "Password" [ref=e30]"#).unwrap();
+        assert!(!node.filled);
     }
 }

@@ -1,5 +1,6 @@
 //! `atspi-json`: Odilia's flat AT-SPI cache, a JSON array of items that
-//! name each other by `{sender, id}` in `parent` and `children`. The tree
+//! name each other by `{sender, id}` (or `{name, path}`, as newer `atspi`
+//! crates write an `ObjectRef`) in `parent` and `children`. The tree
 //! is rebuilt from `children` (from `parent` where an item lists none).
 //!
 //! * A `DesktopFrame` root holds every application; only the one that
@@ -11,14 +12,17 @@
 //! * `states` is two 32-bit words: bit 12 FOCUSED, 23 SELECTED, 25 SHOWING
 //!   (drawn now, which is what `visible` means).
 //! * Ids are the object path after `/org/a11y/atspi/accessible/`.
-//! * `PasswordText` is a secure field: its `text` is never read.
+//! * `PasswordText` (in any case or spelling, as every role word) is a
+//!   secure field: its `text` is never read, only whether it is empty.
+//! * An item without a `role` name, or with states that are not two
+//!   32-bit words, is an error naming its JSON pointer.
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use super::build::{Kind, Node};
-use super::{error, json, roles, Format, MAX_DEPTH};
+use super::{error, json, kind_of, roles, Format, MAX_DEPTH};
 use crate::error::Result;
 use crate::model::Role;
 
@@ -37,11 +41,16 @@ struct Cache<'a> {
     by_parent: HashMap<Key<'a>, Vec<usize>>,
 }
 
+/// A reference as Odilia writes it: `{sender, id}`, or `{name, path}` as
+/// newer `atspi` crates serialize their `ObjectRef`.
 fn key(reference: &Value) -> Option<Key<'_>> {
-    Some((
-        reference.get("sender")?.as_str()?,
-        reference.get("id")?.as_str()?,
-    ))
+    let pair = |bus: &str, path: &str| {
+        Some((
+            reference.get(bus)?.as_str()?,
+            reference.get(path)?.as_str()?,
+        ))
+    };
+    pair("sender", "id").or_else(|| pair("name", "path"))
 }
 
 fn state(item: &Value, bit: u32) -> bool {
@@ -55,6 +64,39 @@ fn role(item: &Value) -> &str {
     item.get("role")
         .and_then(Value::as_str)
         .unwrap_or("Unknown")
+}
+
+/// What is not understood in item `i`'s shape, if anything: every item
+/// names its role, and its states are AT-SPI's two 32-bit words.
+fn shape_problem(i: usize, item: &Value) -> Option<String> {
+    match item.get("role") {
+        Some(Value::String(_)) => {}
+        Some(other) => {
+            return Some(format!(
+                "`/{i}/role` is {}, not a role name: expected an AT-SPI role such as `Frame` or `PushButton`",
+                kind_of(other)
+            ))
+        }
+        None => {
+            return Some(format!(
+                "`/{i}/role` is missing: every AT-SPI cache item names its role (`Frame`, `PushButton`)"
+            ))
+        }
+    }
+    match item.get("states") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(words))
+            if words.len() <= 2 && words.iter().all(|w| w.as_u64().is_some_and(|w| w <= u64::from(u32::MAX))) => {}
+        Some(_) => {
+            return Some(format!(
+                "`/{i}/states` is not AT-SPI's state set: expected two 32-bit numbers such as `[4096, 0]`"
+            ))
+        }
+    }
+    match item.get("children") {
+        None | Some(Value::Null | Value::Array(_)) => None,
+        Some(_) => Some(format!("`/{i}/children` is not a list of references")),
+    }
 }
 
 pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
@@ -72,9 +114,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
             return Err(error(
                 FORMAT,
                 0,
-                format!("item {i} has no `object` reference (`{{\"sender\", \"id\"}}`)"),
+                format!(
+                    "item {i} has no `object` reference (`{{\"sender\", \"id\"}}` or `{{\"name\", \"path\"}}`)"
+                ),
             ));
         };
+        if let Some(problem) = shape_problem(i, item) {
+            return Err(error(FORMAT, 0, problem));
+        }
         by_key.insert(k, i);
     }
     let mut by_parent: HashMap<Key<'_>, Vec<usize>> = HashMap::new();
@@ -170,9 +217,9 @@ impl<'a> Cache<'a> {
         }
         seen.insert(at);
         let item = &self.items[at];
-        let word = role(item);
-        let secure = word == "PasswordText";
-        let entry = roles::atspi(word);
+        let (known, entry) = roles::atspi(role(item));
+        let word = known.unwrap_or(role(item));
+        let secure = roles::atspi_is_password(word);
         let kind = if secure { Kind::Secure } else { entry.kind };
         let mut node = Node::new(word, kind);
         node.id = item.get("object").and_then(key).map(|(_, id)| {
@@ -192,7 +239,12 @@ impl<'a> Cache<'a> {
         node.selected = state(item, SELECTED);
         node.visible = Some(state(item, SHOWING));
         if matches!(kind, Kind::Secure | Kind::Furniture) {
-            // A password's text is never read.
+            // A password's text is never read: only whether there is any.
+            node.filled = kind == Kind::Secure
+                && item
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.is_empty());
             return Ok(node);
         }
         let mut children = Vec::new();

@@ -5,7 +5,25 @@
 //!
 //! * macOS: `AXRole AXSubrole=AXWord AXTitle='…' AXValue='…' AXSelected=1`;
 //! * AT-SPI (`-expected-auralinux.txt`): `[role words] name='…' focused`;
-//! * UIA (`-expected-uia-win.txt`): `ControlType Name='…' IsPassword=true`.
+//! * UIA (`-expected-uia-win.txt`): `ControlType Name='…' IsPassword=true`,
+//!   the control type in any case; older Chromium writes each node's ARIA
+//!   role instead (`document`, `group`, `textbox`, `description` for static
+//!   text), which is read too.
+//!
+//! A dump written again after `=== Start Continuation ===` replaces the
+//! one before (the last is the page's current state); `<-- End-of-file -->`
+//! ends the input and `#` lines are comments, as in Chromium's files.
+//!
+//! The first node line sets the dialect; a line in another dialect, or a
+//! role word no dialect has, is an error naming the line. Chromium's other
+//! dumps (Blink's `rootWebArea`, Windows IA2 `ROLE_SYSTEM_…`, Android) are
+//! refused by name.
+//!
+//! Secure fields: macOS `AXSubrole=AXSecureTextField` (or
+//! `AXRoleDescription='secure text field'`), AT-SPI `[password text]` or
+//! `text-input-type:password`, UIA `IsPassword=true` (name and value in any
+//! case). Whether one is filled is read from the length of its quoted value
+//! (AT-SPI: `text='…'` or a caret past 0), never from the value.
 //!
 //! String values are single-quoted and may hold unescaped `'`: a quote
 //! closes a value only at the end of the line or before the next
@@ -20,6 +38,11 @@ use crate::model::Role;
 
 const FORMAT: Format = Format::AxDump;
 
+/// The line before each further dump of the same page.
+const CONTINUATION: &str = "=== Start Continuation ===";
+/// The line that ends a dump in Chromium's test logs.
+const END_OF_FILE: &str = "<-- End-of-file -->";
+
 /// One `Name=value` or bare flag, borrowed from the line.
 struct Attr<'a> {
     name: &'a str,
@@ -31,6 +54,24 @@ struct Line<'a> {
     /// Whether the role was written in brackets (the AT-SPI dialect).
     bracketed: bool,
     attrs: Vec<Attr<'a>>,
+}
+
+/// The dialect of a dump, set by its first node line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Mac,
+    AtSpi,
+    Uia,
+}
+
+impl Dialect {
+    fn name(self) -> &'static str {
+        match self {
+            Dialect::Mac => "a macOS (`AXRole`)",
+            Dialect::AtSpi => "an AT-SPI (`[role]`)",
+            Dialect::Uia => "a UIA (a control type such as `Edit`)",
+        }
+    }
 }
 
 impl<'a> Line<'a> {
@@ -45,14 +86,68 @@ impl<'a> Line<'a> {
         self.raw(name).map(decode).filter(|s| !s.is_empty())
     }
 
+    /// `1`, `true`, `True`, `'true'`: dumps differ in how they write it.
     fn is_true(&self, name: &str) -> bool {
-        matches!(self.raw(name), Some("1" | "true"))
+        self.raw(name).is_some_and(truthy)
+    }
+
+    /// Like [`Line::is_true`], with the name in any case too
+    /// (`IsPassword`, `isPassword`, `ISPASSWORD`).
+    fn is_true_any_case(&self, name: &str) -> bool {
+        self.attrs
+            .iter()
+            .any(|a| a.name.eq_ignore_ascii_case(name) && a.value.is_some_and(truthy))
     }
 
     fn flag(&self, name: &str) -> bool {
         self.attrs
             .iter()
             .any(|a| a.name == name && a.value.is_none())
+    }
+
+    /// The line's dialect, if its role word belongs to one.
+    fn dialect(&self) -> Option<Dialect> {
+        if self.bracketed {
+            Some(Dialect::AtSpi)
+        } else if self.role.starts_with("AX") {
+            Some(Dialect::Mac)
+        } else if roles::uia_by_name(self.role).is_some()
+            || roles::chromium_uia_aria(self.role).is_some()
+        {
+            Some(Dialect::Uia)
+        } else {
+            None
+        }
+    }
+}
+
+fn truthy(value: &str) -> bool {
+    let value = value.trim_matches('\'');
+    value == "1" || value.eq_ignore_ascii_case("true")
+}
+
+/// Whether a quoted raw value (`'…'`) holds anything, without decoding it.
+fn quoted_non_empty(raw: Option<&str>) -> bool {
+    raw.is_some_and(|v| v.starts_with('\'') && v.len() > 2)
+}
+
+/// What is wrong with a line whose role word no dialect has.
+fn not_a_role(role: &str) -> String {
+    let shown: String = role.chars().take(32).collect();
+    let other = if role.starts_with("ROLE_SYSTEM_") || role.starts_with("IA2_ROLE_") {
+        Some("a Windows IA2 dump (`-expected-win.txt`); import the UIA dump (`-expected-uia-win.txt`) instead")
+    } else if role.starts_with("android.") {
+        Some("an Android dump (`-expected-android.txt`), which is not supported")
+    } else if role == "rootWebArea" {
+        Some("a Blink dump (`-expected-blink.txt`), which is not supported; import the platform dump (`-expected-mac.txt`, `-expected-auralinux.txt`, `-expected-uia-win.txt`) instead")
+    } else {
+        None
+    };
+    match other {
+        Some(what) => format!("`{shown}` starts {what}"),
+        None => format!(
+            "`{shown}` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`"
+        ),
     }
 }
 
@@ -61,8 +156,24 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let mut top: Vec<Node> = Vec::new();
     let mut stack: Vec<(usize, Node)> = Vec::new();
     let mut secure_depth: Option<usize> = None;
+    let mut dialect: Option<(Dialect, usize)> = None;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
+        // Chromium's framing around dumps: a test that waits for a change
+        // writes the tree again after `=== Start Continuation ===` (the
+        // last is the page as it is now); test logs end a dump with
+        // `<-- End-of-file -->`; `#` starts a comment (`#<skip`).
+        match line.trim() {
+            CONTINUATION => {
+                top.clear();
+                stack.clear();
+                secure_depth = None;
+                continue;
+            }
+            END_OF_FILE => break,
+            framing if framing.starts_with('#') => continue,
+            _ => {}
+        }
         let plus = line.bytes().take_while(|&b| b == b'+').count();
         let rest = &line[plus..];
         if rest.trim().is_empty() {
@@ -82,20 +193,23 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         }
         secure_depth = None;
         let line = tokenize(rest);
-        if !line.bracketed
-            && !line.role.starts_with("AX")
-            && roles::uia_by_name(line.role).is_none()
-        {
+        let Some(this) = line.dialect() else {
+            return Err(error(FORMAT, number + 1, not_a_role(line.role)));
+        };
+        let (first, first_line) = *dialect.get_or_insert((this, number + 1));
+        if this != first {
             return Err(error(
                 FORMAT,
                 number + 1,
                 format!(
-                    "`{}` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
-                    line.role.chars().take(32).collect::<String>()
+                    "`{}` is {} role, but line {first_line} started {} dump; a dump has one dialect",
+                    line.role.chars().take(32).collect::<String>(),
+                    this.name(),
+                    first.name()
                 ),
             ));
         }
-        let node = node(&line);
+        let node = node(&line, this);
         if node.kind == Kind::Secure {
             secure_depth = Some(depth);
         }
@@ -261,18 +375,28 @@ fn hex(digit: u8) -> Option<u8> {
     (digit as char).to_digit(16).map(|d| d as u8)
 }
 
-fn node(line: &Line<'_>) -> Node {
-    if line.bracketed {
-        atspi_node(line)
-    } else if line.role.starts_with("AX") {
-        mac_node(line)
-    } else {
-        uia_node(line)
+fn node(line: &Line<'_>, dialect: Dialect) -> Node {
+    match dialect {
+        Dialect::AtSpi => atspi_node(line),
+        Dialect::Mac => mac_node(line),
+        Dialect::Uia => uia_node(line),
     }
 }
 
+/// The role description Apple gives a secure text field, for dumps that
+/// carry no subrole.
+const SECURE_ROLE_DESCRIPTION: &str = "secure text field";
+
 fn mac_node(line: &Line<'_>) -> Node {
-    let subrole = line.raw("AXSubrole");
+    let secure_described = line
+        .raw("AXRoleDescription")
+        .is_some_and(|d| decode(d).eq_ignore_ascii_case(SECURE_ROLE_DESCRIPTION));
+    // Either signal makes a secure field: one is enough to withhold it.
+    let subrole = if secure_described {
+        Some("AXSecureTextField")
+    } else {
+        line.raw("AXSubrole")
+    };
     let entry = roles::apple(line.role, subrole);
     let mut node = Node::new(line.role, entry.kind);
     node.title = line
@@ -322,43 +446,75 @@ fn camel(words: &str) -> String {
 }
 
 fn atspi_node(line: &Line<'_>) -> Node {
-    let word = camel(line.role);
-    let secure = word == "PasswordText";
-    let entry = roles::atspi(&word);
+    let (known, entry) = roles::atspi(line.role);
+    let word = known.map_or_else(|| camel(line.role), str::to_string);
+    let secure = roles::atspi_is_password(line.role)
+        || line
+            .attrs
+            .iter()
+            .any(|a| a.value.is_none() && a.name.eq_ignore_ascii_case("text-input-type:password"));
     let kind = if secure { Kind::Secure } else { entry.kind };
     let mut node = Node::new(word.clone(), kind);
+    node.focused = line.flag("focused");
+    node.selected = line.flag("selected");
     let name = line.string("name");
+    if secure {
+        // The text is the value: only whether there is one, or a caret past
+        // its start, is read.
+        node.title = name;
+        node.filled = quoted_non_empty(line.raw("text"))
+            || line
+                .raw("caret_offset")
+                .and_then(|c| c.parse::<u64>().ok())
+                .is_some_and(|c| c > 0);
+        return node;
+    }
     match kind {
         Kind::Report(Role::Text) if word == "Static" || word == "Text" => node.text = name,
         _ => node.title = name,
     }
-    if entry.keep_word && !secure {
+    if entry.keep_word {
         node.subrole = Some(word);
     }
-    node.focused = line.flag("focused");
-    node.selected = line.flag("selected");
     node
 }
 
 fn uia_node(line: &Line<'_>) -> Node {
-    // `parse` has checked that the control type is known.
-    let (word, entry) = roles::uia(roles::uia_by_name(line.role).unwrap_or(0));
-    let secure = line.is_true("IsPassword");
+    // `parse` has checked that the word is a control type or an ARIA role.
+    // A word with a capital is a control type (`Tab` is a tab control);
+    // a lowercase one is first read as Chromium's ARIA word (`tab` is a tab).
+    let lowercase = !line.role.bytes().any(|b| b.is_ascii_uppercase());
+    let control_type = roles::uia_by_name(line.role);
+    let aria = roles::chromium_uia_aria(line.role).filter(|_| lowercase || control_type.is_none());
+    let (word, entry, name_is_text) = match aria {
+        Some(aria) => aria,
+        None => {
+            let (word, entry) = roles::uia(control_type.unwrap_or(0));
+            (word, entry, word == "Text")
+        }
+    };
+    let secure = line.is_true_any_case("IsPassword");
     let kind = if secure { Kind::Secure } else { entry.kind };
     let mut node = Node::new(word, kind);
-    let name = line.string("Name");
-    match kind {
-        Kind::Report(Role::Text) if word == "Text" => node.text = name,
-        _ => node.title = name,
-    }
-    if kind == Kind::Report(Role::Text) && word == "Edit" {
-        node.text = line.string("Value.Value");
-    }
-    if entry.keep_word && !secure {
-        node.subrole = Some(word.to_string());
-    }
     node.focused = line.is_true("HasKeyboardFocus");
     node.selected = line.is_true("SelectionItem.IsSelected");
+    let name = line.string("Name");
+    if secure {
+        // The value is never decoded: only whether there is one.
+        node.title = name;
+        node.filled = quoted_non_empty(line.raw("Value.Value"));
+        return node;
+    }
+    match kind {
+        Kind::Report(Role::Text) if name_is_text => node.text = name,
+        _ => node.title = name,
+    }
+    if kind == Kind::Report(Role::Text) && !name_is_text {
+        node.text = line.string("Value.Value");
+    }
+    if entry.keep_word {
+        node.subrole = Some(word.to_string());
+    }
     node
 }
 

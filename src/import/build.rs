@@ -5,7 +5,8 @@
 
 use serde_json::Value;
 
-use super::Format;
+use super::{error, Format};
+use crate::error::Result;
 use crate::model::{Answer, Content, Element, Role, PROTOCOL};
 
 /// The text a filled secure field carries instead of its value.
@@ -54,6 +55,9 @@ pub(crate) struct Node {
     pub attributes: Vec<(String, Value)>,
     /// Its children, in the source's order.
     pub children: Vec<Node>,
+    /// Made up by the importer (an ARIA snapshot's `Document`), not read
+    /// from the source: it does not count as something the import kept.
+    pub synthetic: bool,
 }
 
 impl Node {
@@ -73,15 +77,31 @@ impl Node {
             visible: None,
             attributes: Vec::new(),
             children: Vec::new(),
+            synthetic: false,
         }
     }
 }
 
-/// Builds the answer from the importer's top-level nodes.
-pub(crate) fn answer(format: Format, top: Vec<Node>) -> Answer<'static> {
+/// Builds the answer from the importer's top-level nodes. An answer that
+/// would keep nothing the source said (every node a control without a
+/// label, furniture or an empty group) is an error, never an empty shell:
+/// it is a sign the input is not what the importer understood it to be.
+pub(crate) fn answer(format: Format, top: Vec<Node>) -> Result<Answer<'static>> {
+    let sources = top.iter().map(count).sum::<usize>();
     let mut elements = Vec::new();
+    let mut kept = 0usize;
     for node in top {
-        convert(node, &mut elements);
+        convert(node, &mut elements, &mut kept);
+    }
+    if kept == 0 {
+        return Err(error(
+            format,
+            0,
+            format!(
+                "nothing in it could be kept: its {sources} {} only controls without a label, window furniture or empty groups; check that `--from {format}` is the input's format",
+                if sources == 1 { "node is" } else { "nodes are" }
+            ),
+        ));
     }
     let mut root = wrap(elements);
     settle_focus(&mut root);
@@ -89,38 +109,46 @@ pub(crate) fn answer(format: Format, top: Vec<Node>) -> Answer<'static> {
     root.visible = None;
     settle_visible(&mut root, true);
     settle_ids(&mut root);
-    Answer {
+    Ok(Answer {
         protocol: PROTOCOL.to_string(),
         instance: format!("import:{}", format.name()),
         root,
-    }
+    })
+}
+
+/// The source nodes in `node`'s subtree that the importer read (not made up).
+fn count(node: &Node) -> usize {
+    usize::from(!node.synthetic) + node.children.iter().map(count).sum::<usize>()
 }
 
 /// Appends what `node` becomes (nothing, one element, or its hoisted
-/// children) to `out`.
-fn convert(node: Node, out: &mut Vec<Element<'static>>) {
+/// children) to `out`; `kept` counts the elements made from source nodes.
+fn convert(node: Node, out: &mut Vec<Element<'static>>, kept: &mut usize) {
     match node.kind {
         Kind::Furniture => {}
-        Kind::Secure => out.push(Element {
-            id: node.id.unwrap_or_default().into(),
-            subrole: Some("secure".into()),
-            title: node.title.map(Into::into),
-            // A fixed marker, not the value: says the field is filled, so an
-            // agent does not retype it; carries no length and no text of it.
-            content: if node.filled {
-                vec![Content::text(SECURE_MARKER)]
-            } else {
-                Vec::new()
-            },
-            selected: node.selected.then_some(true),
-            focused: node.focused.then_some(true),
-            visible: node.visible,
-            ..Element::new("", Role::Text)
-        }),
+        Kind::Secure => {
+            *kept += 1;
+            out.push(Element {
+                id: node.id.unwrap_or_default().into(),
+                subrole: Some("secure".into()),
+                title: node.title.map(Into::into),
+                // A fixed marker, not the value: says the field is filled, so an
+                // agent does not retype it; carries no length and no text of it.
+                content: if node.filled {
+                    vec![Content::text(SECURE_MARKER)]
+                } else {
+                    Vec::new()
+                },
+                selected: node.selected.then_some(true),
+                focused: node.focused.then_some(true),
+                visible: node.visible,
+                ..Element::new("", Role::Text)
+            })
+        }
         Kind::Report(role) => {
             let mut children = Vec::new();
             for child in node.children {
-                convert(child, &mut children);
+                convert(child, &mut children, kept);
             }
             // A container holding only words is text.
             let role = if role == Role::Group && node.text.is_some() && children.is_empty() {
@@ -142,13 +170,14 @@ fn convert(node: Node, out: &mut Vec<Element<'static>>) {
                 ..Element::new("", role)
             };
             if !is_empty(&element) {
+                *kept += usize::from(!node.synthetic);
                 out.push(element);
             }
         }
         Kind::Control => {
             let start = out.len();
             for child in node.children {
-                convert(child, out);
+                convert(child, out, kept);
             }
             let hoisted_text = out[start..].iter().any(carries_text);
             let label = node.title.or(node.text);
@@ -163,6 +192,7 @@ fn convert(node: Node, out: &mut Vec<Element<'static>>) {
                         visible: node.visible,
                         ..Element::new("", Role::Text)
                     };
+                    *kept += 1;
                     out.insert(start, element);
                 }
                 _ => {
@@ -306,7 +336,7 @@ mod tests {
             Kind::Report(Role::Document),
             vec![labelled, item],
         );
-        let answer = answer(Format::AxDump, vec![doc]);
+        let answer = answer(Format::AxDump, vec![doc]).unwrap();
         let doc = &answer.root.children[0].children[0];
         let words: Vec<_> = doc
             .children
@@ -331,7 +361,7 @@ mod tests {
             Kind::Report(Role::Document),
             vec![stray, group],
         );
-        let answer = answer(Format::AxDump, vec![doc]);
+        let answer = answer(Format::AxDump, vec![doc]).unwrap();
         let tree = crate::Tree::new(&answer.root);
         let focused: Vec<&str> = tree
             .nodes()
@@ -361,7 +391,7 @@ mod tests {
             Kind::Report(Role::Window),
             vec![bar, field, words],
         );
-        let answer = answer(Format::AxJson, vec![window]);
+        let answer = answer(Format::AxJson, vec![window]).unwrap();
         let window = &answer.root.children[0];
         let kids: Vec<_> = window
             .children

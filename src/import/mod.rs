@@ -21,13 +21,30 @@
 //!   reads as selected. Furniture (scroll bars, splitters, a window's close,
 //!   minimise and zoom buttons, Chromium's `AXColumn`, whose cells repeat
 //!   the rows') is dropped with everything inside it.
-//! * **Secure fields** (`AXSecureTextField`, UIA `IsPassword`, AT-SPI
-//!   `PasswordText`, an ARIA textbox whose name says password) become
-//!   `Text` with subrole `secure`, their title kept and their value and
-//!   children dropped. Each importer skips the value where it reads it:
-//!   the text dumps never decode it and read no line inside the field; the
-//!   JSON importers never copy it out of the parsed document, which is
-//!   dropped when the import returns. Nothing the answer owns holds it.
+//! * **Secure fields** become `Text` with subrole `secure`, their title
+//!   kept and their value and children dropped. The signals, per format:
+//!   macOS `AXSecureTextField`, or the role description "secure text
+//!   field" where a file has no subroles (macapptree); UIA `IsPassword`,
+//!   its name and value in any case (`True`, `'true'`, `1`); AT-SPI
+//!   `PasswordText` in any spelling (`[password text]`) or
+//!   `text-input-type:password`; an ARIA textbox whose name says password.
+//!   Each importer skips the value where it reads it: the text dumps never
+//!   decode it and read no line inside the field; the JSON importers never
+//!   copy it out of the parsed document, which is dropped when the import
+//!   returns. Nothing the answer owns holds it. A filled field (the value
+//!   is not empty, or an AT-SPI caret is past 0) carries one text block,
+//!   [`SECURE_MARKER`], and nothing of the value.
+//! * **Role words** are matched in any case and spelling where sources
+//!   vary: UIA control types (`Edit`, `edit`), the ARIA role words older
+//!   Chromium UIA dumps write (`textbox`, `description`), AT-SPI roles
+//!   (`PushButton`, `push button`, `PUSH_BUTTON`).
+//! * **What is not understood is refused**, naming it and where (a JSON
+//!   pointer or a line): a node in no schema the format's real files use
+//!   (ax-json reads macapptree's `role` and Screen2AX's `cls`), a `children`
+//!   that is not a list, an ax-dump line in another dialect than the first
+//!   or in none, Chromium dumps of other platforms (Blink, IA2, Android).
+//!   An import that keeps no element of its source is an error too, never
+//!   an empty app-and-window shell.
 //! * **Roots below the app**: a web area, a window or a lone control is
 //!   wrapped in a synthesized `Application` (id `app`) and, where there is
 //!   no window, a `Window` (id `window`); an ARIA snapshot's outline is also
@@ -145,7 +162,7 @@ pub fn import(format: Format, bytes: &[u8]) -> Result<Answer<'static>> {
         Format::UiaJson => uia_json::parse(bytes)?,
         Format::Aria => aria::parse(bytes)?,
     };
-    let answer = build::answer(format, source);
+    let answer = build::answer(format, source)?;
     tracing::debug!(
         elements = crate::model::Tree::new(&answer.root).len(),
         "imported"
@@ -203,6 +220,19 @@ fn json(format: Format, bytes: &[u8]) -> Result<serde_json::Value> {
         .map_err(json_error)?;
     de.end().map_err(json_error)?;
     Ok(value)
+}
+
+/// What kind of JSON value `value` is, for messages (`a number`).
+fn kind_of(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The line where JSON nesting first passes `limit`, if it does.

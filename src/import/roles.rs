@@ -51,6 +51,19 @@ fn lookup(table: &[(&str, Entry)], word: &str) -> Entry {
         .map_or(UNKNOWN, |(_, e)| *e)
 }
 
+/// A role word with case and separators taken out: `push button`,
+/// `PUSH_BUTTON`, `push-button` and `PushButton` are all `pushbutton`.
+fn folded(word: &str) -> impl Iterator<Item = char> + '_ {
+    word.chars()
+        .filter(|c| !matches!(c, ' ' | '_' | '-'))
+        .map(|c| c.to_ascii_lowercase())
+}
+
+/// Whether two role words are the same word in another case or spelling.
+fn same_word(a: &str, b: &str) -> bool {
+    folded(a).eq(folded(b))
+}
+
 /// Apple words (without `AX`) that RFC-0001 4.2's table does not map.
 const APPLE_EXTRA: &[(&str, Entry)] = &[
     // Controls and menus: text hoisted, label kept.
@@ -211,9 +224,25 @@ const ATSPI: &[(&str, Entry)] = &[
     ("Icon", FURNITURE),
 ];
 
-/// An AT-SPI role name. `PasswordText` is handled by the importer.
-pub(crate) fn atspi(role: &str) -> Entry {
-    lookup(ATSPI, role)
+/// An AT-SPI role name, in any case and spelling (`PageTab`, `page tab`,
+/// `PAGE_TAB`), with the table's own word for it. A word the table does not
+/// name is a `Group` that keeps the word. `PasswordText` is handled by the
+/// importer ([`atspi_is_password`]).
+pub(crate) fn atspi(role: &str) -> (Option<&'static str>, Entry) {
+    ATSPI
+        .iter()
+        .find(|(w, _)| same_word(w, role))
+        .map_or((None, UNKNOWN), |(w, e)| (Some(*w), *e))
+}
+
+/// AT-SPI's password role, however it is spelled (`PasswordText`,
+/// `password text`, `ROLE_PASSWORD_TEXT`).
+pub(crate) fn atspi_is_password(role: &str) -> bool {
+    let role = role
+        .strip_prefix("ROLE_")
+        .or_else(|| role.strip_prefix("role_"))
+        .unwrap_or(role);
+    same_word(role, "PasswordText")
 }
 
 /// UI Automation control type ids (UIA_*ControlTypeId) and their names.
@@ -268,10 +297,11 @@ pub(crate) fn uia(control_type: u32) -> (&'static str, Entry) {
         .map_or(("Unknown", UNKNOWN), |(_, name, e)| (*name, *e))
 }
 
-/// The UIA control type id of a name (`Edit`), for text dumps that name it.
+/// The UIA control type id of a name in any case (`Edit`, `edit`,
+/// `CheckBox`, `checkbox`), for text dumps that name it.
 pub(crate) fn uia_by_name(name: &str) -> Option<u32> {
     UIA.iter()
-        .find(|(_, n, _)| *n == name)
+        .find(|(_, n, _)| n.eq_ignore_ascii_case(name))
         .map(|(id, _, _)| *id)
 }
 
@@ -340,10 +370,65 @@ const ARIA: &[(&str, Entry)] = &[
     ("meter", FURNITURE),
 ];
 
+/// ARIA 1.2 roles (and the DPUB/Chromium words its dumps use) that the
+/// table above does not map: landmarks and other structure, reported as
+/// `Group`s that keep the word.
+const ARIA_GROUPS: &[&str] = &[
+    "alert",
+    "application",
+    "article",
+    "banner",
+    "comment",
+    "complementary",
+    "contentinfo",
+    "definition",
+    "deletion",
+    "form",
+    "insertion",
+    "log",
+    "main",
+    "mark",
+    "marquee",
+    "math",
+    "navigation",
+    "note",
+    "region",
+    "search",
+    "section",
+    "status",
+    "subscript",
+    "suggestion",
+    "superscript",
+    "tabpanel",
+    "term",
+    "timer",
+];
+
 /// An ARIA role. Landmarks and other words no table names (`banner`,
 /// `navigation`, `main`, `alert`, …) are `Group`s that keep the word.
 pub(crate) fn aria(role: &str) -> Entry {
     lookup(ARIA, role)
+}
+
+/// A role word of Chromium's older UIA dumps, which name each node by its
+/// ARIA role (`document`, `group`, `textbox`, `img`) instead of its control
+/// type, and static text `description`; in any case. `None` for a word
+/// that is not one. Gives the word as ARIA spells it, what it becomes, and
+/// whether the node's `Name` is the words it shows (static text) rather
+/// than its title.
+pub(crate) fn chromium_uia_aria(word: &str) -> Option<(&'static str, Entry, bool)> {
+    for text in ["description", "text"] {
+        if word.eq_ignore_ascii_case(text) {
+            return Some((text, report(Text), true));
+        }
+    }
+    if let Some((w, entry)) = ARIA.iter().find(|(w, _)| w.eq_ignore_ascii_case(word)) {
+        return Some((w, *entry, false));
+    }
+    ARIA_GROUPS
+        .iter()
+        .find(|w| w.eq_ignore_ascii_case(word))
+        .map(|w| (*w, UNKNOWN, false))
 }
 
 #[cfg(test)]
@@ -365,6 +450,40 @@ mod tests {
         ));
         let landmark = apple("AXLandmarkThing", None);
         assert!(matches!(landmark.kind, Report(Group)) && landmark.keep_word);
+    }
+
+    #[test]
+    fn atspi_and_uia_words_are_read_in_any_case() {
+        for word in ["PushButton", "push button", "PUSH_BUTTON", "push-button"] {
+            assert_eq!(atspi(word).0, Some("PushButton"), "{word}");
+            assert!(matches!(atspi(word).1.kind, Control));
+        }
+        assert_eq!(atspi("DocumentWeb").0, Some("DocumentWeb"));
+        for word in [
+            "PasswordText",
+            "password text",
+            "ROLE_PASSWORD_TEXT",
+            "password_text",
+        ] {
+            assert!(atspi_is_password(word), "{word}");
+        }
+        assert!(!atspi_is_password("text"));
+        assert_eq!(uia_by_name("edit"), Some(50004));
+        assert_eq!(uia_by_name("CHECKBOX"), Some(50002));
+        assert_eq!(uia_by_name("textbox"), None);
+        assert!(
+            matches!(chromium_uia_aria("textbox"), Some(("textbox", e, false)) if matches!(e.kind, Report(Text)))
+        );
+        assert!(matches!(
+            chromium_uia_aria("TextBox"),
+            Some(("textbox", _, false))
+        ));
+        assert!(matches!(
+            chromium_uia_aria("description"),
+            Some((_, _, true))
+        ));
+        assert!(matches!(chromium_uia_aria("navigation"), Some((_, e, false)) if e.keep_word));
+        assert!(chromium_uia_aria("rootWebArea").is_none());
     }
 
     #[test]

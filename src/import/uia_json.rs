@@ -8,6 +8,14 @@
 //! ControlType, 30005 Name, 30008 HasKeyboardFocus, 30019 IsPassword,
 //! 30022 IsOffscreen, 30045 Value.Value, 30079 SelectionItem.IsSelected.
 //! A desktop pane holding windows is left out: the windows are the top.
+//!
+//! `IsPassword` is read as Axe.Windows writes it (`"Value": true`) and as
+//! text in any case (`"True"`, `TextValue`). An element with no control
+//! type (neither `ControlTypeId` nor property 30003), `Children` that are
+//! not a list, or a child that is not an object is an error naming its
+//! JSON pointer.
+
+use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
@@ -54,9 +62,18 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         Vec::new()
     };
     if windows.is_empty() {
-        Ok(vec![node(root, 0)?])
+        Ok(vec![node(root, 0, &mut String::new())?])
     } else {
-        windows.into_iter().map(|w| node(w, 0)).collect()
+        let mut pointer = String::new();
+        let mut nodes = Vec::with_capacity(windows.len());
+        for (i, child) in children(root).enumerate() {
+            if control_type(child) == Some(WINDOW) {
+                pointer.clear();
+                let _ = write!(pointer, "/Children/{i}");
+                nodes.push(node(child, 0, &mut pointer)?);
+            }
+        }
+        Ok(nodes)
     }
 }
 
@@ -66,6 +83,22 @@ fn property<'a>(element: &'a Map<String, Value>, id: &str) -> Option<&'a Value> 
 
 fn is_true(element: &Map<String, Value>, id: &str) -> bool {
     property(element, id).and_then(Value::as_bool) == Some(true)
+}
+
+/// A boolean property written as a JSON boolean or as text in any case
+/// (`"Value": "True"`, `"TextValue": "True"`).
+fn is_true_any_spelling(element: &Map<String, Value>, id: &str) -> bool {
+    let Some(entry) = element.get("Properties").and_then(|p| p.get(id)) else {
+        return false;
+    };
+    ["Value", "TextValue"]
+        .iter()
+        .any(|key| match entry.get(key) {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+            Some(Value::Number(n)) => n.as_u64() == Some(1),
+            _ => false,
+        })
 }
 
 fn control_type(element: &Map<String, Value>) -> Option<u32> {
@@ -102,7 +135,16 @@ fn string(value: Option<&Value>) -> Option<&str> {
     value.and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
-fn node(element: &Map<String, Value>, depth: usize) -> Result<Node> {
+/// `pointer` as a reader sees it: the document itself has the empty pointer.
+fn shown(pointer: &str) -> String {
+    if pointer.is_empty() {
+        "the top-level element".to_string()
+    } else {
+        format!("`{pointer}`")
+    }
+}
+
+fn node(element: &Map<String, Value>, depth: usize, pointer: &mut String) -> Result<Node> {
     if depth > MAX_DEPTH {
         return Err(error(
             FORMAT,
@@ -110,9 +152,18 @@ fn node(element: &Map<String, Value>, depth: usize) -> Result<Node> {
             format!("the tree is deeper than {MAX_DEPTH} levels"),
         ));
     }
-    let control = control_type(element).unwrap_or(0);
+    let Some(control) = control_type(element) else {
+        return Err(error(
+            FORMAT,
+            0,
+            format!(
+                "{} has no control type: expected `ControlTypeId` or `Properties` › `30003` › `Value` (a number such as 50004)",
+                shown(pointer)
+            ),
+        ));
+    };
     let (word, entry) = roles::uia(control);
-    let secure = is_true(element, IS_PASSWORD);
+    let secure = is_true_any_spelling(element, IS_PASSWORD);
     let kind = if secure { Kind::Secure } else { entry.kind };
     let mut node = Node::new(word, kind);
     node.id = runtime_id(element);
@@ -131,15 +182,46 @@ fn node(element: &Map<String, Value>, depth: usize) -> Result<Node> {
         node.visible = Some(!offscreen);
     }
     match kind {
-        // A password's value is never read, nor what is inside the field.
-        Kind::Secure | Kind::Furniture => return Ok(node),
+        // A password's value is never read, nor what is inside the field:
+        // only whether there is one.
+        Kind::Secure => {
+            node.filled = property(element, VALUE)
+                .and_then(Value::as_str)
+                .is_some_and(|v| !v.is_empty());
+            return Ok(node);
+        }
+        Kind::Furniture => return Ok(node),
         Kind::Report(Role::Text) | Kind::Control if word != "Text" => {
             node.text = string(property(element, VALUE)).map(str::to_string);
         }
         _ => {}
     }
-    for child in children(element) {
-        node.children.push(self::node(child, depth + 1)?);
+    match element.get("Children") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(kids)) => {
+            let len = pointer.len();
+            for (i, child) in kids.iter().enumerate() {
+                let _ = write!(pointer, "/Children/{i}");
+                let Value::Object(child) = child else {
+                    return Err(error(
+                        FORMAT,
+                        0,
+                        format!(
+                            "`{pointer}` is not an element: expected an object with `Properties`"
+                        ),
+                    ));
+                };
+                node.children.push(self::node(child, depth + 1, pointer)?);
+                pointer.truncate(len);
+            }
+        }
+        Some(_) => {
+            return Err(error(
+                FORMAT,
+                0,
+                format!("`{pointer}/Children` is not a list of elements"),
+            ))
+        }
     }
     Ok(node)
 }
