@@ -50,33 +50,56 @@ budget := {"tokens": 8000}
 
 # METADATA
 # title: Names of password-like titles
-# description: Titles that mark a text as a secret. Matched natively; rules
-#   below see only the names.
+# description: Titles that mark a text as a secret, as words or inside
+#   camelCase and snake_case names (`confirmPassword`, `user_pin`). Matched
+#   natively; rules below see only the names. `pin` and the abbreviations need
+#   a boundary on both sides (`PIN`, `pinCode`, `user_pin`, not `spinner`,
+#   `Pinned` or `Pin to top`).
 title_patterns := {
-	"password": `(?i)\b(pass\s?words?|passwort|mot de passe|contraseña|passphrase)\b`,
-	"passcode": `(?i)\bpass\s?codes?\b`,
-	"pin": `\bPIN\b|(?i:\bpin\s?(code|number)\b)`,
-	"one-time-code": `(?i)\b(one[- ]time (code|password|passcode)|OTP|2FA|two[- ]factor|verification code|security code|authentication code)\b`,
+	"password": `(?:(?:^|[^A-Za-z])(?i:p)|[a-z]P)(?i:ass[\s_-]?words?|asswort|assphrases?)|[A-Z]PASS(?:WORD|PHRASE)|(?i:mot de passe|contraseña|kennwort)`,
+	"passcode": `(?:(?:^|[^A-Za-z])(?i:p)|[a-z]P)(?i:ass[\s_-]?codes?)|[A-Z]PASSCODE`,
+	"pin": `(?:^|[^A-Z])PINS?(?:$|[^A-Z])|(?:^|[^A-Za-z])[Pp]in(?:_|[A-Z])|_[Pp]in(?:$|[^a-z])|[a-z]Pin(?:$|[^a-z])|(?:^|[^A-Za-z])(?i:pin)[\s_-]?(?i:codes?|numbers?)`,
+	"one-time-code": `(?i:one[\s_-]?time[\s_-]?(?:code|password|passcode|pin)|two[\s_-]?factor|verification[\s_-]?code|security[\s_-]?code|authentication[\s_-]?code)|(?:^|[^A-Za-z0-9])(?:OTP|otp|Otp|2FA|2fa|MFA|mfa|Mfa)s?(?:$|[^a-z])|[a-z](?:Otp|OTP|Mfa|MFA)s?(?:$|[^a-z])`,
 }
+
+# Redaction patterns. ctxgate delimits every match natively: a match that
+# starts or ends inside a run of ASCII letters and digits is not a secret, and
+# anything else (CJK, punctuation, `_`, emoji, line breaks) delimits one. So
+# these patterns use no `\b`, which is Unicode-aware and sees no boundary
+# between kana and a digit. Replacements are literal and no pattern may match
+# one. Formats follow gitleaks, trufflehog and GitHub secret scanning.
 
 # METADATA
 # title: Redact payment card numbers
-# description: 13 to 19 digits, optionally grouped by spaces or dashes; only
-#   numbers that pass the Luhn check are replaced (ctxgate checks natively).
+# description: A run of digits (any script: ASCII, fullwidth, Arabic-Indic...)
+#   grouped by spaces, no-break or thin spaces, hyphens, en dashes or dots.
+#   ctxgate tries every window of 13 to 19 digits made of whole groups (each
+#   of at least 3 digits when there are several) and replaces the windows
+#   that pass the Luhn check, so a quantity, a year, an expiry or a CVV next
+#   to the number does not hide it.
 redact contains {
 	"id": "card-number",
-	"pattern": `\b\d(?:[ -]?\d){12,18}\b`,
+	"pattern": `\d+(?:[-. \x{A0}\x{2007}\x{2009}\x{202F}\x{3000}\x{2010}-\x{2013}\x{FF0D}]{1,3}\d+)*`,
 	"replace": "[card number]",
 	"luhn": true,
 }
 
 # METADATA
 # title: Redact AWS access key ids
-# description: AKIA (long-term) and ASIA (temporary) key ids.
+# description: AKIA (long-term), ASIA (temporary), ABIA and ACCA key ids.
 redact contains {
 	"id": "aws-access-key",
-	"pattern": `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
+	"pattern": `(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}`,
 	"replace": "[aws key]",
+}
+
+# METADATA
+# title: Redact Azure storage account keys
+# description: The `AccountKey=` of a connection string (88 base64 characters).
+redact contains {
+	"id": "azure-storage-key",
+	"pattern": `AccountKey=[A-Za-z0-9+/]{86}==`,
+	"replace": "AccountKey=[azure key]",
 }
 
 # METADATA
@@ -85,18 +108,40 @@ redact contains {
 #   tokens (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained tokens (github_pat_).
 redact contains {
 	"id": "github-token",
-	"pattern": `\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`,
+	"pattern": `gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}`,
 	"replace": "[github token]",
 }
 
 # METADATA
-# title: Redact Slack tokens
-# description: Bot, user, app, refresh and config tokens (xoxb-, xoxp-, xoxa-,
-#   xoxr-, xoxs-).
+# title: Redact GitLab tokens
+# description: Personal, pipeline trigger, runner, deploy, feed, incoming mail,
+#   OAuth application, CI build, SCIM and agent tokens (glpat-, glptt-, glrt-,
+#   gldt-, glft-, glimt-, gloas-, glcbt-, glsoat-, glagent-).
+redact contains {
+	"id": "gitlab-token",
+	"pattern": `gl(?:pat|ptt|rt|dt|ft|imt|oas|cbt|soat|agent)-[0-9A-Za-z_-]{20,}`,
+	"replace": "[gitlab token]",
+}
+
+# METADATA
+# title: Redact Slack tokens and webhooks
+# description: Bot, user, app-level, refresh, config and legacy tokens (xoxb-,
+#   xoxp-, xapp-, xoxr-, xoxe-, xoxo-, xoxa-, xoxs-) and incoming webhook urls.
 redact contains {
 	"id": "slack-token",
-	"pattern": `\bxox[abprs]-[A-Za-z0-9-]{10,}`,
+	"pattern": `(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}`,
 	"replace": "[slack token]",
+}
+
+# METADATA
+# title: Redact Stripe secret keys
+# description: Live and test secret keys (sk_live_, sk_test_), restricted keys
+#   (rk_live_, rk_test_) and webhook signing secrets (whsec_). Publishable
+#   keys (pk_) are public and stay.
+redact contains {
+	"id": "stripe-key",
+	"pattern": `(?:[sr]k_(?:live|test)|whsec)_[0-9A-Za-z]{16,247}`,
+	"replace": "[stripe key]",
 }
 
 # METADATA
@@ -104,17 +149,39 @@ redact contains {
 # description: Keys starting sk- (including sk-proj- and sk-ant-).
 redact contains {
 	"id": "ai-api-key",
-	"pattern": `\bsk-[A-Za-z0-9_-]{20,}`,
+	"pattern": `sk-[A-Za-z0-9_-]{20,}`,
 	"replace": "[api key]",
 }
 
 # METADATA
-# title: Redact Google API keys
-# description: Keys starting AIza.
+# title: Redact Google API keys and OAuth secrets
+# description: API keys (AIza), OAuth client secrets (GOCSPX-) and access
+#   tokens (ya29.).
 redact contains {
 	"id": "google-api-key",
-	"pattern": `\bAIza[0-9A-Za-z_-]{35}`,
+	"pattern": `AIza[0-9A-Za-z_-]{35}|GOCSPX-[0-9A-Za-z_-]{28}|ya29\.[0-9A-Za-z_-]{20,}`,
 	"replace": "[google api key]",
+}
+
+# METADATA
+# title: Redact package registry tokens
+# description: npm (npm_), PyPI (pypi-AgEIcHlwaS5vcmc...) and Hugging Face
+#   (hf_) tokens.
+redact contains {
+	"id": "registry-token",
+	"pattern": `npm_[A-Za-z0-9]{36}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}|hf_[A-Za-z0-9]{34,}`,
+	"replace": "[registry token]",
+}
+
+# METADATA
+# title: Redact service API keys
+# description: SendGrid (SG.), Twilio (SK + 32 hex), Shopify (shpat_, shpca_,
+#   shppa_, shpss_), DigitalOcean (dop_v1_, doo_v1_, dor_v1_), Databricks
+#   (dapi) and age secret keys.
+redact contains {
+	"id": "service-api-key",
+	"pattern": `SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|SK[0-9a-fA-F]{32}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[opr]_v1_[a-f0-9]{64}|dapi[a-f0-9]{32}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`,
+	"replace": "[api key]",
 }
 
 # METADATA
@@ -122,7 +189,7 @@ redact contains {
 # description: Three base64url parts separated by dots, the first starting eyJ.
 redact contains {
 	"id": "jwt",
-	"pattern": `\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}`,
+	"pattern": `eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}`,
 	"replace": "[jwt]",
 }
 
@@ -132,17 +199,19 @@ redact contains {
 #   anywhere in text.
 redact contains {
 	"id": "bearer-token",
-	"pattern": `(?i)\bbearer\s+[A-Za-z0-9._~+/-]{16,}=*`,
+	"pattern": `(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*`,
 	"replace": "Bearer [token]",
 }
 
 # METADATA
 # title: Redact PEM private keys
-# description: Everything from a BEGIN ... PRIVATE KEY line to its END line
-#   (RSA, EC, DSA, OPENSSH, ENCRYPTED and plain PKCS#8 keys).
+# description: Everything from a BEGIN ... PRIVATE KEY line (RSA, EC, DSA,
+#   OPENSSH, ENCRYPTED, plain PKCS#8, PGP ... KEY BLOCK) to its END line, or
+#   to the end of the text when there is none (an editor showing the top of a
+#   key file).
 redact contains {
 	"id": "private-key",
-	"pattern": `(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`,
+	"pattern": `(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*)`,
 	"replace": "[private key]",
 }
 

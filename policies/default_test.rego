@@ -88,7 +88,11 @@ test_deep_cells_rank_low if {
 
 test_redactions_have_ids_and_patterns if {
 	ids := {r.id | some r in redact}
-	ids == {"card-number", "aws-access-key", "github-token", "slack-token", "ai-api-key", "google-api-key", "jwt", "bearer-token", "private-key"}
+	ids == {
+		"card-number", "aws-access-key", "azure-storage-key", "github-token", "gitlab-token",
+		"slack-token", "stripe-key", "ai-api-key", "google-api-key", "registry-token",
+		"service-api-key", "jwt", "bearer-token", "private-key",
+	}
 	every r in redact {
 		is_string(r.pattern)
 	}
@@ -113,5 +117,45 @@ test_document_enclosing_the_selection_is_not_kept_for_app if {
 		"action": {"name": "app"},
 		"element": {"role": "Document", "selected": false, "focused": false, "visible": true, "hovered": false, "contains_selection": true, "title_matches": []},
 		"inside": [],
+	}
+}
+
+# ctxgate delimits redaction matches natively (ASCII letters and digits only);
+# `\b` is Unicode-aware and would see no boundary between kana and a key.
+test_redaction_patterns_use_no_word_boundary if {
+	every r in redact {
+		not contains(r.pattern, `\b`)
+	}
+}
+
+# Title patterns are matched natively with the same regex crate regorus uses,
+# so these checks hold for ctxgate too.
+title_cases := {
+	"password": {
+		"yes": ["Password", "Confirm password", "confirmPassword", "user_password", "NEW_PASSWORD", "Passwortfeld", "Pass word", "passphrase", "Mot de passe", "Contraseña"],
+		"no": ["Compass words", "Passenger", "Bypass"],
+	},
+	"passcode": {
+		"yes": ["Passcode", "devicePasscode", "pass_code", "PASSCODE"],
+		"no": ["Compass code"],
+	},
+	"pin": {
+		"yes": ["Enter PIN", "PIN:", "userPIN", "user_pin", "pin_code", "pinCode", "newPin", "Pin number", "pincode", "PINs"],
+		"no": ["Pin to top", "spinner", "Shipping", "Pinned", "OPINION", "PINE", "pin"],
+	},
+	"one-time-code": {
+		"yes": ["One-time code", "oneTimeCode", "one_time_password", "OTP", "otpCode", "user_otp", "2FA code", "twoFactor", "verification_code", "securityCode", "MFA"],
+		"no": ["Hotpot", "Otter", "Security settings"],
+	},
+}
+
+test_title_patterns_match_words_and_identifiers if {
+	every name, cases in title_cases {
+		every title in cases.yes {
+			regex.match(title_patterns[name], title)
+		}
+		every title in cases.no {
+			not regex.match(title_patterns[name], title)
+		}
 	}
 }

@@ -1,19 +1,73 @@
 //! Redaction: the policy's text patterns, applied natively to every string
-//! that leaves (titles, text content, urls, attribute values, content
-//! block fields). Ids, roles and subroles are never rewritten.
+//! that leaves (titles, text content, urls, attribute values and the keys of
+//! objects inside them, content block fields and keys). Ids, roles and
+//! subroles are never rewritten; SECURITY.md lists every exception.
+//!
+//! One pass, not a chain of replacements: every pattern is run over the
+//! *original* string, the spans it finds are merged (overlapping spans become
+//! one, replaced by the text of the span that starts first, then the longest,
+//! then the lowest rule id), and the string is rebuilt once. So the result
+//! does not depend on the order of the patterns, and since no replacement may
+//! match any pattern (checked when the plan is built, [`check_replacements`])
+//! redacting a redacted string changes nothing.
+//!
+//! Boundaries are what a reader sees, not regex `\b` (which is Unicode-aware,
+//! so kana next to a digit is no boundary): a match is a secret only when it
+//! is delimited by anything that is not an ASCII letter or digit. A match that
+//! starts with an ASCII letter or digit right after another, or ends with one
+//! right before another, is rejected and the search goes on after it.
+//!
+//! A `luhn` pattern finds digit runs (any Unicode decimal digits, with the
+//! separators its pattern allows); inside a run every window of whole digit
+//! groups holding 13 to 19 digits is a candidate (a window of several groups
+//! only if each group has at least 3 digits, as people group card numbers),
+//! and every candidate that is delimited as above, starts like a card of a
+//! network in use ([`card_prefix`]) and whose digit values pass the Luhn
+//! check is replaced;
+//! the rest of the run stays.
 
 use std::borrow::Cow;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use crate::error::{Error, Result};
 use crate::policy::Redaction;
 
-/// Applies every pattern in order, counting replacements per pattern.
+/// Applies every pattern in one pass, counting replacements per pattern.
 pub struct Redactor<'p> {
     patterns: &'p [Redaction],
-    /// Replacements made, per pattern (same order as the patterns).
+    /// Replacements made, per pattern (same order as the patterns). A span
+    /// found by several patterns counts once, for the one whose text
+    /// replaced it.
     pub counts: Vec<usize>,
+    /// Scratch space reused across strings.
+    spans: Vec<Span>,
+    groups: Vec<Group>,
+    digits: Vec<u8>,
 }
+
+/// A byte range of the original string one pattern wants replaced.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+    rule: usize,
+}
+
+/// One group of digits inside a digit run: byte range and where its digit
+/// values start and end in the scratch digit buffer.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    start: usize,
+    end: usize,
+    first: usize,
+    last: usize,
+}
+
+/// Digits a card number has, at least and at most (ISO/IEC 7812).
+const CARD_DIGITS: std::ops::RangeInclusive<usize> = 13..=19;
+/// Digits each group of a card number grouped by separators has, at least.
+const MIN_GROUP_DIGITS: usize = 3;
 
 impl<'p> Redactor<'p> {
     /// A redactor for these patterns.
@@ -21,36 +75,132 @@ impl<'p> Redactor<'p> {
         Redactor {
             patterns,
             counts: vec![0; patterns.len()],
+            spans: Vec::new(),
+            groups: Vec::new(),
+            digits: Vec::new(),
         }
     }
 
-    /// `text` with every match replaced.
+    /// `text` with every secret replaced; borrowed when nothing matched.
     pub fn text<'t>(&mut self, text: &'t str) -> Cow<'t, str> {
-        let mut current = Cow::Borrowed(text);
-        for (i, pattern) in self.patterns.iter().enumerate() {
-            if !pattern.regex.is_match(&current) {
-                continue;
+        if self.patterns.is_empty() || text.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut spans = std::mem::take(&mut self.spans);
+        spans.clear();
+        for (rule, pattern) in self.patterns.iter().enumerate() {
+            self.find(pattern, rule, text, &mut spans);
+        }
+        if spans.is_empty() {
+            self.spans = spans;
+            return Cow::Borrowed(text);
+        }
+        let patterns = self.patterns;
+        spans.sort_unstable_by(|a, b| {
+            a.start
+                .cmp(&b.start)
+                .then(b.end.cmp(&a.end))
+                .then_with(|| patterns[a.rule].id.cmp(&patterns[b.rule].id))
+        });
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        let mut i = 0;
+        while i < spans.len() {
+            let winner = spans[i];
+            let mut end = winner.end;
+            i += 1;
+            while i < spans.len() && spans[i].start < end {
+                end = end.max(spans[i].end);
+                i += 1;
             }
-            let mut count = 0;
-            let replaced = pattern
-                .regex
-                .replace_all(&current, |caps: &regex::Captures<'_>| {
-                    let whole = caps.get(0).map_or("", |m| m.as_str());
-                    if pattern.luhn && !luhn_valid(whole) {
-                        return whole.to_string();
-                    }
-                    count += 1;
-                    let mut out = String::new();
-                    caps.expand(&pattern.replace, &mut out);
-                    out
-                })
-                .into_owned();
-            if count > 0 {
-                self.counts[i] += count;
-                current = Cow::Owned(replaced);
+            out.push_str(&text[at..winner.start]);
+            out.push_str(&patterns[winner.rule].replace);
+            self.counts[winner.rule] += 1;
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        self.spans = spans;
+        Cow::Owned(out)
+    }
+
+    /// Every span of `text` that `pattern` wants replaced, delimited by
+    /// anything but ASCII letters and digits.
+    fn find(&mut self, pattern: &Redaction, rule: usize, text: &str, spans: &mut Vec<Span>) {
+        let mut from = 0;
+        while from <= text.len() {
+            let Some(m) = pattern.regex.find_at(text, from) else {
+                break;
+            };
+            let (start, end) = (m.start(), m.end());
+            if start == end {
+                from = next_char(text, start);
+            } else if pattern.luhn {
+                // Delimited per window: a group glued to a letter is not a
+                // number, the groups before it may be.
+                self.cards(text, start, end, rule, spans);
+                from = end;
+            } else if starts_inside_word(text, start) {
+                // Any match starting later in this run of letters and digits
+                // starts inside it too: skip the run (keeps the search linear).
+                from = end_of_word(text, start);
+            } else if ends_inside_word(text, end) {
+                from = next_char(text, start);
+            } else {
+                spans.push(Span { start, end, rule });
+                from = end;
             }
         }
-        current
+    }
+
+    /// The windows of the digit run `text[start..end]` that are card numbers.
+    fn cards(&mut self, text: &str, start: usize, end: usize, rule: usize, spans: &mut Vec<Span>) {
+        self.groups.clear();
+        self.digits.clear();
+        let mut open: Option<Group> = None;
+        for (i, c) in text[start..end].char_indices() {
+            let at = start + i;
+            match digit_value(c) {
+                Some(d) => {
+                    let group = open.get_or_insert(Group {
+                        start: at,
+                        end: at,
+                        first: self.digits.len(),
+                        last: self.digits.len(),
+                    });
+                    self.digits.push(d);
+                    group.end = at + c.len_utf8();
+                    group.last = self.digits.len();
+                }
+                None => self.groups.extend(open.take()),
+            }
+        }
+        self.groups.extend(open.take());
+        for a in 0..self.groups.len() {
+            let first = self.groups[a];
+            for b in a..self.groups.len() {
+                let last = self.groups[b];
+                let size = |g: &Group| g.last - g.first;
+                if b > a && (size(&first) < MIN_GROUP_DIGITS || size(&last) < MIN_GROUP_DIGITS) {
+                    break;
+                }
+                let count = last.last - first.first;
+                if count > *CARD_DIGITS.end() {
+                    break;
+                }
+                if CARD_DIGITS.contains(&count)
+                    && !starts_inside_word(text, first.start)
+                    && !ends_inside_word(text, last.end)
+                    && card_prefix(&self.digits[first.first..last.last])
+                    && luhn(&self.digits[first.first..last.last])
+                {
+                    spans.push(Span {
+                        start: first.start,
+                        end: last.end,
+                        rule,
+                    });
+                }
+            }
+        }
     }
 
     /// Redacts a string in place.
@@ -68,36 +218,180 @@ impl<'p> Redactor<'p> {
         }
     }
 
-    /// Redacts every string inside a JSON value, iteratively.
+    /// Redacts the keys of an object in place, keeping their order. Two keys
+    /// that redact to the same text keep the first one's value (the other is
+    /// dropped: withholding a value is safe, sending a key that held a
+    /// secret is not).
+    pub fn keys(&mut self, map: &mut Map<String, Value>) {
+        if !map.keys().any(|key| self.matches(key)) {
+            return;
+        }
+        let old = std::mem::take(map);
+        for (mut key, value) in old {
+            self.string(&mut key);
+            map.entry(key).or_insert(value);
+        }
+    }
+
+    /// Whether any pattern finds a secret in `text` (nothing is counted).
+    fn matches(&mut self, text: &str) -> bool {
+        let mut spans = std::mem::take(&mut self.spans);
+        spans.clear();
+        for (rule, pattern) in self.patterns.iter().enumerate() {
+            self.find(pattern, rule, text, &mut spans);
+            if !spans.is_empty() {
+                break;
+            }
+        }
+        let found = !spans.is_empty();
+        self.spans = spans;
+        found
+    }
+
+    /// Redacts every string inside a JSON value, and every key of the
+    /// objects inside it, iteratively.
     pub fn value(&mut self, value: &mut Value) {
         let mut stack = vec![value];
         while let Some(value) = stack.pop() {
             match value {
                 Value::String(s) => self.string(s),
                 Value::Array(items) => stack.extend(items.iter_mut()),
-                Value::Object(map) => stack.extend(map.values_mut()),
+                Value::Object(map) => {
+                    self.keys(map);
+                    stack.extend(map.values_mut());
+                }
                 _ => {}
             }
         }
     }
 }
 
-/// Whether the digits in `candidate` pass the Luhn check (payment cards).
-pub fn luhn_valid(candidate: &str) -> bool {
-    let digits: Vec<u32> = candidate.chars().filter_map(|c| c.to_digit(10)).collect();
-    if digits.len() < 12 {
-        return false;
+/// Refuses a set of patterns in which some replacement is matched by some
+/// pattern: redaction would not be a fixpoint (redacting the output again
+/// would change it) and a count would be off. Also refuses `$` in a
+/// replacement: replacements are literal text, and a capture would copy the
+/// matched secret into the output.
+pub fn check_replacements(patterns: &[Redaction]) -> Result<()> {
+    for r in patterns {
+        if r.replace.contains('$') {
+            return Err(Error::PolicyEval {
+                rule: "redact".to_string(),
+                message: format!(
+                    "the `replace` of `{}` contains `$`; replacements are literal text (a capture \
+                     would copy the secret into the output): remove the `$`",
+                    r.id
+                ),
+            });
+        }
+        for other in patterns {
+            if other.regex.is_match(&r.replace) {
+                return Err(Error::PolicyEval {
+                    rule: "redact".to_string(),
+                    message: format!(
+                        "the `replace` of `{}` is matched by the pattern of `{}`, so redacting \
+                         the output again would change it; choose a replacement no pattern matches",
+                        r.id, other.id
+                    ),
+                });
+            }
+        }
     }
+    Ok(())
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+/// Whether a match starting at `start` begins with an ASCII letter or digit
+/// right after another.
+fn starts_inside_word(text: &str, start: usize) -> bool {
+    let bytes = text.as_bytes();
+    start > 0 && is_word_byte(bytes[start]) && is_word_byte(bytes[start - 1])
+}
+
+/// Whether a match ending at `end` ends with an ASCII letter or digit right
+/// before another.
+fn ends_inside_word(text: &str, end: usize) -> bool {
+    let bytes = text.as_bytes();
+    end < bytes.len() && is_word_byte(bytes[end]) && is_word_byte(bytes[end - 1])
+}
+
+fn end_of_word(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut at = from;
+    while at < bytes.len() && is_word_byte(bytes[at]) {
+        at += 1;
+    }
+    at
+}
+
+fn next_char(text: &str, at: usize) -> usize {
+    at + text[at..].chars().next().map_or(1, char::len_utf8)
+}
+
+/// The zero of every block of ten Unicode decimal digits (general category
+/// Nd) that the regex crate's `\d` matches (Unicode 16), ascending. Each
+/// block runs from its zero to zero + 9. Generated by testing every code
+/// point against `\d`; `tests/redaction.rs` checks the table against it.
+pub const DIGIT_ZEROS: [u32; 76] = [
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
+    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+    0x104A0, 0x10D30, 0x10D40, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0,
+    0x11650, 0x116C0, 0x116D0, 0x116DA, 0x11730, 0x118E0, 0x11950, 0x11BF0, 0x11C50, 0x11D50,
+    0x11DA0, 0x11F50, 0x16130, 0x16A60, 0x16AC0, 0x16B50, 0x16D70, 0x1CCF0, 0x1D7CE, 0x1D7D8,
+    0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E4F0, 0x1E5F1, 0x1E950, 0x1FBF0,
+];
+
+/// The value of a Unicode decimal digit (`٣`, `３` and `3` are all 3).
+pub fn digit_value(c: char) -> Option<u8> {
+    if c.is_ascii() {
+        return c.is_ascii_digit().then(|| c as u8 - b'0');
+    }
+    let c = c as u32;
+    let block = DIGIT_ZEROS
+        .partition_point(|&zero| zero <= c)
+        .checked_sub(1)?;
+    let value = c - DIGIT_ZEROS[block];
+    (value < 10).then_some(value as u8)
+}
+
+/// Whether digits start like a card of a network in use (ISO/IEC 7812
+/// issuer numbers): 3 (American Express, JCB, Diners Club), 4 (Visa), 5
+/// (Mastercard, Maestro), 6 (Discover, UnionPay, Maestro, RuPay), 2200-2204
+/// (Mir), 2221-2720 (Mastercard), 81-82 (RuPay, UnionPay) and 9792 (Troy).
+/// Left out: UATP airline cards (1), and what starts like a year (19.., 20..)
+/// or an ISBN (978, 979): most of the false positives measured.
+fn card_prefix(digits: &[u8]) -> bool {
+    let head = |n: usize| {
+        digits
+            .iter()
+            .take(n)
+            .fold(0u32, |acc, &d| acc * 10 + u32::from(d))
+    };
+    match digits.first() {
+        Some(3..=6) => true,
+        Some(2) => (2200..=2204).contains(&head(4)) || (2221..=2720).contains(&head(4)),
+        Some(8) => matches!(head(2), 81 | 82),
+        Some(9) => head(4) == 9792,
+        _ => false,
+    }
+}
+
+fn luhn(digits: &[u8]) -> bool {
     let sum: u32 = digits
         .iter()
         .rev()
         .enumerate()
         .map(|(i, &d)| {
+            let d = u32::from(d);
             if i % 2 == 1 {
-                if d * 2 > 9 {
-                    d * 2 - 9
+                let twice = d * 2;
+                if twice > 9 {
+                    twice - 9
                 } else {
-                    d * 2
+                    twice
                 }
             } else {
                 d
@@ -108,28 +402,90 @@ pub fn luhn_valid(candidate: &str) -> bool {
 }
 
 #[cfg(test)]
+/// Whether the digits in `candidate` (any Unicode decimal digits; every
+/// other character is ignored) are at least 12 and pass the Luhn check.
+pub(crate) fn luhn_valid(candidate: &str) -> bool {
+    let digits: Vec<u8> = candidate.chars().filter_map(digit_value).collect();
+    digits.len() >= 12 && luhn(&digits)
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rule(id: &str, pattern: &str, replace: &str, luhn: bool) -> Redaction {
+        Redaction {
+            id: id.into(),
+            regex: regex::Regex::new(pattern).unwrap(),
+            replace: replace.into(),
+            luhn,
+        }
+    }
 
     #[test]
     fn luhn() {
         assert!(luhn_valid("4111 1111 1111 1111"));
         assert!(luhn_valid("5500-0000-0000-0004"));
+        assert!(luhn_valid("４１１１ １１１１ １１１１ １１１１"));
         assert!(!luhn_valid("4111 1111 1111 1112"));
         assert!(!luhn_valid("1234"));
     }
 
     #[test]
-    fn replaces_and_counts_luhn_valid_matches_only() {
-        let patterns = vec![Redaction {
-            id: "card-number".into(),
-            regex: regex::Regex::new(r"\b(?:\d[ -]?){12,18}\d\b").unwrap(),
-            replace: "[card]".into(),
-            luhn: true,
-        }];
+    fn digit_values_cover_other_scripts() {
+        assert_eq!(digit_value('7'), Some(7));
+        assert_eq!(digit_value('٣'), Some(3));
+        assert_eq!(digit_value('９'), Some(9));
+        assert_eq!(digit_value('𝟘'), Some(0));
+        assert_eq!(digit_value('a'), None);
+        assert_eq!(digit_value('Ⅻ'), None);
+        assert_eq!(digit_value('²'), None);
+    }
+
+    #[test]
+    fn replaces_and_counts_luhn_valid_windows_only() {
+        let patterns = vec![rule("card-number", r"\d+(?:[ -]\d+)*", "[card]", true)];
         let mut r = Redactor::new(&patterns);
         let out = r.text("pay 4111 1111 1111 1111 not 4111 1111 1111 1112");
         assert_eq!(out, "pay [card] not 4111 1111 1111 1112");
         assert_eq!(r.counts, [1]);
+    }
+
+    #[test]
+    fn a_match_inside_a_word_is_not_a_secret() {
+        let patterns = vec![rule("k", r"KEY[0-9]{4}", "[k]", false)];
+        let mut r = Redactor::new(&patterns);
+        assert_eq!(
+            r.text("xKEY1234 KEY12345 KEY1234_a KEY1234です"),
+            "xKEY1234 KEY12345 [k]_a [k]です"
+        );
+        assert_eq!(r.counts, [2]);
+    }
+
+    #[test]
+    fn overlapping_spans_are_replaced_once_whatever_the_order() {
+        let a = rule("a", r"aaa-[a-z]+", "[a]", false);
+        let b = rule("b", r"[a-z]+-bbb", "[b]", false);
+        for patterns in [vec![a.clone(), b.clone()], vec![b, a]] {
+            let mut r = Redactor::new(&patterns);
+            // Both spans overlap: one replacement, the earliest start's.
+            assert_eq!(r.text("x aaa-xbbb-bbb y"), "x [a] y");
+        }
+    }
+
+    #[test]
+    fn a_replacement_matched_by_a_pattern_is_refused() {
+        let patterns = vec![
+            rule("a", r"secret", "[a]", false),
+            rule("b", r"\[a\]", "[b]", false),
+        ];
+        let err = check_replacements(&patterns).unwrap_err().to_string();
+        assert!(
+            err.contains("the `replace` of `a` is matched by the pattern of `b`"),
+            "{err}"
+        );
+        let dollar = vec![rule("a", r"secret", "$0", false)];
+        let err = check_replacements(&dollar).unwrap_err().to_string();
+        assert!(err.contains("the `replace` of `a` contains `$`"), "{err}");
     }
 }

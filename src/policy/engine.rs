@@ -265,6 +265,7 @@ impl Policy {
                 format!("the id `{}` is used twice", pair[0].id),
             ));
         }
+        crate::redact::check_replacements(&redact)?;
         let mut title_patterns = Vec::new();
         match eval("title_patterns")? {
             serde_json::Value::Null => {}

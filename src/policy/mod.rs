@@ -55,17 +55,21 @@ pub enum Budget {
 }
 
 /// A text pattern the policy declares; applied natively to every string
-/// that leaves.
+/// that leaves, all patterns in one pass over the original text (see
+/// [`crate::redact`] for the boundary rule and how overlaps merge).
 #[derive(Debug, Clone)]
 pub struct Redaction {
     /// The rule's id, named in reports.
     pub id: String,
     /// The compiled pattern.
     pub regex: regex::Regex,
-    /// The replacement (regex replacement syntax).
+    /// The replacement, literal text (no `$` captures). No pattern of the
+    /// plan may match it, so redaction is a fixpoint; the plan is refused
+    /// otherwise.
     pub replace: String,
-    /// Replace only matches whose digits pass the Luhn check (`"luhn": true`
-    /// in the policy): the pattern finds candidates, the trimmer validates.
+    /// The pattern finds digit runs, and only windows of 13 to 19 digits of
+    /// whole groups that pass the Luhn check are replaced (`"luhn": true` in
+    /// the policy; payment cards).
     pub luhn: bool,
 }
 

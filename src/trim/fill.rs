@@ -749,6 +749,10 @@ fn omitted_notice(reasons: &BTreeMap<String, u64>) -> Value {
     json!({"children": count, "reasons": reasons})
 }
 
+/// A content block as sent: every string redacted, and every key of its
+/// extra fields and embedded resource, except the base64 payloads (image and
+/// audio `data`, a resource's `blob`: binary, not text; SECURITY.md lists
+/// them) and the `type` and `mimeType` ctxgate reads.
 fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Content<'a> {
     let mut out = content.clone();
     match &mut out.block {
@@ -758,6 +762,7 @@ fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Con
             redactor.cow(name);
         }
         Block::Resource { resource } => {
+            redactor.keys(resource);
             for (key, value) in resource.iter_mut() {
                 if key != "blob" {
                     redactor.value(value);
@@ -766,8 +771,11 @@ fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Con
         }
         Block::Image { .. } | Block::Audio { .. } | Block::Other { .. } => {}
     }
-    for value in out.extra.iter_mut().flat_map(|extra| extra.values_mut()) {
-        redactor.value(value);
+    if let Some(extra) = out.extra.as_deref_mut() {
+        redactor.keys(extra);
+        for value in extra.values_mut() {
+            redactor.value(value);
+        }
     }
     out
 }
