@@ -171,30 +171,153 @@ fn runaway_policy_ends_within_the_time_limit() {
 }
 
 #[test]
-fn floor_masks_secure_text_whatever_the_policy_says() {
+fn floor_masks_secure_text_of_every_role_whatever_the_policy_says() {
     let policy = Policy::from_path(Path::new("tests/policies/keeps_secure")).unwrap();
     let mut evaluator = policy.evaluator(&request("app")).unwrap();
-    for subrole in ["AXSecureTextField", "password", "NewPassword"] {
-        let mut secure = element(Role::Text);
-        secure.subrole = Some(subrole);
-        let decision = evaluator.decide(&secure).unwrap();
-        assert_eq!(
-            decision.mask,
-            vec![Arc::from(FLOOR_SECURE_TEXT)],
-            "{subrole}"
-        );
-        assert_eq!(decision.keep, vec![Arc::from("everything")]);
-        assert_eq!(decision.outcome().0, "mask");
+    for role in Role::ALL {
+        for subrole in ["AXSecureTextField", "password", "NewPassword", "SECURE"] {
+            let mut secure = element(role);
+            secure.subrole = Some(subrole);
+            let decision = evaluator.decide(&secure).unwrap();
+            assert_eq!(
+                decision.mask,
+                vec![Arc::from(FLOOR_SECURE_TEXT)],
+                "{role} {subrole}"
+            );
+            assert_eq!(decision.keep, vec![Arc::from("everything")]);
+            assert_eq!(decision.outcome().0, "mask");
+        }
+        // Not secure: the floor stays out.
+        for subrole in [None, Some("pass"), Some("AXTextField")] {
+            let mut plain = element(role);
+            plain.subrole = subrole;
+            assert!(
+                evaluator.decide(&plain).unwrap().mask.is_empty(),
+                "{role} {subrole:?}"
+            );
+        }
     }
-    // Not Text, or not secure: the floor stays out.
-    let mut group = element(Role::Group);
-    group.subrole = Some("AXSecureTextField");
-    assert!(evaluator.decide(&group).unwrap().mask.is_empty());
-    assert!(evaluator
-        .decide(&element(Role::Text))
+}
+
+fn decide_error(source: &str, element: &ElementInput<'_>) -> String {
+    let policy = Policy::from_sources(vec![("p.rego".into(), source.into())]).unwrap();
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    match evaluator.decide(element) {
+        Ok(d) => panic!("decided {d:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Reasons reach `ctxgate:withheld`, `ctxgate:omitted` and the report: one
+/// that is not a rule id fails the request, and the message names the rule
+/// and the length, never the reason.
+#[test]
+fn a_reason_that_is_not_a_rule_id_fails_the_request_without_showing_it() {
+    let value = serde_json::json!("hunter2 is my password");
+    let mut e = element(Role::Text);
+    e.attribute_names = vec!["value"];
+    e.attributes = vec![("value", &value)];
+    let not_an_id = |rule: &str, len: usize| {
+        format!("policy evaluation failed ({rule}): `{rule}` holds a reason of {len} bytes that is not a rule id; reasons are written into notices and the report, so each must match `[a-z0-9][a-z0-9._:-]{{0,63}}` (a constant such as `\"secure-text\"`, never a value read from the input)")
+    };
+    for rule in ["deny", "mask", "keep", "prune"] {
+        let source = format!("package ctxgate\n\nelement_attributes := {{\"value\"}}\n\n{rule} contains input.element.attributes.value if input.element.attributes.value\n");
+        let err = decide_error(&source, &e);
+        assert_eq!(err, not_an_id(rule, 22));
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+    for (reason, len) in [
+        ("Secure-Text", 11),
+        ("-text", 5),
+        ("", 0),
+        ("a b", 3),
+        ("x\\ny", 3),
+        (&*"a".repeat(65), 65),
+        ("pässword", 9),
+    ] {
+        let source = format!("package ctxgate\n\nmask contains \"{reason}\"\n");
+        assert_eq!(
+            decide_error(&source, &e),
+            not_an_id("mask", len),
+            "{reason}"
+        );
+    }
+    // 64 bytes, digits, `.`, `_`, `:` and `-` are rule ids.
+    let source = format!(
+        "package ctxgate\n\nmask contains \"{}\"\nmask contains \"0.a_b:c-d\"\n",
+        "a".repeat(64)
+    );
+    let policy = Policy::from_sources(vec![("p.rego".into(), source)]).unwrap();
+    let decision = policy
+        .evaluator(&request("app"))
         .unwrap()
-        .mask
-        .is_empty());
+        .decide(&e)
+        .unwrap();
+    assert_eq!(decision.mask.len(), 2);
+}
+
+#[test]
+fn a_reason_of_the_wrong_kind_is_named_by_its_kind_not_its_value() {
+    let e = element(Role::Text);
+    for (body, message) in [
+        (
+            "mask contains 4111111111111111",
+            "`mask` must hold reason strings; it holds a number",
+        ),
+        (
+            "mask contains {\"secret\": true}",
+            "`mask` must hold reason strings; it holds an object",
+        ),
+        (
+            "mask contains [\"secret\"]",
+            "`mask` must hold reason strings; it holds an array",
+        ),
+        (
+            "mask := \"secret\"",
+            "`mask` must be a set of reason strings; it is a string",
+        ),
+        (
+            "mask := {\"secret\": 1}",
+            "`mask` must be a set of reason strings; it is an object",
+        ),
+    ] {
+        let err = decide_error(&format!("package ctxgate\n\n{body}\n"), &e);
+        assert_eq!(
+            err,
+            format!("policy evaluation failed (mask): {message}"),
+            "{body}"
+        );
+        assert!(!err.contains("secret") && !err.contains("4111"), "{err}");
+    }
+}
+
+/// The plan's errors do not show values either: the per-request rules
+/// read `input.app.title`, app text.
+#[test]
+fn plan_errors_name_kinds_and_lengths_not_values() {
+    let plan_error = |body: &str| {
+        let policy = Policy::from_sources(vec![(
+            "p.rego".into(),
+            format!("package ctxgate\n\n{body}\n"),
+        )])
+        .unwrap();
+        let mut request = request("app");
+        request.title = Some("Secret Bank".to_string());
+        policy.plan(&request).expect_err("fails").to_string()
+    };
+    for (body, message) in [
+        ("scope := input.app.title", "policy evaluation failed (scope): `scope` is a string of 11 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"),
+        ("scope := {input.app.title}", "policy evaluation failed (scope): `scope` must be one of `selection`, `focus`, `window`, `app`; it is an array"),
+        ("budget := {input.app.title: 10}", "policy evaluation failed (budget): `budget` has a key of 11 bytes that is neither `tokens` nor `bytes`; it must be `{\"tokens\": N}` or `{\"bytes\": N}`"),
+        ("budget := {\"tokens\": input.app.title}", "policy evaluation failed (budget): `budget.tokens` must be a positive whole number"),
+        ("element_attributes := {1}", "policy evaluation failed (element_attributes): `element_attributes` must hold attribute names (strings); it holds a number"),
+        ("element_attributes := input.app.title", "policy evaluation failed (element_attributes): `element_attributes` must be a set; it is a string"),
+        ("title_patterns := {input.app.title: \"x\"}", "policy evaluation failed (title_patterns): `title_patterns` has a name of 11 bytes that is not a rule id; names reach the policy in `title_matches` and the reviewer's doc, so each must match `[a-z0-9][a-z0-9._:-]{0,63}`"),
+    ] {
+        let err = plan_error(body);
+        assert_eq!(err, message, "{body}");
+        assert!(!err.contains("Secret"), "{err}");
+    }
 }
 
 /// A tree's worth of elements over a few distinct projections.
@@ -409,7 +532,7 @@ fn bad_scope_is_an_error() {
     .unwrap();
     assert_eq!(
         policy.plan(&request("focus")).expect_err("fails").to_string(),
-        "policy evaluation failed (scope): `scope` is `everything`; it must be one of `selection`, `focus`, `window`, `app`"
+        "policy evaluation failed (scope): `scope` is a string of 10 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"
     );
 }
 
@@ -485,4 +608,89 @@ fn loading_the_default_policy_is_quick() {
     let took = start.elapsed();
     println!("embedded_default() took {took:?}");
     assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+/// A host's own decider that keeps everything and names no mask.
+struct KeepAll(Vec<Arc<str>>);
+
+impl ctxgate::trim::Decider for KeepAll {
+    fn decide(&mut self, _: &ElementInput<'_>) -> ctxgate::Result<Arc<ctxgate::policy::Decision>> {
+        Ok(Arc::new(ctxgate::policy::Decision {
+            keep: self.0.clone(),
+            ..Default::default()
+        }))
+    }
+    fn evaluations(&self) -> usize {
+        0
+    }
+}
+
+fn plan(scope: Scope) -> ctxgate::policy::RequestPlan {
+    ctxgate::policy::RequestPlan {
+        scope,
+        budget: None,
+        redact: vec![],
+        title_patterns: vec![],
+        element_attributes: vec![],
+    }
+}
+
+/// The floor is the trimmer's, not only the policy engine's: a host's own
+/// decider that keeps everything still gets every secure field masked,
+/// whatever its role, unknown roles (read as `Group`) included.
+#[test]
+fn the_floor_holds_under_a_hosts_own_decider_for_every_role() {
+    let roles = Role::ALL
+        .iter()
+        .map(|r| r.as_str())
+        .filter(|r| *r != "Application")
+        .chain(["TextField", "AXSecureTextField"]);
+    for (i, role) in roles.enumerate() {
+        for subrole in ["AXSecureTextField", "NewPassword"] {
+            let bytes = format!(
+                r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f{i}","role":"{role}","subrole":"{subrole}","title":"hunter2","content":[{{"type":"text","text":"hunter2"}}],"attributes":{{"AXValue":"hunter2"}},"children":[{{"id":"in","role":"Text","title":"hunter2"}}]}}]}}]}}}}"#
+            );
+            let answer = ctxgate::read_conforming(bytes.as_bytes(), &ctxgate::Limits::default())
+                .unwrap_or_else(|e| panic!("{role}: {e}"));
+            let out = ctxgate::trim::trim_with(
+                &answer,
+                &ctxgate::Request::new("app"),
+                &plan(Scope::App),
+                &mut KeepAll(vec![Arc::from("everything")]),
+                "h",
+                &ctxgate::Limits::default(),
+            )
+            .unwrap();
+            assert_eq!(
+                out.rendered,
+                format!(
+                    r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f{i}","role":"{role}","subrole":"{subrole}","attributes":{{"ctxgate:withheld":{{"rule":"floor:secure-text","empty":false}}}}}}]}}]}}}}"#
+                ),
+                "{role} {subrole}"
+            );
+            let report = serde_json::to_string(&out.report).unwrap();
+            assert!(!report.contains("hunter2"), "{report}");
+        }
+    }
+}
+
+/// Reasons from a host's own decider are checked too: they are written into
+/// notices and the report.
+#[test]
+fn a_hosts_decider_cannot_put_text_into_reasons() {
+    let bytes = std::fs::read("examples/notes.json").unwrap();
+    let answer = ctxgate::read_conforming(&bytes, &ctxgate::Limits::default()).unwrap();
+    let err = ctxgate::trim::trim_with(
+        &answer,
+        &ctxgate::Request::new("app"),
+        &plan(Scope::App),
+        &mut KeepAll(vec![Arc::from("Comment by Ada")]),
+        "h",
+        &ctxgate::Limits::default(),
+    )
+    .expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "policy evaluation failed (keep): `keep` holds a reason of 14 bytes that is not a rule id; reasons are written into notices and the report, so each must match `[a-z0-9][a-z0-9._:-]{0,63}` (a constant such as `\"secure-text\"`, never a value read from the input)"
+    );
 }

@@ -203,9 +203,7 @@ impl Policy {
             if !self.defines(rule) {
                 return Ok(serde_json::Value::Null);
             }
-            let value = engine
-                .eval_rule(format!("data.ctxgate.{rule}"))
-                .map_err(|e| eval_error(&e, rule))?;
+            let value = eval_silently(engine, rule)?;
             to_json(&value, rule)
         };
         let scope = match eval("scope")? {
@@ -219,7 +217,8 @@ impl Policy {
                     return Err(shape(
                         "scope",
                         format!(
-                        "`scope` is `{s}`; it must be one of `selection`, `focus`, `window`, `app`"
+                        "`scope` is a string of {} bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them",
+                        s.len()
                     ),
                     ))
                 }
@@ -227,7 +226,10 @@ impl Policy {
             other => {
                 return Err(shape(
                     "scope",
-                    format!("`scope` must be a string; it is `{other}`"),
+                    format!(
+                        "`scope` must be one of `selection`, `focus`, `window`, `app`; it is {}",
+                        json_kind(&other)
+                    ),
                 ))
             }
         };
@@ -235,16 +237,21 @@ impl Policy {
             serde_json::Value::Null => None,
             serde_json::Value::Object(map) if map.len() == 1 => {
                 let (unit, n) = map.iter().next().expect("one entry");
+                let unit: &'static str = match unit.as_str() {
+                    "tokens" => "tokens",
+                    "bytes" => "bytes",
+                    _ => return Err(shape("budget", format!("`budget` has a key of {} bytes that is neither `tokens` nor `bytes`; it must be `{{\"tokens\": N}}` or `{{\"bytes\": N}}`", unit.len()))),
+                };
                 let n = n.as_u64().filter(|&n| n > 0).ok_or_else(|| {
                     shape(
                         "budget",
                         format!("`budget.{unit}` must be a positive whole number"),
                     )
                 })? as usize;
-                match unit.as_str() {
-                    "tokens" => Some(Budget::Tokens(n)),
-                    "bytes" => Some(Budget::Bytes(n)),
-                    _ => return Err(shape("budget", format!("`budget` has `{unit}`; it must be `{{\"tokens\": N}}` or `{{\"bytes\": N}}`"))),
+                if unit == "tokens" {
+                    Some(Budget::Tokens(n))
+                } else {
+                    Some(Budget::Bytes(n))
                 }
             }
             _ => {
@@ -270,6 +277,12 @@ impl Policy {
             serde_json::Value::Null => {}
             serde_json::Value::Object(map) => {
                 for (name, pattern) in map {
+                    if !is_rule_id(&name) {
+                        return Err(shape(
+                            "title_patterns",
+                            format!("`title_patterns` has a name of {} bytes that is not a rule id; names reach the policy in `title_matches` and the reviewer's doc, so each must match `[a-z0-9][a-z0-9._:-]{{0,63}}`", name.len()),
+                        ));
+                    }
                     let Some(pattern) = pattern.as_str() else {
                         return Err(shape(
                             "title_patterns",
@@ -302,7 +315,10 @@ impl Policy {
                 other => {
                     return Err(shape(
                         "element_attributes",
-                        format!("`element_attributes` must hold strings; it holds `{other}`"),
+                        format!(
+                            "`element_attributes` must hold attribute names (strings); it holds {}",
+                            json_kind(&other)
+                        ),
                     ))
                 }
             }
@@ -387,9 +403,7 @@ impl Evaluator<'_> {
                 continue;
             }
             self.evaluations += 1;
-            let value = engine
-                .eval_rule(format!("data.ctxgate.{rule}"))
-                .map_err(|e| eval_error(&e, rule))?;
+            let value = eval_silently(engine, rule)?;
             match rule {
                 "priority" => decision.priority = priority(&value)?,
                 "deny" => decision.deny = reasons(&value, rule)?,
@@ -398,23 +412,56 @@ impl Evaluator<'_> {
                 _ => decision.prune = reasons(&value, rule)?,
             }
         }
-        apply_floor(element, &mut decision);
+        apply_floor(element.subrole, &mut decision);
         Ok(decision)
     }
 }
 
-/// The floor no policy can lower: Text whose subrole reads as secure or
-/// password text is masked.
-fn apply_floor(element: &ElementInput<'_>, decision: &mut Decision) {
-    let secure = element.role == Role::Text
-        && element.subrole.is_some_and(|s| {
-            let s = s.to_lowercase();
-            s.contains("secure") || s.contains("password")
-        });
-    if secure && !decision.mask.iter().any(|r| &**r == FLOOR_SECURE_TEXT) {
+/// Whether the floor masks an element with this subrole: one that,
+/// lowercased, contains `secure` or `password`, whatever the element's role
+/// (a provider's unknown role, read as `Group`, included).
+pub fn floor_applies(subrole: Option<&str>) -> bool {
+    subrole.is_some_and(|s| {
+        let s = s.to_lowercase();
+        s.contains("secure") || s.contains("password")
+    })
+}
+
+/// The floor no policy can lower: adds [`FLOOR_SECURE_TEXT`] to the mask
+/// reasons of an element [`floor_applies`] to. Applied by
+/// [`Evaluator::decide`] and again by the trimmer to every decision,
+/// whatever [`crate::trim::Decider`] made it.
+pub(crate) fn apply_floor(subrole: Option<&str>, decision: &mut Decision) {
+    if floor_applies(subrole) && !decision.mask.iter().any(|r| &**r == FLOOR_SECURE_TEXT) {
         decision.mask.push(Arc::from(FLOOR_SECURE_TEXT));
         decision.mask.sort();
     }
+}
+
+/// Refuses a decision with a reason that is not a rule id, from whatever
+/// decider: reasons are written into notices and the report. The error
+/// names the class and the reason's length, never the reason.
+pub(crate) fn check_reasons(decision: &Decision) -> Result<()> {
+    for (rule, reasons) in [
+        ("deny", &decision.deny),
+        ("mask", &decision.mask),
+        ("keep", &decision.keep),
+        ("prune", &decision.prune),
+    ] {
+        if let Some(bad) = reasons.iter().find(|r| !is_rule_id(r)) {
+            return Err(not_a_rule_id(rule, bad.len()));
+        }
+    }
+    Ok(())
+}
+
+fn not_a_rule_id(rule: &str, len: usize) -> Error {
+    shape(
+        rule,
+        format!(
+            "`{rule}` holds a reason of {len} bytes that is not a rule id; reasons are written into notices and the report, so each must match `[a-z0-9][a-z0-9._:-]{{0,63}}` (a constant such as `\"secure-text\"`, never a value read from the input)"
+        ),
+    )
 }
 
 /// Loads and compiles `files` (all of them; the caller filters tests).
@@ -448,6 +495,9 @@ pub(crate) fn compile_with_heads(
 ) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
+    // `print()` may show a declared attribute value or the app title:
+    // gathered, never written to stderr (see `eval_silently`).
+    engine.set_gather_prints(true);
     for file in files {
         file.check_bracket_depth()?;
         let package = engine
@@ -514,6 +564,19 @@ pub(crate) fn compile_with_heads(
         }
     }
     Ok((engine, rules, heads))
+}
+
+/// Evaluates `data.ctxgate.{rule}` and drops what the policy printed:
+/// during a request, `print()` output reaches neither stderr nor the logs
+/// (only its count, at TRACE), as it can carry what the policy reads
+/// (declared attribute values, the app title). `policy test` shows it.
+fn eval_silently(engine: &mut Engine, rule: &str) -> Result<Value> {
+    let result = engine.eval_rule(format!("data.ctxgate.{rule}"));
+    let printed = engine.take_prints().map(|p| p.len()).unwrap_or(0);
+    if printed > 0 {
+        tracing::trace!(rule, printed, "policy prints dropped");
+    }
+    result.map_err(|e| eval_error(&e, rule))
 }
 
 pub(crate) fn timer(limit: Duration) -> ExecutionTimerConfig {
@@ -622,6 +685,18 @@ fn shape(rule: &str, message: String) -> Error {
     }
 }
 
+/// What a value is, for messages that must not show it.
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -633,7 +708,7 @@ fn collection(value: serde_json::Value, rule: &str) -> Result<Vec<serde_json::Va
         serde_json::Value::Array(items) => Ok(items),
         other => Err(shape(
             rule,
-            format!("`{rule}` must be a set; it is `{other}`"),
+            format!("`{rule}` must be a set; it is {}", json_kind(&other)),
         )),
     }
 }
@@ -689,29 +764,64 @@ fn redaction(item: &serde_json::Value) -> Result<Redaction> {
     })
 }
 
+/// The longest reason a rule may give.
+pub const MAX_REASON_BYTES: usize = 64;
+
+/// Whether `reason` is a rule id: `[a-z0-9][a-z0-9._:-]{0,63}`. Reasons are
+/// written into notices and the report, so a reason that could carry app
+/// text (a value the policy read, the app title) is refused.
+pub fn is_rule_id(reason: &str) -> bool {
+    let bytes = reason.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= MAX_REASON_BYTES
+        && matches!(bytes[0], b'a'..=b'z' | b'0'..=b'9')
+        && bytes
+            .iter()
+            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b':' | b'-'))
+}
+
+/// What a value is, for messages that must not show it.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Set(_) => "a set",
+        Value::Object(_) => "an object",
+        Value::Undefined => "undefined",
+    }
+}
+
+/// A per-element rule's reasons. Errors name the rule, the kind and the
+/// length of what is wrong, never its content: it may come from the input.
 fn reasons(value: &Value, rule: &str) -> Result<Vec<Arc<str>>> {
     let items: Vec<&Value> = match value {
         Value::Undefined => return Ok(Vec::new()),
         Value::Set(set) => set.iter().collect(),
         Value::Array(items) => items.iter().collect(),
-        _ => {
+        other => {
             return Err(shape(
                 rule,
-                format!("`{rule}` must be a set of reason strings"),
+                format!(
+                    "`{rule}` must be a set of reason strings; it is {}",
+                    kind(other)
+                ),
             ))
         }
     };
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Value::String(s) => out.push(Arc::from(&**s)),
+            Value::String(s) if is_rule_id(s) => out.push(Arc::from(&**s)),
+            Value::String(s) => return Err(not_a_rule_id(rule, s.len())),
             other => {
-                let shown = other.to_json_str().unwrap_or_default();
                 return Err(shape(
                     rule,
                     format!(
-                        "`{rule}` must hold reason strings; it holds `{}`",
-                        one_line(&shown)
+                        "`{rule}` must hold reason strings; it holds {}",
+                        kind(other)
                     ),
                 ));
             }

@@ -21,7 +21,11 @@ mod metadata;
 mod source;
 mod tooling;
 
-pub use engine::{Evaluator, Policy, DEFAULT_TIME_LIMIT, FLOOR_SECURE_TEXT};
+pub(crate) use engine::{apply_floor, check_reasons};
+pub use engine::{
+    floor_applies, is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, FLOOR_SECURE_TEXT,
+    MAX_REASON_BYTES,
+};
 pub use lint::{check_sources, Finding as PolicyFinding, FindingSeverity};
 pub use metadata::{rule_docs, RuleDoc};
 pub use source::{load_path, PolicyFile};

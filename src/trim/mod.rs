@@ -344,7 +344,7 @@ fn decide_all(
                 limit: max_projections,
             });
         }
-        let decision = decider.decide(&input)?;
+        let decision = enforce(element.subrole.as_deref(), decider.decide(&input)?)?;
         decisions.push(decision.clone());
         seen.insert(key, decision);
     }
@@ -354,6 +354,22 @@ fn decide_all(
         "projections"
     );
     Ok(decisions)
+}
+
+/// What holds whatever the decider: reasons are rule ids, and the floor
+/// masks secure text of any role (`floor:secure-text`). A host's own
+/// [`Decider`] cannot skip either.
+fn enforce(subrole: Option<&str>, mut decision: Arc<Decision>) -> Result<Arc<Decision>> {
+    crate::policy::check_reasons(&decision)?;
+    if crate::policy::floor_applies(subrole)
+        && !decision
+            .mask
+            .iter()
+            .any(|r| &**r == crate::policy::FLOOR_SECURE_TEXT)
+    {
+        crate::policy::apply_floor(subrole, Arc::make_mut(&mut decision));
+    }
+    Ok(decision)
 }
 
 #[allow(clippy::too_many_arguments)]
