@@ -22,6 +22,7 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
+use super::inside::Digest32;
 use super::source::{eval_error, load_path, policy_error, PolicyFile};
 use super::{
     Action, Budget, Decision, ElementInput, Redaction, RequestInput, RequestPlan, Role, Scope,
@@ -191,7 +192,7 @@ impl Policy {
             policy: self,
             plan: self.plan(request)?,
             request: request.clone(),
-            request_json: request_json(request),
+            request_value: Value::from(request_json(request)),
             engine: None,
             memo: Table::new(),
             evaluations: 0,
@@ -339,7 +340,8 @@ pub struct Evaluator<'p> {
     policy: &'p Policy,
     plan: Arc<RequestPlan>,
     request: RequestInput,
-    request_json: serde_json::Value,
+    /// `input.action` and `input.app`, built once per request.
+    request_value: Value,
     /// Cloned from the policy on the first evaluation.
     engine: Option<Engine>,
     memo: Table,
@@ -388,15 +390,17 @@ impl Evaluator<'_> {
     }
 
     fn evaluate(&mut self, element: &ElementInput<'_>) -> Result<Decision> {
-        let mut input = self.request_json.clone();
-        let (el, inside) = element_json(element);
-        input["element"] = el;
-        input["inside"] = inside;
+        let mut input = self.request_value.clone();
+        let map = input
+            .as_object_mut()
+            .map_err(|e| shape("input", format!("the request input cannot be built: {e}")))?;
+        map.insert(Value::from("element"), element_value(element));
+        map.insert(Value::from("inside"), element.inside.to_value());
         let policy = self.policy;
         let engine = self
             .engine
             .get_or_insert_with(|| lock(&policy.engine).clone());
-        engine.set_input(Value::from(input));
+        engine.set_input(input);
         let mut decision = Decision::default();
         for rule in ELEMENT_RULES {
             if !policy.defines(rule) {
@@ -623,12 +627,14 @@ pub(crate) fn request_json(request: &RequestInput) -> serde_json::Value {
     serde_json::json!({ "action": action, "app": app })
 }
 
-/// `input.element` and `input.inside`.
-pub(crate) fn element_json(element: &ElementInput<'_>) -> (serde_json::Value, serde_json::Value) {
-    let mut el = serde_json::Map::new();
-    el.insert("role".into(), element.role.as_str().into());
+/// `input.element`, built straight into regorus values (a round trip
+/// through serde_json cost more than the rules).
+fn element_value(element: &ElementInput<'_>) -> Value {
+    let mut el = Value::new_object();
+    let map = el.as_object_mut().expect("an object");
+    map.insert(Value::from("role"), Value::from(element.role.as_str()));
     if let Some(subrole) = element.subrole {
-        el.insert("subrole".into(), subrole.into());
+        map.insert(Value::from("subrole"), Value::from(subrole));
     }
     for (name, value) in [
         ("selected", element.selected),
@@ -639,32 +645,25 @@ pub(crate) fn element_json(element: &ElementInput<'_>) -> (serde_json::Value, se
         ("has_content", element.has_content),
         ("contains_selection", element.contains_selection),
     ] {
-        el.insert(name.into(), value.into());
+        map.insert(Value::from(name), Value::from(value));
     }
-    el.insert(
-        "attribute_names".into(),
-        element.attribute_names.clone().into(),
+    let strings =
+        |items: &[&str]| Value::from(items.iter().map(|s| Value::from(*s)).collect::<Vec<_>>());
+    map.insert(
+        Value::from("attribute_names"),
+        strings(&element.attribute_names),
     );
-    let attributes: serde_json::Map<String, serde_json::Value> = element
-        .attributes
-        .iter()
-        .map(|(k, v)| (k.to_string(), (*v).clone()))
-        .collect();
-    el.insert("attributes".into(), attributes.into());
-    el.insert("title_matches".into(), element.title_matches.clone().into());
-    let inside: Vec<serde_json::Value> = element
-        .inside
-        .iter()
-        .map(|(role, subrole)| {
-            let mut m = serde_json::Map::new();
-            m.insert("role".into(), role.as_str().into());
-            if let Some(s) = subrole {
-                m.insert("subrole".into(), (*s).into());
-            }
-            serde_json::Value::Object(m)
-        })
-        .collect();
-    (el.into(), inside.into())
+    let mut attributes = Value::new_object();
+    let attrs = attributes.as_object_mut().expect("an object");
+    for (k, v) in &element.attributes {
+        attrs.insert(Value::from(*k), Value::from((*v).clone()));
+    }
+    map.insert(Value::from("attributes"), attributes);
+    map.insert(
+        Value::from("title_matches"),
+        strings(&element.title_matches),
+    );
+    el
 }
 
 fn to_json(value: &Value, rule: &str) -> Result<serde_json::Value> {
@@ -857,26 +856,6 @@ struct OwnedProjection {
     inside: Digest32,
 }
 
-type Digest32 = [u8; 32];
-
-/// An unambiguous SHA-256 of the ancestors' roles and subroles.
-fn inside_digest(inside: &[(Role, Option<&str>)]) -> Digest32 {
-    let mut hasher = Sha256::new();
-    hasher.update((inside.len() as u64).to_le_bytes());
-    for (role, subrole) in inside {
-        hasher.update(role.as_str().as_bytes());
-        match subrole {
-            Some(s) => {
-                hasher.update([1]);
-                hasher.update((s.len() as u64).to_le_bytes());
-                hasher.update(s.as_bytes());
-            }
-            None => hasher.update([0]),
-        }
-    }
-    hasher.finalize().into()
-}
-
 fn states(e: &ElementInput<'_>) -> [bool; 7] {
     [
         e.selected,
@@ -966,7 +945,7 @@ impl<'e, 'a> Key<'e, 'a> {
     fn inside(&mut self) -> Digest32 {
         *self
             .inside
-            .get_or_insert_with(|| inside_digest(&self.element.inside))
+            .get_or_insert_with(|| self.element.inside.digest())
     }
 }
 

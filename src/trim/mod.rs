@@ -18,7 +18,7 @@ use crate::check::Finding;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::model::{Answer, Role, Tree};
-use crate::policy::{Action, Budget, Decision, ElementInput, RequestInput, RequestPlan};
+use crate::policy::{Action, Budget, Decision, ElementInput, Inside, RequestInput, RequestPlan};
 use crate::render::{notice, Format};
 
 pub use fill::Mode;
@@ -252,6 +252,13 @@ fn decide_all(
     // policy's cross-request cache keeps SipHash (see `projection_hash`).
     let mut contexts: HashMap<(u32, Role, Option<&str>), u32> = HashMap::new();
     let mut child_context: Vec<u32> = Vec::with_capacity(n);
+    // Each context's chain of ancestors, built from its parent's (one link,
+    // one digest) the first time a projection under it is decided: a
+    // projection then costs the same at any depth.
+    let mut chains = Chains {
+        links: vec![(0, Role::Group, None)],
+        built: vec![Some(Inside::new())],
+    };
     let mut seen: HashMap<ProjectionKey<'_>, Arc<Decision>> = HashMap::new();
     let mut decisions = Vec::with_capacity(n);
     for (at, node) in tree.nodes().iter().enumerate() {
@@ -261,6 +268,12 @@ fn decide_all(
         let mine = *contexts
             .entry((context, node.role(), element.subrole.as_deref()))
             .or_insert(next);
+        if mine == next {
+            chains
+                .links
+                .push((context, node.role(), element.subrole.as_deref()));
+            chains.built.push(None);
+        }
         child_context.push(mine);
 
         let title_matches: Vec<u16> = match &element.title {
@@ -308,13 +321,7 @@ fn decide_all(
             decisions.push(decision.clone());
             continue;
         }
-        let inside = tree
-            .ancestors(at as u32)
-            .map(|a| {
-                let a = tree.node(a);
-                (a.role(), a.element.subrole.as_deref())
-            })
-            .collect();
+        let inside = chains.get(context);
         let input = ElementInput {
             role: node.role(),
             subrole: element.subrole.as_deref(),
@@ -351,9 +358,48 @@ fn decide_all(
     tracing::debug!(
         projections = seen.len(),
         contexts = contexts.len(),
+        links = chains.links_built(),
         "projections"
     );
     Ok(decisions)
+}
+
+/// The chains of ancestors of one request's contexts, by context id (0: no
+/// ancestors).
+struct Chains<'a> {
+    /// A context's parent context and the element it adds.
+    links: Vec<(u32, Role, Option<&'a str>)>,
+    built: Vec<Option<Inside<'a>>>,
+}
+
+impl<'a> Chains<'a> {
+    /// Links built so far: one per context above a decided projection, so
+    /// at most one per element, whatever the depth.
+    fn links_built(&self) -> usize {
+        self.built.iter().skip(1).filter(|b| b.is_some()).count()
+    }
+
+    /// The chain of `context`, building it and the unbuilt ones above it,
+    /// without recursion; each is built once per request.
+    fn get(&mut self, context: u32) -> Inside<'a> {
+        let mut unbuilt = Vec::new();
+        let mut at = context as usize;
+        let mut inside = loop {
+            match &self.built[at] {
+                Some(inside) => break inside.clone(),
+                None => {
+                    unbuilt.push(at);
+                    at = self.links[at].0 as usize;
+                }
+            }
+        };
+        for &at in unbuilt.iter().rev() {
+            let (_, role, subrole) = self.links[at];
+            inside = inside.child(role, subrole);
+            self.built[at] = Some(inside.clone());
+        }
+        inside
+    }
 }
 
 /// What holds whatever the decider: reasons are rule ids, and the floor
