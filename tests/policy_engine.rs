@@ -811,3 +811,112 @@ fn a_policy_sees_every_ancestor_of_a_deep_chain() {
         [("prune:deep".to_string(), 2 * 101)].into()
     );
 }
+
+/// A reason must be a constant of the policy, not only look like one: a
+/// value that is itself a plain word (`hunter2`) is refused too.
+#[test]
+fn a_reason_must_be_a_string_constant_of_the_policy() {
+    let value = serde_json::json!("hunter2");
+    let mut e = element(Role::Text);
+    e.attribute_names = vec!["value"];
+    e.attributes = vec![("value", &value)];
+    let not_a_constant = |rule: &str, len: usize| {
+        format!("policy evaluation failed ({rule}): `{rule}` holds a reason of {len} bytes that is not a string constant of the policy; reasons are rule ids written into notices and the report, so each must be written in the policy as a constant (`{rule} contains \"secure-text\"`), never computed or read from the input")
+    };
+    for (body, rule, len) in [
+        (
+            "deny contains input.element.attributes.value if input.element.attributes.value",
+            "deny",
+            7,
+        ),
+        ("mask contains lower(input.element.role) if true", "mask", 4),
+        (
+            "keep contains sprintf(\"pinned-%d\", [1]) if true",
+            "keep",
+            8,
+        ),
+        (
+            "prune contains concat(\"-\", [\"a\", \"b\"]) if true",
+            "prune",
+            3,
+        ),
+    ] {
+        let source = format!("package ctxgate\n\nelement_attributes := {{\"value\"}}\n\n{body}\n");
+        let err = decide_error(&source, &e);
+        assert_eq!(err, not_a_constant(rule, len), "{body}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+    // Constants pass however they reach the set: raw strings, through a
+    // variable or another rule; escapes and comments do not make one.
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        "package ctxgate\n\n# \"from-a-comment\" is a constant too (harmless)\nreasons := {`raw-one`, \"quoted-two\"}\n\nkeep contains r if some r in reasons\n\nmask contains r if {\n\tr := \"via-variable\"\n}\n\ndeny contains \"from-a-comment\" if input.element.focused\n".into(),
+    )])
+    .unwrap();
+    let decision = policy
+        .evaluator(&request("app"))
+        .unwrap()
+        .decide(&e)
+        .unwrap();
+    assert_eq!(
+        decision.keep,
+        vec![Arc::from("quoted-two"), Arc::from("raw-one")]
+    );
+    assert_eq!(decision.mask, vec![Arc::from("via-variable")]);
+    assert!(decision.deny.is_empty());
+}
+
+/// A secure field's attribute values never reach the policy, declared or
+/// not: through the trimmer and through `Evaluator::decide` alike.
+#[test]
+fn a_secure_fields_attribute_values_never_reach_the_policy() {
+    let source = "package ctxgate\n\nscope := \"app\"\n\nelement_attributes := {\"AXValue\"}\n\ndeny contains \"saw-value\" if input.element.attributes.AXValue\n";
+    let policy = Policy::from_sources(vec![("p.rego".into(), source.into())]).unwrap();
+    let value = serde_json::json!("hunter2");
+    let mut e = element(Role::Group);
+    e.attribute_names = vec!["AXValue"];
+    e.attributes = vec![("AXValue", &value)];
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    assert_eq!(
+        evaluator.decide(&e).unwrap().deny,
+        vec![Arc::from("saw-value")]
+    );
+    e.subrole = Some("AXSecureTextField");
+    let decision = evaluator.decide(&e).unwrap();
+    assert!(decision.deny.is_empty(), "{decision:?}");
+    assert_eq!(decision.mask, vec![Arc::from(FLOOR_SECURE_TEXT)]);
+
+    let answer = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":[{"id":"plain","role":"TextField","attributes":{"AXValue":"hunter2"}},{"id":"secure","role":"TextField","subrole":"AXSecureTextField","attributes":{"AXValue":"hunter2"}}]}]}}"#;
+    let out = ctxgate::Gate::new(policy)
+        .trim_bytes(answer.as_bytes(), &ctxgate::Request::new("app"))
+        .unwrap();
+    assert_eq!(
+        out.rendered,
+        r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":[{"id":"secure","role":"TextField","subrole":"AXSecureTextField","attributes":{"ctxgate:withheld":{"rule":"floor:secure-text","empty":true}}}],"attributes":{"ctxgate:omitted":{"children":1,"reasons":{"deny:saw-value":1}}}}]}}"#
+    );
+}
+
+/// Found by `gate_properties` once the floor covered every role: a
+/// selection inside a secure field made the default policy keep the
+/// field and its enclosing Document (`contains_selection`), and trimming
+/// that output again (the field now an empty placeholder) sent less. A
+/// selection inside a secure field now counts for neither.
+#[test]
+fn a_selection_inside_a_secure_field_keeps_nothing_and_trimming_again_changes_nothing() {
+    let gate = ctxgate::Gate::embedded_default().unwrap();
+    let expected = r#"{"protocol":"0.2.0","instance":"gen","root":{"id":"app","role":"Application","title":"App","children":[{"id":"e1","role":"Window","focused":true}],"attributes":{"ctxgate:omitted":{"children":1,"reasons":{"scope":1}}}}}"#;
+    for (document, field) in [
+        ("Document", "Group"),
+        ("Document", "Text"),
+        ("Group", "Document"),
+    ] {
+        let answer = format!(
+            r#"{{"protocol":"0.2.0","instance":"gen","root":{{"id":"app","role":"Application","title":"App","children":[{{"id":"e1","role":"Window","focused":true}},{{"id":"e2","role":"Window","title":"W","children":[{{"id":"e3","role":"{document}","title":"D","children":[{{"id":"e4","role":"{field}","subrole":"AXSecureTextField","children":[{{"id":"e5","role":"Group","title":"hunter2","selected":true}}]}}]}}]}}]}}}}"#
+        );
+        let request = ctxgate::Request::new("selection");
+        let once = gate.trim_bytes(answer.as_bytes(), &request).unwrap();
+        assert_eq!(once.rendered, expected, "{document} {field}");
+        let twice = gate.trim_bytes(once.rendered.as_bytes(), &request).unwrap();
+        assert_eq!(twice.rendered, once.rendered, "{document} {field}");
+    }
+}

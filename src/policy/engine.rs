@@ -11,7 +11,7 @@
 //! gathering the five (66 µs) or one query (125 µs).
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::num::NonZeroU32;
 use std::path::Path;
@@ -75,6 +75,9 @@ pub struct Policy {
     rules: BTreeSet<String>,
     plans: Mutex<HashMap<RequestInput, Arc<RequestPlan>>>,
     decisions: Mutex<DecisionCache>,
+    /// Every string constant of the policy files that is a rule id: the
+    /// only reasons a rule may give.
+    constants: HashSet<Box<str>>,
 }
 
 impl std::fmt::Debug for Policy {
@@ -127,6 +130,10 @@ impl Policy {
         }
         let (engine, rules) = compile(&files, true)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
+        let constants = files
+            .iter()
+            .flat_map(|f| string_constants(&f.source))
+            .collect();
         Ok(Policy {
             hash: hash_files(&files),
             files,
@@ -134,6 +141,7 @@ impl Policy {
             rules,
             plans: Mutex::default(),
             decisions: Mutex::default(),
+            constants,
         })
     }
 
@@ -410,10 +418,10 @@ impl Evaluator<'_> {
             let value = eval_silently(engine, rule)?;
             match rule {
                 "priority" => decision.priority = priority(&value)?,
-                "deny" => decision.deny = reasons(&value, rule)?,
-                "mask" => decision.mask = reasons(&value, rule)?,
-                "keep" => decision.keep = reasons(&value, rule)?,
-                _ => decision.prune = reasons(&value, rule)?,
+                "deny" => decision.deny = reasons(&value, rule, &policy.constants)?,
+                "mask" => decision.mask = reasons(&value, rule, &policy.constants)?,
+                "keep" => decision.keep = reasons(&value, rule, &policy.constants)?,
+                _ => decision.prune = reasons(&value, rule, &policy.constants)?,
             }
         }
         apply_floor(element.subrole, &mut decision);
@@ -655,8 +663,12 @@ fn element_value(element: &ElementInput<'_>) -> Value {
     );
     let mut attributes = Value::new_object();
     let attrs = attributes.as_object_mut().expect("an object");
-    for (k, v) in &element.attributes {
-        attrs.insert(Value::from(*k), Value::from((*v).clone()));
+    // A secure field's values never reach Rego (the trimmer does not hand
+    // them over either; this holds for any caller of `decide`).
+    if !floor_applies(element.subrole) {
+        for (k, v) in &element.attributes {
+            attrs.insert(Value::from(*k), Value::from((*v).clone()));
+        }
     }
     map.insert(Value::from("attributes"), attributes);
     map.insert(
@@ -779,6 +791,38 @@ pub fn is_rule_id(reason: &str) -> bool {
             .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b':' | b'-'))
 }
 
+/// The string constants of a Rego source (quoted or raw, outside comments)
+/// that are rule ids: the reasons its rules may give. A constant with an
+/// escape is not a rule id, so escapes need no decoding.
+fn string_constants(source: &str) -> Vec<Box<str>> {
+    let mut out = Vec::new();
+    let mut chars = source.char_indices();
+    while let Some((at, c)) = chars.next() {
+        let end = match c {
+            '#' => {
+                chars.by_ref().find(|&(_, c)| c == '\n');
+                continue;
+            }
+            '`' => chars.by_ref().find(|&(_, c)| c == '`'),
+            '"' => {
+                let mut escaped = false;
+                chars.by_ref().find(|&(_, c)| {
+                    let end = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    end
+                })
+            }
+            _ => continue,
+        };
+        let Some((end, _)) = end else { break };
+        let text = &source[at + 1..end];
+        if is_rule_id(text) {
+            out.push(Box::from(text));
+        }
+    }
+    out
+}
+
 /// What a value is, for messages that must not show it.
 fn kind(value: &Value) -> &'static str {
     match value {
@@ -795,7 +839,7 @@ fn kind(value: &Value) -> &'static str {
 
 /// A per-element rule's reasons. Errors name the rule, the kind and the
 /// length of what is wrong, never its content: it may come from the input.
-fn reasons(value: &Value, rule: &str) -> Result<Vec<Arc<str>>> {
+fn reasons(value: &Value, rule: &str, constants: &HashSet<Box<str>>) -> Result<Vec<Arc<str>>> {
     let items: Vec<&Value> = match value {
         Value::Undefined => return Ok(Vec::new()),
         Value::Set(set) => set.iter().collect(),
@@ -813,7 +857,18 @@ fn reasons(value: &Value, rule: &str) -> Result<Vec<Arc<str>>> {
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Value::String(s) if is_rule_id(s) => out.push(Arc::from(&**s)),
+            Value::String(s) if is_rule_id(s) && constants.contains(&**s) => {
+                out.push(Arc::from(&**s))
+            }
+            Value::String(s) if is_rule_id(s) => {
+                return Err(shape(
+                    rule,
+                    format!(
+                        "`{rule}` holds a reason of {} bytes that is not a string constant of the policy; reasons are rule ids written into notices and the report, so each must be written in the policy as a constant (`{rule} contains \"secure-text\"`), never computed or read from the input",
+                        s.len()
+                    ),
+                ))
+            }
             Value::String(s) => return Err(not_a_rule_id(rule, s.len())),
             other => {
                 return Err(shape(

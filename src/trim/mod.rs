@@ -236,11 +236,17 @@ fn decide_all(
 ) -> Result<Vec<Arc<Decision>>> {
     let n = tree.len();
     // Whether a selected element is below each element: children come
-    // after their parent in document order, so one backward pass.
+    // after their parent in document order, so one backward pass. A
+    // selection inside a secure field counts neither for the field nor
+    // above it: nothing inside the field is ever sent, so it must not make
+    // the policy keep the field or its ancestors (and trimming the output
+    // again, where the field is a placeholder, would decide otherwise).
     let mut contains_selection = vec![false; n];
     for (at, node) in tree.nodes().iter().enumerate().rev() {
         if let Some(parent) = node.parent {
-            if node.selected || contains_selection[at] {
+            if (node.selected || contains_selection[at])
+                && !crate::policy::floor_applies(tree.node(parent).element.subrole.as_deref())
+            {
                 contains_selection[parent as usize] = true;
             }
         }
@@ -292,8 +298,17 @@ fn decide_all(
             .map(String::as_str)
             .filter(|k| !k.starts_with(notice::PREFIX))
             .collect();
+        // A secure field's attribute values (its value, say) never reach
+        // the policy, declared or not: nothing it could print or turn into
+        // a reason. The floor masks the field whatever the policy decides.
+        let secure = crate::policy::floor_applies(element.subrole.as_deref());
+        let declared_names: &[String] = if secure {
+            &[]
+        } else {
+            &plan.element_attributes
+        };
         let mut declared = String::new();
-        for name in &plan.element_attributes {
+        for name in declared_names {
             if let Some(value) = element.attributes.get(name.as_str()) {
                 declared.push_str(&serde_json::to_string(&(name, value)).expect("JSON serializes"));
             }
@@ -333,8 +348,7 @@ fn decide_all(
             has_content: !element.content.is_empty(),
             contains_selection: contains_selection[at],
             attribute_names: key.attribute_names.clone(),
-            attributes: plan
-                .element_attributes
+            attributes: declared_names
                 .iter()
                 .filter_map(|name| element.attributes.get_key_value(name.as_str()))
                 .map(|(k, v)| (k.as_str(), v))
