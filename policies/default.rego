@@ -19,8 +19,8 @@
 #   deny, mask, keep, prune   partial sets of reason strings (rule ids)
 #   priority                  a number, 0 when undefined; higher is kept first
 # Precedence: deny > mask > keep > prune/scope > budget.
-# Floor: Text whose subrole contains "secure" or "password" (any case) is
-# always masked (reason floor:secure-text), whatever this file says.
+# Floor: an element of any role whose subrole contains "secure" or "password"
+# (any case) is always masked (reason floor:secure-text), whatever this file says.
 #
 # Every rule has a METADATA block: `ctxgate policy doc` turns them into the
 # reviewer's table. Keep rules cheap: else-chains, no regex, no imports;

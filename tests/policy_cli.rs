@@ -200,3 +200,94 @@ fn plan_prints_the_request_plan_and_probe_decisions() {
         serde_json::json!(["floor:secure-text", "secure-text"])
     );
 }
+
+fn ctxgate_with_stdin(args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(args)
+        .env_remove("CTXGATE_LOG")
+        .envs(env.iter().copied())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ctxgate runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// An answer whose field's value and app title a policy could print.
+const BANK: &str = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","title":"Bank of Ada","children":[{"id":"w","role":"Window","focused":true,"children":[{"id":"f","role":"Text","attributes":{"AXValue":"hunter2 is mine"},"focused":true},{"id":"g","role":"Text","attributes":{"AXValue":"hunter2"}}]}]}}"#;
+
+#[test]
+fn trim_never_writes_what_a_policy_prints() {
+    for log in [None, Some("trace")] {
+        let env: Vec<(&str, &str)> = log.map(|l| ("CTXGATE_LOG", l)).into_iter().collect();
+        let output = ctxgate_with_stdin(
+            &[
+                "trim",
+                "--policy",
+                "tests/policies/prints",
+                "--action",
+                "app",
+            ],
+            &env,
+            BANK,
+        );
+        assert_eq!(output.status.code(), Some(0));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if log.is_none() {
+            assert_eq!(stderr, "");
+        } else {
+            assert!(stderr.contains("policy prints dropped"), "{stderr}");
+        }
+        assert!(
+            !stderr.contains("hunter2") && !stderr.contains("Ada"),
+            "{stderr}"
+        );
+        // The policy still decided: the password field is withheld.
+        assert!(stdout(&output).contains(r#"{"id":"g","role":"Text","attributes":{"ctxgate:withheld":{"rule":"mask:secure-text","empty":true}}}"#), "{}", stdout(&output));
+    }
+}
+
+#[test]
+fn policy_test_shows_what_the_tests_print_one_line_each() {
+    let output = ctxgate(&["policy", "test", "tests/policies/prints"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout(&output),
+        "PASS test_a_password_value_is_masked\n\
+         \x20 print tests/policies/prints/policy.rego:11: value: hunter2 title: Bank\n\
+         PASS test_the_print_is_escaped\n\
+         \x20 print tests/policies/prints/policy_test.rego:8: two\\nlines\n\
+         \x20 print tests/policies/prints/policy.rego:16: focused? false\n\
+         2 passed, 0 failed\n"
+    );
+}
+
+#[test]
+fn trim_fails_closed_when_a_reason_carries_a_value() {
+    let output = ctxgate_with_stdin(
+        &[
+            "trim",
+            "--policy",
+            "tests/policies/reason_from_value.rego",
+            "--action",
+            "app",
+        ],
+        &[],
+        BANK,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error: policy evaluation failed (mask): `mask` holds a reason of 15 bytes that is not a rule id; reasons are written into notices and the report, so each must match `[a-z0-9][a-z0-9._:-]{0,63}` (a constant such as `\"secure-text\"`, never a value read from the input)\n"
+    );
+}

@@ -2,6 +2,8 @@
 //! runtime errors, memoisation and the cross-request cache, the floor,
 //! runaway policies, the default policy's plan and patterns.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,7 +39,7 @@ fn element(role: Role) -> ElementInput<'static> {
         attribute_names: Vec::new(),
         attributes: Vec::new(),
         title_matches: Vec::new(),
-        inside: vec![(Role::Window, None), (Role::Application, None)],
+        inside: vec![(Role::Window, None), (Role::Application, None)].into(),
     }
 }
 
@@ -56,22 +58,53 @@ fn syntax_error_names_file_line_col() {
     );
 }
 
+/// regorus's parser is exponential in bracket nesting: before the bound,
+/// 16 levels of `[` took ~7 s to load, 16 of `{` 4 s, 24 of `{` did not end
+/// in 15 s. Each kind, and any mix, is refused past 10 levels, at the
+/// bracket too deep, by the loader and by `policy check`, at once.
 #[test]
-fn brackets_nested_deeper_than_8_are_refused_before_regorus_parses_them() {
-    // regorus's parser is exponential in `[` nesting (16 levels: ~7 s).
-    let nested = |n: usize| {
-        format!(
-            "package ctxgate\n\n# [[[[[[[[[[ in a comment\nx := \"[[[[[[[[[[ in a string\"\ny := {}1{}\n",
-            "[".repeat(n),
-            "]".repeat(n)
-        )
+fn brackets_of_every_kind_nested_deeper_than_10_are_refused_before_regorus_parses_them() {
+    let source = |y: &str| {
+        format!("package ctxgate\n\n# [[[[[[[[[[[{{{{{{{{{{{{((((((((((((\nx := \"[[[[[[[[[[[{{{{{{{{{{{{(((((((((((\"\ny := {y}\n")
     };
-    let err = Policy::from_sources(vec![("deep.rego".into(), nested(9))]).expect_err("refused");
-    assert_eq!(
-        err.to_string(),
-        "policy deep.rego:5:14: `[` nests deeper than 8 levels; regorus parses nested brackets in time exponential in their depth, so ctxgate refuses them: flatten the expression"
-    );
-    Policy::from_sources(vec![("ok.rego".into(), nested(8))]).expect("8 levels load");
+    let repeat =
+        |open: &str, close: &str, n: usize| format!("{}1{}", open.repeat(n), close.repeat(n));
+    for (y, kind, col) in [
+        (repeat("[", "]", 11), '[', 16),
+        (repeat("{", "}", 24), '{', 16),
+        (repeat("(", ")", 11), '(', 16),
+        (repeat("{\"a\": ", "}", 11), '{', 66),
+        (repeat("[{", "}]", 6), '[', 16),
+        (repeat("({[", "]})", 4), '{', 16),
+    ] {
+        let start = Instant::now();
+        let err =
+            Policy::from_sources(vec![("deep.rego".into(), source(&y))]).expect_err("refused");
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{y}: {:?}",
+            start.elapsed()
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("policy deep.rego:5:{col}: `{kind}` nests deeper than 10 levels of brackets (`[`, `{{` and `(` counted together); regorus parses nested brackets in time exponential in their depth, so ctxgate refuses them: flatten the expression (into helper rules, say)"),
+        );
+        let findings = ctxgate::policy::check_sources(&[ctxgate::policy::PolicyFile {
+            name: "deep.rego".into(),
+            source: source(&y),
+        }]);
+        assert_eq!(findings.len(), 1, "{y}: {findings:?}");
+        assert_eq!((findings[0].line, findings[0].col), (5, col), "{y}");
+    }
+    for y in [
+        repeat("[", "]", 10),
+        repeat("{", "}", 10),
+        repeat("(", ")", 10),
+        repeat("[{", "}]", 5),
+    ] {
+        Policy::from_sources(vec![("ok.rego".into(), source(&y))])
+            .unwrap_or_else(|e| panic!("{y}: {e}"));
+    }
 }
 
 #[test]
@@ -140,30 +173,153 @@ fn runaway_policy_ends_within_the_time_limit() {
 }
 
 #[test]
-fn floor_masks_secure_text_whatever_the_policy_says() {
+fn floor_masks_secure_text_of_every_role_whatever_the_policy_says() {
     let policy = Policy::from_path(Path::new("tests/policies/keeps_secure")).unwrap();
     let mut evaluator = policy.evaluator(&request("app")).unwrap();
-    for subrole in ["AXSecureTextField", "password", "NewPassword"] {
-        let mut secure = element(Role::Text);
-        secure.subrole = Some(subrole);
-        let decision = evaluator.decide(&secure).unwrap();
-        assert_eq!(
-            decision.mask,
-            vec![Arc::from(FLOOR_SECURE_TEXT)],
-            "{subrole}"
-        );
-        assert_eq!(decision.keep, vec![Arc::from("everything")]);
-        assert_eq!(decision.outcome().0, "mask");
+    for role in Role::ALL {
+        for subrole in ["AXSecureTextField", "password", "NewPassword", "SECURE"] {
+            let mut secure = element(role);
+            secure.subrole = Some(subrole);
+            let decision = evaluator.decide(&secure).unwrap();
+            assert_eq!(
+                decision.mask,
+                vec![Arc::from(FLOOR_SECURE_TEXT)],
+                "{role} {subrole}"
+            );
+            assert_eq!(decision.keep, vec![Arc::from("everything")]);
+            assert_eq!(decision.outcome().0, "mask");
+        }
+        // Not secure: the floor stays out.
+        for subrole in [None, Some("pass"), Some("AXTextField")] {
+            let mut plain = element(role);
+            plain.subrole = subrole;
+            assert!(
+                evaluator.decide(&plain).unwrap().mask.is_empty(),
+                "{role} {subrole:?}"
+            );
+        }
     }
-    // Not Text, or not secure: the floor stays out.
-    let mut group = element(Role::Group);
-    group.subrole = Some("AXSecureTextField");
-    assert!(evaluator.decide(&group).unwrap().mask.is_empty());
-    assert!(evaluator
-        .decide(&element(Role::Text))
+}
+
+fn decide_error(source: &str, element: &ElementInput<'_>) -> String {
+    let policy = Policy::from_sources(vec![("p.rego".into(), source.into())]).unwrap();
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    match evaluator.decide(element) {
+        Ok(d) => panic!("decided {d:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Reasons reach `ctxgate:withheld`, `ctxgate:omitted` and the report: one
+/// that is not a rule id fails the request, and the message names the rule
+/// and the length, never the reason.
+#[test]
+fn a_reason_that_is_not_a_rule_id_fails_the_request_without_showing_it() {
+    let value = serde_json::json!("hunter2 is my password");
+    let mut e = element(Role::Text);
+    e.attribute_names = vec!["value"];
+    e.attributes = vec![("value", &value)];
+    let not_an_id = |rule: &str, len: usize| {
+        format!("policy evaluation failed ({rule}): `{rule}` holds a reason of {len} bytes that is not a rule id; reasons are written into notices and the report, so each must match `[a-z0-9][a-z0-9._:-]{{0,63}}` (a constant such as `\"secure-text\"`, never a value read from the input)")
+    };
+    for rule in ["deny", "mask", "keep", "prune"] {
+        let source = format!("package ctxgate\n\nelement_attributes := {{\"value\"}}\n\n{rule} contains input.element.attributes.value if input.element.attributes.value\n");
+        let err = decide_error(&source, &e);
+        assert_eq!(err, not_an_id(rule, 22));
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+    for (reason, len) in [
+        ("Secure-Text", 11),
+        ("-text", 5),
+        ("", 0),
+        ("a b", 3),
+        ("x\\ny", 3),
+        (&*"a".repeat(65), 65),
+        ("pässword", 9),
+    ] {
+        let source = format!("package ctxgate\n\nmask contains \"{reason}\"\n");
+        assert_eq!(
+            decide_error(&source, &e),
+            not_an_id("mask", len),
+            "{reason}"
+        );
+    }
+    // 64 bytes, digits, `.`, `_`, `:` and `-` are rule ids.
+    let source = format!(
+        "package ctxgate\n\nmask contains \"{}\"\nmask contains \"0.a_b:c-d\"\n",
+        "a".repeat(64)
+    );
+    let policy = Policy::from_sources(vec![("p.rego".into(), source)]).unwrap();
+    let decision = policy
+        .evaluator(&request("app"))
         .unwrap()
-        .mask
-        .is_empty());
+        .decide(&e)
+        .unwrap();
+    assert_eq!(decision.mask.len(), 2);
+}
+
+#[test]
+fn a_reason_of_the_wrong_kind_is_named_by_its_kind_not_its_value() {
+    let e = element(Role::Text);
+    for (body, message) in [
+        (
+            "mask contains 4111111111111111",
+            "`mask` must hold reason strings; it holds a number",
+        ),
+        (
+            "mask contains {\"secret\": true}",
+            "`mask` must hold reason strings; it holds an object",
+        ),
+        (
+            "mask contains [\"secret\"]",
+            "`mask` must hold reason strings; it holds an array",
+        ),
+        (
+            "mask := \"secret\"",
+            "`mask` must be a set of reason strings; it is a string",
+        ),
+        (
+            "mask := {\"secret\": 1}",
+            "`mask` must be a set of reason strings; it is an object",
+        ),
+    ] {
+        let err = decide_error(&format!("package ctxgate\n\n{body}\n"), &e);
+        assert_eq!(
+            err,
+            format!("policy evaluation failed (mask): {message}"),
+            "{body}"
+        );
+        assert!(!err.contains("secret") && !err.contains("4111"), "{err}");
+    }
+}
+
+/// The plan's errors do not show values either: the per-request rules
+/// read `input.app.title`, app text.
+#[test]
+fn plan_errors_name_kinds_and_lengths_not_values() {
+    let plan_error = |body: &str| {
+        let policy = Policy::from_sources(vec![(
+            "p.rego".into(),
+            format!("package ctxgate\n\n{body}\n"),
+        )])
+        .unwrap();
+        let mut request = request("app");
+        request.title = Some("Secret Bank".to_string());
+        policy.plan(&request).expect_err("fails").to_string()
+    };
+    for (body, message) in [
+        ("scope := input.app.title", "policy evaluation failed (scope): `scope` is a string of 11 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"),
+        ("scope := {input.app.title}", "policy evaluation failed (scope): `scope` must be one of `selection`, `focus`, `window`, `app`; it is an array"),
+        ("budget := {input.app.title: 10}", "policy evaluation failed (budget): `budget` has a key of 11 bytes that is neither `tokens` nor `bytes`; it must be `{\"tokens\": N}` or `{\"bytes\": N}`"),
+        ("budget := {\"tokens\": input.app.title}", "policy evaluation failed (budget): `budget.tokens` must be a positive whole number"),
+        ("element_attributes := {1}", "policy evaluation failed (element_attributes): `element_attributes` must hold attribute names (strings); it holds a number"),
+        ("element_attributes := input.app.title", "policy evaluation failed (element_attributes): `element_attributes` must be a set; it is a string"),
+        ("title_patterns := {input.app.title: \"x\"}", "policy evaluation failed (title_patterns): `title_patterns` has a name of 11 bytes that is not a rule id; names reach the policy in `title_matches` and the reviewer's doc, so each must match `[a-z0-9][a-z0-9._:-]{0,63}`"),
+    ] {
+        let err = plan_error(body);
+        assert_eq!(err, message, "{body}");
+        assert!(!err.contains("Secret"), "{err}");
+    }
 }
 
 /// A tree's worth of elements over a few distinct projections.
@@ -385,7 +541,7 @@ fn bad_scope_is_an_error() {
     .unwrap();
     assert_eq!(
         policy.plan(&request("focus")).expect_err("fails").to_string(),
-        "policy evaluation failed (scope): `scope` is `everything`; it must be one of `selection`, `focus`, `window`, `app`"
+        "policy evaluation failed (scope): `scope` is a string of 10 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"
     );
 }
 
@@ -427,7 +583,9 @@ fn cost_per_projection() {
                 let mut e = element(role);
                 e.focused = focused;
                 e.visible = i != 3 || depth % 2 == 0;
-                e.inside.splice(0..0, vec![(Role::Group, None); depth]);
+                e.inside = std::iter::repeat_n((Role::Group, None), depth)
+                    .chain(e.inside.iter())
+                    .collect();
                 inputs.push(e);
             }
         }
@@ -461,4 +619,311 @@ fn loading_the_default_policy_is_quick() {
     let took = start.elapsed();
     println!("embedded_default() took {took:?}");
     assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+/// A host's own decider that keeps everything and names no mask.
+struct KeepAll(Vec<Arc<str>>);
+
+impl ctxgate::trim::Decider for KeepAll {
+    fn decide(&mut self, _: &ElementInput<'_>) -> ctxgate::Result<Arc<ctxgate::policy::Decision>> {
+        Ok(Arc::new(ctxgate::policy::Decision {
+            keep: self.0.clone(),
+            ..Default::default()
+        }))
+    }
+    fn evaluations(&self) -> usize {
+        0
+    }
+}
+
+fn plan(scope: Scope) -> ctxgate::policy::RequestPlan {
+    ctxgate::policy::RequestPlan {
+        scope,
+        budget: None,
+        redact: vec![],
+        title_patterns: vec![],
+        element_attributes: vec![],
+    }
+}
+
+/// The floor is the trimmer's, not only the policy engine's: a host's own
+/// decider that keeps everything still gets every secure field masked,
+/// whatever its role, unknown roles (read as `Group`) included.
+#[test]
+fn the_floor_holds_under_a_hosts_own_decider_for_every_role() {
+    let roles = Role::ALL
+        .iter()
+        .map(|r| r.as_str())
+        .filter(|r| *r != "Application")
+        .chain(["TextField", "AXSecureTextField"]);
+    for (i, role) in roles.enumerate() {
+        for subrole in ["AXSecureTextField", "NewPassword"] {
+            let bytes = format!(
+                r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f{i}","role":"{role}","subrole":"{subrole}","title":"hunter2","content":[{{"type":"text","text":"hunter2"}}],"attributes":{{"AXValue":"hunter2"}},"children":[{{"id":"in","role":"Text","title":"hunter2"}}]}}]}}]}}}}"#
+            );
+            let answer = ctxgate::read_conforming(bytes.as_bytes(), &ctxgate::Limits::default())
+                .unwrap_or_else(|e| panic!("{role}: {e}"));
+            let out = ctxgate::trim::trim_with(
+                &answer,
+                &ctxgate::Request::new("app"),
+                &plan(Scope::App),
+                &mut KeepAll(vec![Arc::from("everything")]),
+                "h",
+                &ctxgate::Limits::default(),
+            )
+            .unwrap();
+            assert_eq!(
+                out.rendered,
+                format!(
+                    r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f{i}","role":"{role}","subrole":"{subrole}","attributes":{{"ctxgate:withheld":{{"rule":"floor:secure-text","empty":false}}}}}}]}}]}}}}"#
+                ),
+                "{role} {subrole}"
+            );
+            let report = serde_json::to_string(&out.report).unwrap();
+            assert!(!report.contains("hunter2"), "{report}");
+        }
+    }
+}
+
+/// Reasons from a host's own decider are checked too: they are written into
+/// notices and the report.
+#[test]
+fn a_hosts_decider_cannot_put_text_into_reasons() {
+    let bytes = std::fs::read("examples/notes.json").unwrap();
+    let answer = ctxgate::read_conforming(&bytes, &ctxgate::Limits::default()).unwrap();
+    let err = ctxgate::trim::trim_with(
+        &answer,
+        &ctxgate::Request::new("app"),
+        &plan(Scope::App),
+        &mut KeepAll(vec![Arc::from("Comment by Ada")]),
+        "h",
+        &ctxgate::Limits::default(),
+    )
+    .expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "policy evaluation failed (keep): `keep` holds a reason of 14 bytes that is not a rule id; reasons are written into notices and the report, so each must match `[a-z0-9][a-z0-9._:-]{0,63}` (a constant such as `\"secure-text\"`, never a value read from the input)"
+    );
+}
+
+/// `chains` chains of `depth` nested Groups under one window, each Group
+/// with its own subrole: every element is a distinct projection.
+fn chains_answer(chains: usize, depth: usize) -> String {
+    let mut json = String::from(
+        r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":["#,
+    );
+    for c in 0..chains {
+        if c > 0 {
+            json.push(',');
+        }
+        for level in 0..depth {
+            json.push_str(&format!(
+                r#"{{"id":"c{c}-{level}","role":"Group","subrole":"sub-{c}-{level}","children":["#
+            ));
+        }
+        json.push_str(&"]}".repeat(depth));
+    }
+    json.push_str("]}]}}");
+    json
+}
+
+/// Counts what it is asked and checks each projection's ancestors.
+struct Counting {
+    calls: usize,
+    ancestors: usize,
+}
+
+impl ctxgate::trim::Decider for Counting {
+    fn decide(&mut self, e: &ElementInput<'_>) -> ctxgate::Result<Arc<ctxgate::policy::Decision>> {
+        self.calls += 1;
+        self.ancestors += e.inside.len();
+        // The chain is the real one: nearest first, up to the root.
+        let roles: Vec<Role> = e.inside.iter().map(|(r, _)| r).collect();
+        if let Some(Role::Group) = roles.first() {
+            let (_, subrole) = e.inside.iter().next().unwrap();
+            let (mine, theirs) = (e.subrole.unwrap(), subrole.unwrap());
+            let level = |s: &str| s.rsplit('-').next().unwrap().parse::<usize>().unwrap();
+            assert_eq!(level(mine), level(theirs) + 1);
+        }
+        if !roles.is_empty() {
+            assert_eq!(roles.last(), Some(&Role::Application));
+        }
+        Ok(Arc::new(ctxgate::policy::Decision::default()))
+    }
+    fn evaluations(&self) -> usize {
+        self.calls
+    }
+}
+
+/// 12.4: 19 chains of 1,000 nested Groups with distinct subroles (1.1 MB,
+/// within every default limit) took 6.4 s, as each of the 19,002
+/// projections rebuilt, hashed and digested its up to 1,001 ancestors. Now
+/// each context's chain is one link built from its parent's: the links
+/// built are fewer than the elements, not the 9.5 million ancestor entries
+/// the projections hold, and each projection is decided once.
+#[test]
+fn a_projections_ancestors_are_built_once_per_context_not_once_per_projection() {
+    let json = chains_answer(19, 1000);
+    let answer = ctxgate::read_conforming(json.as_bytes(), &ctxgate::Limits::default()).unwrap();
+    let mut decider = Counting {
+        calls: 0,
+        ancestors: 0,
+    };
+    let (out, logs) = common::with_logs(|| {
+        ctxgate::trim::trim_with(
+            &answer,
+            &ctxgate::Request::new("app"),
+            &plan(Scope::App),
+            &mut decider,
+            "h",
+            &ctxgate::Limits::default(),
+        )
+    });
+    out.unwrap();
+    let elements = 2 + 19 * 1000;
+    assert_eq!(decider.calls, elements);
+    // Each chain's k-th Group has k + 1 ancestors.
+    assert_eq!(decider.ancestors, 1 + 19 * (1000 * 1001 / 2 + 1000));
+    // Built links: the app, the window and every Group but the 19 leaves.
+    let links = 2 + 19 * 999;
+    assert!(
+        logs.contains(&format!(
+            "projections projections=19002 contexts=19002 links={links}\n"
+        )),
+        "{}",
+        logs.lines()
+            .find(|l| l.contains("links="))
+            .unwrap_or(&logs[..0])
+    );
+}
+
+/// The same shape through a real policy that reads `input.inside`: one
+/// evaluation per distinct projection, and the policy sees every ancestor.
+#[test]
+fn a_policy_sees_every_ancestor_of_a_deep_chain() {
+    let policy = Policy::from_sources(vec![(
+        "deep.rego".into(),
+        "package ctxgate\n\nscope := \"app\"\n\nprune contains \"deep\" if {\n\tcount(input.inside) > 400\n\tinput.inside[count(input.inside) - 1].role == \"Application\"\n\tinput.inside[0].subrole != input.element.subrole\n}\n".into(),
+    )])
+    .unwrap();
+    let json = chains_answer(2, 500);
+    let gate = ctxgate::Gate::new(policy);
+    let out = gate
+        .trim_bytes(json.as_bytes(), &ctxgate::Request::new("app"))
+        .unwrap();
+    assert_eq!(out.report.evaluations, 2 + 2 * 500);
+    // Groups at level 399 and deeper have more than 400 ancestors.
+    assert_eq!(
+        out.report.rules,
+        [("prune:deep".to_string(), 2 * 101)].into()
+    );
+}
+
+/// A reason must be a constant of the policy, not only look like one: a
+/// value that is itself a plain word (`hunter2`) is refused too.
+#[test]
+fn a_reason_must_be_a_string_constant_of_the_policy() {
+    let value = serde_json::json!("hunter2");
+    let mut e = element(Role::Text);
+    e.attribute_names = vec!["value"];
+    e.attributes = vec![("value", &value)];
+    let not_a_constant = |rule: &str, len: usize| {
+        format!("policy evaluation failed ({rule}): `{rule}` holds a reason of {len} bytes that is not a string constant of the policy; reasons are rule ids written into notices and the report, so each must be written in the policy as a constant (`{rule} contains \"secure-text\"`), never computed or read from the input")
+    };
+    for (body, rule, len) in [
+        (
+            "deny contains input.element.attributes.value if input.element.attributes.value",
+            "deny",
+            7,
+        ),
+        ("mask contains lower(input.element.role) if true", "mask", 4),
+        (
+            "keep contains sprintf(\"pinned-%d\", [1]) if true",
+            "keep",
+            8,
+        ),
+        (
+            "prune contains concat(\"-\", [\"a\", \"b\"]) if true",
+            "prune",
+            3,
+        ),
+    ] {
+        let source = format!("package ctxgate\n\nelement_attributes := {{\"value\"}}\n\n{body}\n");
+        let err = decide_error(&source, &e);
+        assert_eq!(err, not_a_constant(rule, len), "{body}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+    // Constants pass however they reach the set: raw strings, through a
+    // variable or another rule; escapes and comments do not make one.
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        "package ctxgate\n\n# \"from-a-comment\" is a constant too (harmless)\nreasons := {`raw-one`, \"quoted-two\"}\n\nkeep contains r if some r in reasons\n\nmask contains r if {\n\tr := \"via-variable\"\n}\n\ndeny contains \"from-a-comment\" if input.element.focused\n".into(),
+    )])
+    .unwrap();
+    let decision = policy
+        .evaluator(&request("app"))
+        .unwrap()
+        .decide(&e)
+        .unwrap();
+    assert_eq!(
+        decision.keep,
+        vec![Arc::from("quoted-two"), Arc::from("raw-one")]
+    );
+    assert_eq!(decision.mask, vec![Arc::from("via-variable")]);
+    assert!(decision.deny.is_empty());
+}
+
+/// A secure field's attribute values never reach the policy, declared or
+/// not: through the trimmer and through `Evaluator::decide` alike.
+#[test]
+fn a_secure_fields_attribute_values_never_reach_the_policy() {
+    let source = "package ctxgate\n\nscope := \"app\"\n\nelement_attributes := {\"AXValue\"}\n\ndeny contains \"saw-value\" if input.element.attributes.AXValue\n";
+    let policy = Policy::from_sources(vec![("p.rego".into(), source.into())]).unwrap();
+    let value = serde_json::json!("hunter2");
+    let mut e = element(Role::Group);
+    e.attribute_names = vec!["AXValue"];
+    e.attributes = vec![("AXValue", &value)];
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    assert_eq!(
+        evaluator.decide(&e).unwrap().deny,
+        vec![Arc::from("saw-value")]
+    );
+    e.subrole = Some("AXSecureTextField");
+    let decision = evaluator.decide(&e).unwrap();
+    assert!(decision.deny.is_empty(), "{decision:?}");
+    assert_eq!(decision.mask, vec![Arc::from(FLOOR_SECURE_TEXT)]);
+
+    let answer = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":[{"id":"plain","role":"TextField","attributes":{"AXValue":"hunter2"}},{"id":"secure","role":"TextField","subrole":"AXSecureTextField","attributes":{"AXValue":"hunter2"}}]}]}}"#;
+    let out = ctxgate::Gate::new(policy)
+        .trim_bytes(answer.as_bytes(), &ctxgate::Request::new("app"))
+        .unwrap();
+    assert_eq!(
+        out.rendered,
+        r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":[{"id":"secure","role":"TextField","subrole":"AXSecureTextField","attributes":{"ctxgate:withheld":{"rule":"floor:secure-text","empty":true}}}],"attributes":{"ctxgate:omitted":{"children":1,"reasons":{"deny:saw-value":1}}}}]}}"#
+    );
+}
+
+/// Found by `gate_properties` once the floor covered every role: a
+/// selection inside a secure field made the default policy keep the
+/// field and its enclosing Document (`contains_selection`), and trimming
+/// that output again (the field now an empty placeholder) sent less. A
+/// selection inside a secure field now counts for neither.
+#[test]
+fn a_selection_inside_a_secure_field_keeps_nothing_and_trimming_again_changes_nothing() {
+    let gate = ctxgate::Gate::embedded_default().unwrap();
+    let expected = r#"{"protocol":"0.2.0","instance":"gen","root":{"id":"app","role":"Application","title":"App","children":[{"id":"e1","role":"Window","focused":true}],"attributes":{"ctxgate:omitted":{"children":1,"reasons":{"scope":1}}}}}"#;
+    for (document, field) in [
+        ("Document", "Group"),
+        ("Document", "Text"),
+        ("Group", "Document"),
+    ] {
+        let answer = format!(
+            r#"{{"protocol":"0.2.0","instance":"gen","root":{{"id":"app","role":"Application","title":"App","children":[{{"id":"e1","role":"Window","focused":true}},{{"id":"e2","role":"Window","title":"W","children":[{{"id":"e3","role":"{document}","title":"D","children":[{{"id":"e4","role":"{field}","subrole":"AXSecureTextField","children":[{{"id":"e5","role":"Group","title":"hunter2","selected":true}}]}}]}}]}}]}}}}"#
+        );
+        let request = ctxgate::Request::new("selection");
+        let once = gate.trim_bytes(answer.as_bytes(), &request).unwrap();
+        assert_eq!(once.rendered, expected, "{document} {field}");
+        let twice = gate.trim_bytes(once.rendered.as_bytes(), &request).unwrap();
+        assert_eq!(twice.rendered, once.rendered, "{document} {field}");
+    }
 }

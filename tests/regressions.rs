@@ -187,7 +187,10 @@ fn a_policy_with_66_nested_brackets_is_refused_at_once() {
         .map(|_| ())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("`[` nests deeper than 8 levels"), "{err}");
+    assert!(
+        err.contains("`[` nests deeper than 10 levels of brackets"),
+        "{err}"
+    );
     let findings = ctxgate::policy::check_sources(&[ctxgate::policy::PolicyFile {
         name: "fuzzed.rego".into(),
         source: mutated,
@@ -195,7 +198,8 @@ fn a_policy_with_66_nested_brackets_is_refused_at_once() {
     assert!(
         findings
             .iter()
-            .any(|f| (f.line, f.col) == (line, 18) && f.message.contains("nests deeper than 8")),
+            .any(|f| (f.line, f.col) == (line, 19)
+                && f.message.contains("nests deeper than 10 levels")),
         "{findings:?}"
     );
 }

@@ -141,6 +141,9 @@ fn test(path: Option<&Path>) -> Outcome {
                 let _ = writeln!(out, "ERROR {}: {message}", result.name);
             }
         }
+        for print in &result.prints {
+            let _ = writeln!(out, "  print {}", one_line(print));
+        }
     }
     let failed = results.len() - passed;
     let _ = writeln!(out, "{passed} passed, {failed} failed");
@@ -154,6 +157,22 @@ fn test(path: Option<&Path>) -> Outcome {
         Outcome::Fine
     };
     emit(&out, outcome)
+}
+
+/// A printed value on one line: controls (newlines, bidi overrides, …)
+/// escaped, so that a print cannot pass for a test's result line.
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn doc(path: Option<&Path>) -> Outcome {

@@ -11,7 +11,7 @@
 //! gathering the five (66 µs) or one query (125 µs).
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::num::NonZeroU32;
 use std::path::Path;
@@ -22,6 +22,7 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
+use super::inside::Digest32;
 use super::source::{eval_error, load_path, policy_error, PolicyFile};
 use super::{
     Action, Budget, Decision, ElementInput, Redaction, RequestInput, RequestPlan, Role, Scope,
@@ -74,6 +75,9 @@ pub struct Policy {
     rules: BTreeSet<String>,
     plans: Mutex<HashMap<RequestInput, Arc<RequestPlan>>>,
     decisions: Mutex<DecisionCache>,
+    /// Every string constant of the policy files that is a rule id: the
+    /// only reasons a rule may give.
+    constants: HashSet<Box<str>>,
 }
 
 impl std::fmt::Debug for Policy {
@@ -126,6 +130,10 @@ impl Policy {
         }
         let (engine, rules) = compile(&files, true)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
+        let constants = files
+            .iter()
+            .flat_map(|f| string_constants(&f.source))
+            .collect();
         Ok(Policy {
             hash: hash_files(&files),
             files,
@@ -133,6 +141,7 @@ impl Policy {
             rules,
             plans: Mutex::default(),
             decisions: Mutex::default(),
+            constants,
         })
     }
 
@@ -191,7 +200,7 @@ impl Policy {
             policy: self,
             plan: self.plan(request)?,
             request: request.clone(),
-            request_json: request_json(request),
+            request_value: Value::from(request_json(request)),
             engine: None,
             memo: Table::new(),
             evaluations: 0,
@@ -203,9 +212,7 @@ impl Policy {
             if !self.defines(rule) {
                 return Ok(serde_json::Value::Null);
             }
-            let value = engine
-                .eval_rule(format!("data.ctxgate.{rule}"))
-                .map_err(|e| eval_error(&e, rule))?;
+            let value = eval_silently(engine, rule)?;
             to_json(&value, rule)
         };
         let scope = match eval("scope")? {
@@ -219,7 +226,8 @@ impl Policy {
                     return Err(shape(
                         "scope",
                         format!(
-                        "`scope` is `{s}`; it must be one of `selection`, `focus`, `window`, `app`"
+                        "`scope` is a string of {} bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them",
+                        s.len()
                     ),
                     ))
                 }
@@ -227,7 +235,10 @@ impl Policy {
             other => {
                 return Err(shape(
                     "scope",
-                    format!("`scope` must be a string; it is `{other}`"),
+                    format!(
+                        "`scope` must be one of `selection`, `focus`, `window`, `app`; it is {}",
+                        json_kind(&other)
+                    ),
                 ))
             }
         };
@@ -235,16 +246,21 @@ impl Policy {
             serde_json::Value::Null => None,
             serde_json::Value::Object(map) if map.len() == 1 => {
                 let (unit, n) = map.iter().next().expect("one entry");
+                let unit: &'static str = match unit.as_str() {
+                    "tokens" => "tokens",
+                    "bytes" => "bytes",
+                    _ => return Err(shape("budget", format!("`budget` has a key of {} bytes that is neither `tokens` nor `bytes`; it must be `{{\"tokens\": N}}` or `{{\"bytes\": N}}`", unit.len()))),
+                };
                 let n = n.as_u64().filter(|&n| n > 0).ok_or_else(|| {
                     shape(
                         "budget",
                         format!("`budget.{unit}` must be a positive whole number"),
                     )
                 })? as usize;
-                match unit.as_str() {
-                    "tokens" => Some(Budget::Tokens(n)),
-                    "bytes" => Some(Budget::Bytes(n)),
-                    _ => return Err(shape("budget", format!("`budget` has `{unit}`; it must be `{{\"tokens\": N}}` or `{{\"bytes\": N}}`"))),
+                if unit == "tokens" {
+                    Some(Budget::Tokens(n))
+                } else {
+                    Some(Budget::Bytes(n))
                 }
             }
             _ => {
@@ -271,6 +287,12 @@ impl Policy {
             serde_json::Value::Null => {}
             serde_json::Value::Object(map) => {
                 for (name, pattern) in map {
+                    if !is_rule_id(&name) {
+                        return Err(shape(
+                            "title_patterns",
+                            format!("`title_patterns` has a name of {} bytes that is not a rule id; names reach the policy in `title_matches` and the reviewer's doc, so each must match `[a-z0-9][a-z0-9._:-]{{0,63}}`", name.len()),
+                        ));
+                    }
                     let Some(pattern) = pattern.as_str() else {
                         return Err(shape(
                             "title_patterns",
@@ -303,7 +325,10 @@ impl Policy {
                 other => {
                     return Err(shape(
                         "element_attributes",
-                        format!("`element_attributes` must hold strings; it holds `{other}`"),
+                        format!(
+                            "`element_attributes` must hold attribute names (strings); it holds {}",
+                            json_kind(&other)
+                        ),
                     ))
                 }
             }
@@ -324,7 +349,8 @@ pub struct Evaluator<'p> {
     policy: &'p Policy,
     plan: Arc<RequestPlan>,
     request: RequestInput,
-    request_json: serde_json::Value,
+    /// `input.action` and `input.app`, built once per request.
+    request_value: Value,
     /// Cloned from the policy on the first evaluation.
     engine: Option<Engine>,
     memo: Table,
@@ -373,49 +399,82 @@ impl Evaluator<'_> {
     }
 
     fn evaluate(&mut self, element: &ElementInput<'_>) -> Result<Decision> {
-        let mut input = self.request_json.clone();
-        let (el, inside) = element_json(element);
-        input["element"] = el;
-        input["inside"] = inside;
+        let mut input = self.request_value.clone();
+        let map = input
+            .as_object_mut()
+            .map_err(|e| shape("input", format!("the request input cannot be built: {e}")))?;
+        map.insert(Value::from("element"), element_value(element));
+        map.insert(Value::from("inside"), element.inside.to_value());
         let policy = self.policy;
         let engine = self
             .engine
             .get_or_insert_with(|| lock(&policy.engine).clone());
-        engine.set_input(Value::from(input));
+        engine.set_input(input);
         let mut decision = Decision::default();
         for rule in ELEMENT_RULES {
             if !policy.defines(rule) {
                 continue;
             }
             self.evaluations += 1;
-            let value = engine
-                .eval_rule(format!("data.ctxgate.{rule}"))
-                .map_err(|e| eval_error(&e, rule))?;
+            let value = eval_silently(engine, rule)?;
             match rule {
                 "priority" => decision.priority = priority(&value)?,
-                "deny" => decision.deny = reasons(&value, rule)?,
-                "mask" => decision.mask = reasons(&value, rule)?,
-                "keep" => decision.keep = reasons(&value, rule)?,
-                _ => decision.prune = reasons(&value, rule)?,
+                "deny" => decision.deny = reasons(&value, rule, &policy.constants)?,
+                "mask" => decision.mask = reasons(&value, rule, &policy.constants)?,
+                "keep" => decision.keep = reasons(&value, rule, &policy.constants)?,
+                _ => decision.prune = reasons(&value, rule, &policy.constants)?,
             }
         }
-        apply_floor(element, &mut decision);
+        apply_floor(element.subrole, &mut decision);
         Ok(decision)
     }
 }
 
-/// The floor no policy can lower: Text whose subrole reads as secure or
-/// password text is masked.
-fn apply_floor(element: &ElementInput<'_>, decision: &mut Decision) {
-    let secure = element.role == Role::Text
-        && element.subrole.is_some_and(|s| {
-            let s = s.to_lowercase();
-            s.contains("secure") || s.contains("password")
-        });
-    if secure && !decision.mask.iter().any(|r| &**r == FLOOR_SECURE_TEXT) {
+/// Whether the floor masks an element with this subrole: one that,
+/// lowercased, contains `secure` or `password`, whatever the element's role
+/// (a provider's unknown role, read as `Group`, included).
+pub fn floor_applies(subrole: Option<&str>) -> bool {
+    subrole.is_some_and(|s| {
+        let s = s.to_lowercase();
+        s.contains("secure") || s.contains("password")
+    })
+}
+
+/// The floor no policy can lower: adds [`FLOOR_SECURE_TEXT`] to the mask
+/// reasons of an element [`floor_applies`] to. Applied by
+/// [`Evaluator::decide`] and again by the trimmer to every decision,
+/// whatever [`crate::trim::Decider`] made it.
+pub(crate) fn apply_floor(subrole: Option<&str>, decision: &mut Decision) {
+    if floor_applies(subrole) && !decision.mask.iter().any(|r| &**r == FLOOR_SECURE_TEXT) {
         decision.mask.push(Arc::from(FLOOR_SECURE_TEXT));
         decision.mask.sort();
     }
+}
+
+/// Refuses a decision with a reason that is not a rule id, from whatever
+/// decider: reasons are written into notices and the report. The error
+/// names the class and the reason's length, never the reason.
+pub(crate) fn check_reasons(decision: &Decision) -> Result<()> {
+    for (rule, reasons) in [
+        ("deny", &decision.deny),
+        ("mask", &decision.mask),
+        ("keep", &decision.keep),
+        ("prune", &decision.prune),
+    ] {
+        if let Some(bad) = reasons.iter().find(|r| !is_rule_id(r)) {
+            return Err(not_a_rule_id(rule, bad.len()));
+        }
+    }
+    Ok(())
+}
+
+fn not_a_rule_id(rule: &str, len: usize) -> Error {
+    shape(
+        rule,
+        format!(
+            "`{rule}` holds a reason of {len} bytes that is not a rule id; reasons are written into notices and the report, so each must match `[a-z0-9][a-z0-9._:-]{{0,63}}` (a constant such as `\"secure-text\"`, never a value read from the input)"
+        ),
+    )
 }
 
 /// Loads and compiles `files` (all of them; the caller filters tests).
@@ -449,6 +508,9 @@ pub(crate) fn compile_with_heads(
 ) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
+    // `print()` may show a declared attribute value or the app title:
+    // gathered, never written to stderr (see `eval_silently`).
+    engine.set_gather_prints(true);
     for file in files {
         file.check_bracket_depth()?;
         let package = engine
@@ -517,6 +579,19 @@ pub(crate) fn compile_with_heads(
     Ok((engine, rules, heads))
 }
 
+/// Evaluates `data.ctxgate.{rule}` and drops what the policy printed:
+/// during a request, `print()` output reaches neither stderr nor the logs
+/// (only its count, at TRACE), as it can carry what the policy reads
+/// (declared attribute values, the app title). `policy test` shows it.
+fn eval_silently(engine: &mut Engine, rule: &str) -> Result<Value> {
+    let result = engine.eval_rule(format!("data.ctxgate.{rule}"));
+    let printed = engine.take_prints().map(|p| p.len()).unwrap_or(0);
+    if printed > 0 {
+        tracing::trace!(rule, printed, "policy prints dropped");
+    }
+    result.map_err(|e| eval_error(&e, rule))
+}
+
 pub(crate) fn timer(limit: Duration) -> ExecutionTimerConfig {
     ExecutionTimerConfig {
         limit,
@@ -561,12 +636,14 @@ pub(crate) fn request_json(request: &RequestInput) -> serde_json::Value {
     serde_json::json!({ "action": action, "app": app })
 }
 
-/// `input.element` and `input.inside`.
-pub(crate) fn element_json(element: &ElementInput<'_>) -> (serde_json::Value, serde_json::Value) {
-    let mut el = serde_json::Map::new();
-    el.insert("role".into(), element.role.as_str().into());
+/// `input.element`, built straight into regorus values (a round trip
+/// through serde_json cost more than the rules).
+fn element_value(element: &ElementInput<'_>) -> Value {
+    let mut el = Value::new_object();
+    let map = el.as_object_mut().expect("an object");
+    map.insert(Value::from("role"), Value::from(element.role.as_str()));
     if let Some(subrole) = element.subrole {
-        el.insert("subrole".into(), subrole.into());
+        map.insert(Value::from("subrole"), Value::from(subrole));
     }
     for (name, value) in [
         ("selected", element.selected),
@@ -577,32 +654,29 @@ pub(crate) fn element_json(element: &ElementInput<'_>) -> (serde_json::Value, se
         ("has_content", element.has_content),
         ("contains_selection", element.contains_selection),
     ] {
-        el.insert(name.into(), value.into());
+        map.insert(Value::from(name), Value::from(value));
     }
-    el.insert(
-        "attribute_names".into(),
-        element.attribute_names.clone().into(),
+    let strings =
+        |items: &[&str]| Value::from(items.iter().map(|s| Value::from(*s)).collect::<Vec<_>>());
+    map.insert(
+        Value::from("attribute_names"),
+        strings(&element.attribute_names),
     );
-    let attributes: serde_json::Map<String, serde_json::Value> = element
-        .attributes
-        .iter()
-        .map(|(k, v)| (k.to_string(), (*v).clone()))
-        .collect();
-    el.insert("attributes".into(), attributes.into());
-    el.insert("title_matches".into(), element.title_matches.clone().into());
-    let inside: Vec<serde_json::Value> = element
-        .inside
-        .iter()
-        .map(|(role, subrole)| {
-            let mut m = serde_json::Map::new();
-            m.insert("role".into(), role.as_str().into());
-            if let Some(s) = subrole {
-                m.insert("subrole".into(), (*s).into());
-            }
-            serde_json::Value::Object(m)
-        })
-        .collect();
-    (el.into(), inside.into())
+    let mut attributes = Value::new_object();
+    let attrs = attributes.as_object_mut().expect("an object");
+    // A secure field's values never reach Rego (the trimmer does not hand
+    // them over either; this holds for any caller of `decide`).
+    if !floor_applies(element.subrole) {
+        for (k, v) in &element.attributes {
+            attrs.insert(Value::from(*k), Value::from((*v).clone()));
+        }
+    }
+    map.insert(Value::from("attributes"), attributes);
+    map.insert(
+        Value::from("title_matches"),
+        strings(&element.title_matches),
+    );
+    el
 }
 
 fn to_json(value: &Value, rule: &str) -> Result<serde_json::Value> {
@@ -623,6 +697,18 @@ fn shape(rule: &str, message: String) -> Error {
     }
 }
 
+/// What a value is, for messages that must not show it.
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -634,7 +720,7 @@ fn collection(value: serde_json::Value, rule: &str) -> Result<Vec<serde_json::Va
         serde_json::Value::Array(items) => Ok(items),
         other => Err(shape(
             rule,
-            format!("`{rule}` must be a set; it is `{other}`"),
+            format!("`{rule}` must be a set; it is {}", json_kind(&other)),
         )),
     }
 }
@@ -690,29 +776,107 @@ fn redaction(item: &serde_json::Value) -> Result<Redaction> {
     })
 }
 
-fn reasons(value: &Value, rule: &str) -> Result<Vec<Arc<str>>> {
+/// The longest reason a rule may give.
+pub const MAX_REASON_BYTES: usize = 64;
+
+/// Whether `reason` is a rule id: `[a-z0-9][a-z0-9._:-]{0,63}`. Reasons are
+/// written into notices and the report, so a reason that could carry app
+/// text (a value the policy read, the app title) is refused.
+pub fn is_rule_id(reason: &str) -> bool {
+    let bytes = reason.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= MAX_REASON_BYTES
+        && matches!(bytes[0], b'a'..=b'z' | b'0'..=b'9')
+        && bytes
+            .iter()
+            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b':' | b'-'))
+}
+
+/// The string constants of a Rego source (quoted or raw, outside comments)
+/// that are rule ids: the reasons its rules may give. A constant with an
+/// escape is not a rule id, so escapes need no decoding.
+fn string_constants(source: &str) -> Vec<Box<str>> {
+    let mut out = Vec::new();
+    let mut chars = source.char_indices();
+    while let Some((at, c)) = chars.next() {
+        let end = match c {
+            '#' => {
+                chars.by_ref().find(|&(_, c)| c == '\n');
+                continue;
+            }
+            '`' => chars.by_ref().find(|&(_, c)| c == '`'),
+            '"' => {
+                let mut escaped = false;
+                chars.by_ref().find(|&(_, c)| {
+                    let end = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    end
+                })
+            }
+            _ => continue,
+        };
+        let Some((end, _)) = end else { break };
+        let text = &source[at + 1..end];
+        if is_rule_id(text) {
+            out.push(Box::from(text));
+        }
+    }
+    out
+}
+
+/// What a value is, for messages that must not show it.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Set(_) => "a set",
+        Value::Object(_) => "an object",
+        Value::Undefined => "undefined",
+    }
+}
+
+/// A per-element rule's reasons. Errors name the rule, the kind and the
+/// length of what is wrong, never its content: it may come from the input.
+fn reasons(value: &Value, rule: &str, constants: &HashSet<Box<str>>) -> Result<Vec<Arc<str>>> {
     let items: Vec<&Value> = match value {
         Value::Undefined => return Ok(Vec::new()),
         Value::Set(set) => set.iter().collect(),
         Value::Array(items) => items.iter().collect(),
-        _ => {
+        other => {
             return Err(shape(
                 rule,
-                format!("`{rule}` must be a set of reason strings"),
+                format!(
+                    "`{rule}` must be a set of reason strings; it is {}",
+                    kind(other)
+                ),
             ))
         }
     };
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Value::String(s) => out.push(Arc::from(&**s)),
-            other => {
-                let shown = other.to_json_str().unwrap_or_default();
+            Value::String(s) if is_rule_id(s) && constants.contains(&**s) => {
+                out.push(Arc::from(&**s))
+            }
+            Value::String(s) if is_rule_id(s) => {
                 return Err(shape(
                     rule,
                     format!(
-                        "`{rule}` must hold reason strings; it holds `{}`",
-                        one_line(&shown)
+                        "`{rule}` holds a reason of {} bytes that is not a string constant of the policy; reasons are rule ids written into notices and the report, so each must be written in the policy as a constant (`{rule} contains \"secure-text\"`), never computed or read from the input",
+                        s.len()
+                    ),
+                ))
+            }
+            Value::String(s) => return Err(not_a_rule_id(rule, s.len())),
+            other => {
+                return Err(shape(
+                    rule,
+                    format!(
+                        "`{rule}` must hold reason strings; it holds {}",
+                        kind(other)
                     ),
                 ));
             }
@@ -746,26 +910,6 @@ struct OwnedProjection {
     /// subrole bytes per cached decision, and an 8 MB answer (one 8 MB
     /// subrole above 2,000 distinct children) made the caches take 24 GB.
     inside: Digest32,
-}
-
-type Digest32 = [u8; 32];
-
-/// An unambiguous SHA-256 of the ancestors' roles and subroles.
-fn inside_digest(inside: &[(Role, Option<&str>)]) -> Digest32 {
-    let mut hasher = Sha256::new();
-    hasher.update((inside.len() as u64).to_le_bytes());
-    for (role, subrole) in inside {
-        hasher.update(role.as_str().as_bytes());
-        match subrole {
-            Some(s) => {
-                hasher.update([1]);
-                hasher.update((s.len() as u64).to_le_bytes());
-                hasher.update(s.as_bytes());
-            }
-            None => hasher.update([0]),
-        }
-    }
-    hasher.finalize().into()
 }
 
 fn states(e: &ElementInput<'_>) -> [bool; 7] {
@@ -857,7 +1001,7 @@ impl<'e, 'a> Key<'e, 'a> {
     fn inside(&mut self) -> Digest32 {
         *self
             .inside
-            .get_or_insert_with(|| inside_digest(&self.element.inside))
+            .get_or_insert_with(|| self.element.inside.digest())
     }
 }
 

@@ -16,12 +16,18 @@ use std::sync::Arc;
 use crate::model::Role;
 
 mod engine;
+mod inside;
 mod lint;
 mod metadata;
 mod source;
 mod tooling;
 
-pub use engine::{Evaluator, Policy, DEFAULT_TIME_LIMIT, FLOOR_SECURE_TEXT};
+pub(crate) use engine::{apply_floor, check_reasons};
+pub use engine::{
+    floor_applies, is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, FLOOR_SECURE_TEXT,
+    MAX_REASON_BYTES,
+};
+pub use inside::Inside;
 pub use lint::{check_sources, Finding as PolicyFinding, FindingSeverity};
 pub use metadata::{rule_docs, RuleDoc};
 pub use source::{load_path, PolicyFile};
@@ -139,8 +145,9 @@ pub struct ElementInput<'a> {
     pub attributes: Vec<(&'a str, &'a serde_json::Value)>,
     /// Names of the title patterns its title matches.
     pub title_matches: Vec<&'a str>,
-    /// Its ancestors' roles and subroles, nearest first.
-    pub inside: Vec<(Role, Option<&'a str>)>,
+    /// Its ancestors' roles and subroles, nearest first, as a shared
+    /// chain (`Inside::child` from the parent's; or collect a `Vec`).
+    pub inside: Inside<'a>,
 }
 
 /// The decision for one projection. Reasons are the policy's own strings

@@ -72,7 +72,8 @@ impl Probe {
 }
 
 /// The probe set: each role; common subroles (secure and password text,
-/// pane, comment); each state; a Text whose title matches each title pattern.
+/// a secure field of a role ctxgate does not know, read as `Group`; pane,
+/// comment); each state; a Text whose title matches each title pattern.
 pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
     let mut out: Vec<Probe> = Role::ALL
         .iter()
@@ -81,6 +82,7 @@ pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
     for (role, subrole) in [
         (Role::Text, "AXSecureTextField"),
         (Role::Text, "password"),
+        (Role::Group, "AXSecureTextField"),
         (Role::Window, "pane"),
         (Role::Row, "comment"),
     ] {
@@ -135,6 +137,10 @@ pub struct TestResult {
     pub file: String,
     /// How it ended.
     pub outcome: TestOutcome,
+    /// What the test's `print()` calls wrote, in order, each as
+    /// `file:line: text` (during `trim`, prints are dropped; here they are
+    /// the author's to read).
+    pub prints: Vec<String>,
 }
 
 /// Runs every `test_*` rule defined in a `*_test.rego` file of `files`
@@ -152,7 +158,9 @@ pub fn run_tests(files: &[PolicyFile]) -> Result<Vec<TestResult>> {
             continue;
         }
         let mut engine = engine.clone();
-        let outcome = match engine.eval_rule(head.path.clone()) {
+        let result = engine.eval_rule(head.path.clone());
+        let prints = engine.take_prints().unwrap_or_default();
+        let outcome = match result {
             Ok(regorus::Value::Bool(true)) => TestOutcome::Pass,
             Ok(_) => TestOutcome::Fail,
             Err(e) => {
@@ -167,6 +175,7 @@ pub fn run_tests(files: &[PolicyFile]) -> Result<Vec<TestResult>> {
             name,
             file: head.file.clone(),
             outcome,
+            prints,
         });
     }
     Ok(results)
@@ -223,7 +232,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     let _ = writeln!(out, "Policy hash: `{}`\n", policy.hash());
     let _ = writeln!(out, "Precedence, applied by ctxgate: deny > mask > keep > prune and scope > budget. Reasons are rule ids; no app text appears in them.\n");
     let _ = writeln!(out, "## The floor\n");
-    let _ = writeln!(out, "No policy can lower it: an element whose role is `Text` and whose subrole, lowercased, contains `secure` or `password` (e.g. `AXSecureTextField`) is masked with reason `{FLOOR_SECURE_TEXT}`, whatever the rules below say.\n");
+    let _ = writeln!(out, "No policy can lower it: an element of any role (a provider's unknown role, read as `Group`, included) whose subrole, lowercased, contains `secure` or `password` (e.g. `AXSecureTextField`) is masked with reason `{FLOOR_SECURE_TEXT}`, whatever the rules below say.\n");
     let _ = writeln!(out, "## Rules\n");
     let _ = writeln!(out, "| kind | rule | what it does | where |");
     let _ = writeln!(out, "|---|---|---|---|");

@@ -18,7 +18,7 @@ use crate::check::Finding;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::model::{Answer, Role, Tree};
-use crate::policy::{Action, Budget, Decision, ElementInput, RequestInput, RequestPlan};
+use crate::policy::{Action, Budget, Decision, ElementInput, Inside, RequestInput, RequestPlan};
 use crate::render::{notice, Format};
 
 pub use fill::Mode;
@@ -236,11 +236,17 @@ fn decide_all(
 ) -> Result<Vec<Arc<Decision>>> {
     let n = tree.len();
     // Whether a selected element is below each element: children come
-    // after their parent in document order, so one backward pass.
+    // after their parent in document order, so one backward pass. A
+    // selection inside a secure field counts neither for the field nor
+    // above it: nothing inside the field is ever sent, so it must not make
+    // the policy keep the field or its ancestors (and trimming the output
+    // again, where the field is a placeholder, would decide otherwise).
     let mut contains_selection = vec![false; n];
     for (at, node) in tree.nodes().iter().enumerate().rev() {
         if let Some(parent) = node.parent {
-            if node.selected || contains_selection[at] {
+            if (node.selected || contains_selection[at])
+                && !crate::policy::floor_applies(tree.node(parent).element.subrole.as_deref())
+            {
                 contains_selection[parent as usize] = true;
             }
         }
@@ -252,6 +258,13 @@ fn decide_all(
     // policy's cross-request cache keeps SipHash (see `projection_hash`).
     let mut contexts: HashMap<(u32, Role, Option<&str>), u32> = HashMap::new();
     let mut child_context: Vec<u32> = Vec::with_capacity(n);
+    // Each context's chain of ancestors, built from its parent's (one link,
+    // one digest) the first time a projection under it is decided: a
+    // projection then costs the same at any depth.
+    let mut chains = Chains {
+        links: vec![(0, Role::Group, None)],
+        built: vec![Some(Inside::new())],
+    };
     let mut seen: HashMap<ProjectionKey<'_>, Arc<Decision>> = HashMap::new();
     let mut decisions = Vec::with_capacity(n);
     for (at, node) in tree.nodes().iter().enumerate() {
@@ -261,6 +274,12 @@ fn decide_all(
         let mine = *contexts
             .entry((context, node.role(), element.subrole.as_deref()))
             .or_insert(next);
+        if mine == next {
+            chains
+                .links
+                .push((context, node.role(), element.subrole.as_deref()));
+            chains.built.push(None);
+        }
         child_context.push(mine);
 
         let title_matches: Vec<u16> = match &element.title {
@@ -279,8 +298,17 @@ fn decide_all(
             .map(String::as_str)
             .filter(|k| !k.starts_with(notice::PREFIX))
             .collect();
+        // A secure field's attribute values (its value, say) never reach
+        // the policy, declared or not: nothing it could print or turn into
+        // a reason. The floor masks the field whatever the policy decides.
+        let secure = crate::policy::floor_applies(element.subrole.as_deref());
+        let declared_names: &[String] = if secure {
+            &[]
+        } else {
+            &plan.element_attributes
+        };
         let mut declared = String::new();
-        for name in &plan.element_attributes {
+        for name in declared_names {
             if let Some(value) = element.attributes.get(name.as_str()) {
                 declared.push_str(&serde_json::to_string(&(name, value)).expect("JSON serializes"));
             }
@@ -308,13 +336,7 @@ fn decide_all(
             decisions.push(decision.clone());
             continue;
         }
-        let inside = tree
-            .ancestors(at as u32)
-            .map(|a| {
-                let a = tree.node(a);
-                (a.role(), a.element.subrole.as_deref())
-            })
-            .collect();
+        let inside = chains.get(context);
         let input = ElementInput {
             role: node.role(),
             subrole: element.subrole.as_deref(),
@@ -326,8 +348,7 @@ fn decide_all(
             has_content: !element.content.is_empty(),
             contains_selection: contains_selection[at],
             attribute_names: key.attribute_names.clone(),
-            attributes: plan
-                .element_attributes
+            attributes: declared_names
                 .iter()
                 .filter_map(|name| element.attributes.get_key_value(name.as_str()))
                 .map(|(k, v)| (k.as_str(), v))
@@ -344,16 +365,71 @@ fn decide_all(
                 limit: max_projections,
             });
         }
-        let decision = decider.decide(&input)?;
+        let decision = enforce(element.subrole.as_deref(), decider.decide(&input)?)?;
         decisions.push(decision.clone());
         seen.insert(key, decision);
     }
     tracing::debug!(
         projections = seen.len(),
         contexts = contexts.len(),
+        links = chains.links_built(),
         "projections"
     );
     Ok(decisions)
+}
+
+/// The chains of ancestors of one request's contexts, by context id (0: no
+/// ancestors).
+struct Chains<'a> {
+    /// A context's parent context and the element it adds.
+    links: Vec<(u32, Role, Option<&'a str>)>,
+    built: Vec<Option<Inside<'a>>>,
+}
+
+impl<'a> Chains<'a> {
+    /// Links built so far: one per context above a decided projection, so
+    /// at most one per element, whatever the depth.
+    fn links_built(&self) -> usize {
+        self.built.iter().skip(1).filter(|b| b.is_some()).count()
+    }
+
+    /// The chain of `context`, building it and the unbuilt ones above it,
+    /// without recursion; each is built once per request.
+    fn get(&mut self, context: u32) -> Inside<'a> {
+        let mut unbuilt = Vec::new();
+        let mut at = context as usize;
+        let mut inside = loop {
+            match &self.built[at] {
+                Some(inside) => break inside.clone(),
+                None => {
+                    unbuilt.push(at);
+                    at = self.links[at].0 as usize;
+                }
+            }
+        };
+        for &at in unbuilt.iter().rev() {
+            let (_, role, subrole) = self.links[at];
+            inside = inside.child(role, subrole);
+            self.built[at] = Some(inside.clone());
+        }
+        inside
+    }
+}
+
+/// What holds whatever the decider: reasons are rule ids, and the floor
+/// masks secure text of any role (`floor:secure-text`). A host's own
+/// [`Decider`] cannot skip either.
+fn enforce(subrole: Option<&str>, mut decision: Arc<Decision>) -> Result<Arc<Decision>> {
+    crate::policy::check_reasons(&decision)?;
+    if crate::policy::floor_applies(subrole)
+        && !decision
+            .mask
+            .iter()
+            .any(|r| &**r == crate::policy::FLOOR_SECURE_TEXT)
+    {
+        crate::policy::apply_floor(subrole, Arc::make_mut(&mut decision));
+    }
+    Ok(decision)
 }
 
 #[allow(clippy::too_many_arguments)]
