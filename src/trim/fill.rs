@@ -1,16 +1,20 @@
 //! Fitting the selection to the budget, and building the output answer.
 //!
 //! The kept elements (and the root, and every sent element's ancestors as a
-//! skeleton) are sent first; candidates follow in fill order, as a prefix:
-//! the first candidate that does not fit ends the filling, after its text is
-//! cut to the room left. Sizes are the exact bytes or tokens of the rendered
-//! output: per-element estimates and the sizes measured so far place each
-//! probe, and every size that decides anything is measured on the real
-//! rendering. The output never exceeds any budget.
+//! skeleton) are sent first; candidates follow in fill order, as the largest
+//! prefix that fits; the first candidate after it has its text cut to the
+//! room left. Sizes are the exact bytes or tokens of the rendered output:
+//! per-element estimates and the sizes measured so far place each probe,
+//! and every size that decides anything is measured on the real rendering.
+//! The output never exceeds any budget. When no prefix fits, the kept
+//! elements' text is cut; when nothing fits, the error names the least
+//! budget with which the same request works. A denied or masked root is
+//! sent as a placeholder (an answer needs a root).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use foldhash::{HashMap, HashMapExt};
 use serde_json::{json, Map, Value};
 
 use super::select::{Fate, Selection};
@@ -201,12 +205,9 @@ impl<'f, 'a> Filler<'f, 'a> {
             return self.finish(state, None);
         }
 
-        let bare = self.probe(&base, false)?;
-        let estimates = self.estimates(&base, bare.bytes, &candidates);
-        let found = match bare.over {
-            Some(_) => None,
-            None => self.largest_prefix(&base, &candidates, bare, &estimates)?,
-        };
+        let at_base = self.probe(&base, true)?;
+        let estimates = self.estimates(&base, at_base.bytes, &candidates);
+        let found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
         let Some((best, over)) = found else {
             return self.fit_kept_text(base, &mandatory, &candidates);
         };
@@ -233,44 +234,56 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// The largest k such that the base and the first k candidates fit,
     /// with the measure of k + 1 when it was taken; `None` if no k fits.
-    /// `bare` is the base measured without omitted notices, and fits.
+    /// `at_base` is the base's measure.
     ///
     /// Sizes are not monotone in k: adding the last unsent child of an
     /// element removes its `ctxgate:omitted` notice (or a reason from it),
-    /// which can weigh more than the child. Without omitted notices they
-    /// are (an element only adds bytes), and that lower bound ends the
-    /// search at `top`. Between two *drop points* (the k whose candidate
-    /// empties one of a sent element's reason counts) sizes with notices
-    /// grow too (an element outweighs a count losing a digit or a plural).
-    /// So the largest k that fits is found in the highest segment whose
-    /// first state fits, the segments tried from the top down.
+    /// which can weigh more than the child. So the search as if they were
+    /// only gives a floor, a k that fits. Without omitted notices sizes are
+    /// monotone (an element only adds bytes), and that lower bound puts a
+    /// `top` on the k that can fit. Between two *drop points* (the k whose
+    /// candidate empties one of a sent element's reason counts) sizes with
+    /// notices grow too (an element outweighs a count losing a digit or a
+    /// plural). So a k above the floor fits only in a segment that starts
+    /// above it and whose first state fits: the segments up to `top` are
+    /// tried from the top down, and the first that fits is searched.
     fn largest_prefix(
         &mut self,
         base: &[Option<Mode>],
         candidates: &[NodeId],
-        bare: Probe,
+        at_base: Probe,
         estimates: &[usize],
     ) -> Result<Option<(usize, Option<Point>)>> {
         let state_at = |filler: &mut Filler, k: usize| filler.prefix_state(base, candidates, k);
         let estimate = |k: usize| estimates.get(k).copied();
-        let (top, _) = self.largest_fitting(
-            Point::new(0, bare),
-            None,
-            candidates.len(),
-            state_at,
-            estimate,
-            false,
-        )?;
-        // Usually the lower bound's edge fits with its notices too: then
-        // nothing larger can.
-        let state = self.prefix_state(base, candidates, top.x);
-        let at_top = self.probe(&state, true)?;
-        if at_top.over.is_none() {
-            return Ok(Some((top.x, None)));
-        }
-        let starts = self.segment_starts(base, candidates, top.x);
+        let m = candidates.len();
+        let (floor, top) = if at_base.over.is_none() {
+            let (good, over) =
+                self.largest_fitting(Point::new(0, at_base), None, m, state_at, estimate, true)?;
+            if good.x == m {
+                return Ok(Some((m, None)));
+            }
+            // The floor fits with its notices, so without them too.
+            let floor = (good.x, over);
+            let (top, _) = self.largest_fitting(good, None, m, state_at, estimate, false)?;
+            (Some(floor), top.x)
+        } else {
+            let bare = self.probe(base, false)?;
+            if bare.over.is_some() {
+                return Ok(None);
+            }
+            let (top, _) =
+                self.largest_fitting(Point::new(0, bare), None, m, state_at, estimate, false)?;
+            (None, top.x)
+        };
+        // The floor's next state was measured over: segments from there on.
+        let lowest = floor.as_ref().map_or(0, |(x, _)| x + 2);
+        let starts = self.segment_starts(base, candidates, top);
         for (i, &start) in starts.iter().enumerate().rev() {
-            let end = starts.get(i + 1).map_or(top.x, |&next| next - 1);
+            if start < lowest {
+                break;
+            }
+            let end = starts.get(i + 1).map_or(top, |&next| next - 1);
             let state = self.prefix_state(base, candidates, start);
             let probe = self.probe(&state, true)?;
             if probe.over.is_none() {
@@ -286,7 +299,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 return Ok(Some((best.x, over)));
             }
         }
-        Ok(None)
+        Ok(floor.map(|(x, over)| (x, over.filter(|o| o.x == x + 1))))
     }
 
     /// For tests: the size in `budget`'s unit of the base with the first k
@@ -336,8 +349,9 @@ impl<'f, 'a> Filler<'f, 'a> {
         let tree = self.tree;
         let unsent = &self.selection.unsent;
         let mut state = base.to_vec();
-        // Per sent element: its unsent children per reason.
-        let mut left: Vec<Vec<(&str, usize)>> = vec![Vec::new(); tree.len()];
+        // Per sent element: its unsent children per reason (a map, as few
+        // elements are sent).
+        let mut left: HashMap<NodeId, Vec<(&str, usize)>> = HashMap::new();
         let count = |state: &[Option<Mode>], id: NodeId| {
             let mut counts: Vec<(&str, usize)> = Vec::new();
             for child in tree.children(id) {
@@ -353,7 +367,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         };
         for (at, mode) in base.iter().enumerate() {
             if mode.is_some() {
-                left[at] = count(&state, at as NodeId);
+                left.insert(at as NodeId, count(&state, at as NodeId));
             }
         }
         let mut starts = vec![0];
@@ -372,18 +386,19 @@ impl<'f, 'a> Filler<'f, 'a> {
             }
             let mode = self.mode_for(id);
             add(tree, &mut state, id, mode);
-            if let Some(parent) = tree.node(top).parent {
+            let parent = tree.node(top).parent.and_then(|p| left.get_mut(&p));
+            if let Some(counts) = parent {
                 let reason: &str = &unsent[top as usize];
-                if let Some(at) = left[parent as usize].iter().position(|(r, _)| *r == reason) {
-                    left[parent as usize][at].1 -= 1;
-                    if left[parent as usize][at].1 == 0 {
-                        left[parent as usize].swap_remove(at);
+                if let Some(at) = counts.iter().position(|(r, _)| *r == reason) {
+                    counts[at].1 -= 1;
+                    if counts[at].1 == 0 {
+                        counts.swap_remove(at);
                         starts.push(i + 1);
                     }
                 }
             }
             for node in chain {
-                left[node as usize] = count(&state, node);
+                left.insert(node, count(&state, node));
             }
         }
         starts
