@@ -185,9 +185,9 @@ pub fn trim_with<'a>(
 /// For the fitter's property tests, not a stable API: trims like
 /// [`trim_with`] (without the conformance check) and says how many
 /// candidates of the fill order were sent whole (`None` when no prefix fit,
-/// the request failed, or no budget applied), with the size in the first
-/// budget's unit of the mandatory part plus the first k candidates, for
-/// every k.
+/// the request failed, or no budget applied), with (when `sizes`) the size
+/// in the first budget's unit of the mandatory part plus the first k
+/// candidates, for every k.
 #[doc(hidden)]
 pub fn fill_prefixes(
     answer: &Answer<'_>,
@@ -195,6 +195,7 @@ pub fn fill_prefixes(
     plan: &RequestPlan,
     decider: &mut dyn Decider,
     limits: &Limits,
+    sizes: bool,
 ) -> Result<(Option<usize>, Vec<usize>)> {
     let tree = Tree::new(&answer.root);
     let decisions = decide_all(&tree, plan, decider, limits.max_projections)?;
@@ -215,7 +216,10 @@ pub fn fill_prefixes(
         fill::Filler::new(answer, &tree, &selection, plan, request.format, budgets)
     };
     let prefix = filler(budgets.clone()).fill().ok().and_then(|f| f.prefix);
-    let sizes = filler(budgets).prefix_sizes(first)?;
+    let sizes = match sizes {
+        true => filler(budgets).prefix_sizes(first)?,
+        false => Vec::new(),
+    };
     Ok((prefix, sizes))
 }
 
