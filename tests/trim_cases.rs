@@ -118,3 +118,136 @@ fn canaries_in_the_cases_never_leave() {
         }
     }
 }
+
+/// What `ctxgate trim` writes to stdout is exactly what the budget
+/// measured, newline included: nothing is added after it, so an output at
+/// the budget is at most the budget on stdout.
+#[test]
+fn stdout_never_exceeds_the_budget_at_the_edge() {
+    let gate = Gate::embedded_default().unwrap();
+    let notes = std::fs::read(root().join("examples/notes.json")).unwrap();
+    for (format, name) in [(Format::Json, "json"), (Format::Outline, "outline")] {
+        let whole = gate
+            .trim_bytes(&notes, &Request::new("app").format(format))
+            .unwrap()
+            .rendered;
+        for budget in [
+            whole.len() + 1,
+            whole.len(),
+            whole.len() - 1,
+            whole.len() - 40,
+        ] {
+            let out = common::ctxgate(
+                &[
+                    "trim",
+                    "--action",
+                    "app",
+                    "--format",
+                    name,
+                    "--max-bytes",
+                    &budget.to_string(),
+                    "examples/notes.json",
+                ],
+                b"",
+            );
+            assert!(out.stdout.len() <= budget, "{name} {budget}");
+            let expected = gate.trim_bytes(
+                &notes,
+                &Request::new("app")
+                    .format(format)
+                    .budget(Budget::Bytes(budget)),
+            );
+            match expected {
+                Ok(expected) => {
+                    assert_eq!(out.status.code(), Some(0), "{name} {budget}");
+                    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected.rendered);
+                }
+                Err(_) => assert_eq!((out.status.code(), out.stdout.len()), (Some(1), 0)),
+            }
+        }
+        // The outline's lines end with a newline; JSON ends with its brace.
+        assert_eq!(whole.ends_with('\n'), format == Format::Outline);
+    }
+}
+
+/// An answer whose element `w` carries `ctxgate:omitted` with `counts`.
+fn carrying(counts: &str, child: bool) -> Vec<u8> {
+    let child = if child {
+        r#","children":[{"id":"x","role":"Row","title":"hidden","visible":false}]"#
+    } else {
+        ""
+    };
+    format!(
+        r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window","focused":true,"attributes":{{"ctxgate:omitted":{counts}}}{child}}}]}}}}"#
+    )
+    .into_bytes()
+}
+
+/// Issue 12.6: a provider's `ctxgate:omitted` of 2^64−1 made the output
+/// say 0 once ctxgate added its own count. A count that cannot wrap is
+/// carried as is; counts that would are refused, with their pointer.
+#[test]
+fn carried_omitted_counts_never_wrap() {
+    let gate = Gate::embedded_default().unwrap();
+    let max = u64::MAX;
+    let input = carrying(
+        &format!(r#"{{"children":{max},"reasons":{{"budget":{max}}}}}"#),
+        false,
+    );
+    let out = gate.trim_bytes(&input, &Request::new("app")).unwrap();
+    assert!(
+        out.rendered.contains(&format!(
+            r#""ctxgate:omitted":{{"children":{max},"reasons":{{"budget":{max}}}}}"#
+        )),
+        "{}",
+        out.rendered
+    );
+    let refused = format!(
+        "error[4.1] /root/children/0/attributes/ctxgate:omitted (id `w`): the counts of `ctxgate:omitted` and the element's own children add up to more than {max}; remove the notice, or send the answer ctxgate trimmed"
+    );
+    // 2^64−1 plus the invisible child ctxgate itself leaves out.
+    let err = gate
+        .trim_bytes(
+            &carrying(
+                &format!(r#"{{"children":{max},"reasons":{{"budget":{max}}}}}"#),
+                true,
+            ),
+            &Request::new("app"),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("the answer does not conform to protocol 0.2.0: {refused}")
+    );
+    // Two reasons whose sum overflows.
+    let half = max / 2 + 1;
+    let err = gate
+        .trim_bytes(
+            &carrying(
+                &format!(r#"{{"children":0,"reasons":{{"budget":{half},"scope":{half}}}}}"#),
+                false,
+            ),
+            &Request::new("app"),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("the answer does not conform to protocol 0.2.0: {refused}")
+    );
+    // Under the limit, the sum is exact.
+    let input = carrying(
+        &format!(
+            r#"{{"children":0,"reasons":{{"budget":{},"scope":{}}}}}"#,
+            half - 1,
+            half - 1
+        ),
+        true,
+    );
+    let out = gate.trim_bytes(&input, &Request::new("app")).unwrap();
+    assert!(
+        out.rendered
+            .contains(&format!(r#"{{"children":{},"reasons":{{"#, max)),
+        "{}",
+        out.rendered
+    );
+}

@@ -100,9 +100,9 @@ pub fn run(args: TrimArgs) -> Outcome {
             ));
         }
     }
-    let mut out = trimmed.rendered;
-    out.push('\n');
-    match write_stdout(out.as_bytes()) {
+    // Exactly the bytes the budget measured: no newline is added (the
+    // outline's lines end with one already; JSON has none).
+    match write_stdout(trimmed.rendered.as_bytes()) {
         Ok(()) => Outcome::Fine,
         Err(message) => Outcome::Failed(message),
     }

@@ -1,19 +1,24 @@
 //! Fitting the selection to the budget, and building the output answer.
 //!
 //! The kept elements (and the root, and every sent element's ancestors as a
-//! skeleton) are sent first; candidates follow in fill order, as a prefix:
-//! the first candidate that does not fit ends the filling, after its text is
-//! cut to the room left. Sizes are the exact bytes or tokens of the rendered
-//! output: per-element estimates and the sizes measured so far place each
-//! probe, and every size that decides anything is measured on the real
-//! rendering. The output never exceeds any budget.
+//! skeleton) are sent first; candidates follow in fill order, as the largest
+//! prefix that fits; the first candidate after it has its text cut to the
+//! room left. Sizes are the exact bytes or tokens of the rendered output:
+//! per-element estimates and the sizes measured so far place each probe,
+//! and every size that decides anything is measured on the real rendering.
+//! The output never exceeds any budget. When no prefix fits, the kept
+//! elements' text is cut; when nothing fits, the error names the least
+//! budget with which the same request works. A denied or masked root is
+//! sent as a placeholder (an answer needs a root).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use foldhash::{HashMap, HashMapExt};
 use serde_json::{json, Map, Value};
 
 use super::select::{Fate, Selection};
+use crate::check::{Finding, Requirement};
 use crate::error::{Error, Result};
 use crate::model::{Answer, Block, Content, Element, NodeId, Tree};
 use crate::policy::{Budget, RequestPlan};
@@ -49,6 +54,9 @@ pub struct Filled<'a> {
     pub redactions: Vec<usize>,
     /// Rendered-and-measured probes taken to fit.
     pub probes: usize,
+    /// How many candidates of the fill order were sent whole, when a
+    /// budget applied and a prefix of them fit.
+    pub prefix: Option<usize>,
 }
 
 /// Notices found on an input element (a re-trimmed output), carried forward
@@ -178,8 +186,9 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// Fits the selection to the budgets.
     pub fn fill(mut self) -> Result<Filled<'a>> {
+        self.check_carried_counts()?;
         let mut base: Vec<Option<Mode>> = vec![None; self.tree.len()];
-        base[0] = Some(Mode::Skeleton);
+        base[0] = Some(self.root_mode());
         let mandatory = self.selection.mandatory.clone();
         for &id in &mandatory {
             let mode = self.mode_for(id);
@@ -193,31 +202,16 @@ impl<'f, 'a> Filler<'f, 'a> {
                 let mode = self.mode_for(id);
                 add(self.tree, &mut state, id, mode);
             }
-            return self.finish(state);
+            return self.finish(state, None);
         }
 
-        let at_base = self.probe(&base)?;
-        if at_base.over.is_some() {
-            return self.fit_kept_text(base, &mandatory);
-        }
+        let at_base = self.probe(&base, true)?;
         let estimates = self.estimates(&base, at_base.bytes, &candidates);
-        let state_at = |filler: &mut Filler, k: usize| -> Vec<Option<Mode>> {
-            let mut state = base.clone();
-            for &id in &candidates[..k] {
-                let mode = filler.mode_for(id);
-                add(filler.tree, &mut state, id, mode);
-            }
-            state
+        let found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
+        let Some((best, over)) = found else {
+            return self.fit_kept_text(base, &mandatory, &candidates);
         };
-        let (best, over) = self.largest_fitting(
-            Point::new(0, at_base),
-            None,
-            candidates.len(),
-            state_at,
-            |k| estimates.get(k).copied(),
-        )?;
-        let best = best.x;
-        let mut state = state_at(&mut self, best);
+        let mut state = self.prefix_state(&base, &candidates, best);
 
         // The first candidate that did not fit: its text, cut to the room left.
         if let Some(&next) = candidates.get(best) {
@@ -226,7 +220,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 if len > 0 {
                     let mut trial = state.clone();
                     add(self.tree, &mut trial, next, Mode::Full { cut: Some(0) });
-                    let at_zero = self.probe(&trial)?;
+                    let at_zero = self.probe(&trial, true)?;
                     if at_zero.over.is_none() {
                         let whole = over.map(|p| p.probe);
                         let cut = self.largest_cut(&trial, next, len, at_zero, whole)?;
@@ -235,44 +229,308 @@ impl<'f, 'a> Filler<'f, 'a> {
                 }
             }
         }
-        self.finish(state)
+        self.finish(state, Some(best))
     }
 
-    /// The base does not fit: cut the kept elements' text, in fill order;
-    /// if even no text does not fit, say the smallest budget that works.
+    /// The largest k such that the base and the first k candidates fit,
+    /// with the measure of k + 1 when it was taken; `None` if no k fits.
+    /// `at_base` is the base's measure.
+    ///
+    /// Sizes are not monotone in k: adding the last unsent child of an
+    /// element removes its `ctxgate:omitted` notice (or a reason from it),
+    /// which can weigh more than the child. So the search as if they were
+    /// only gives a floor, a k that fits. Without omitted notices sizes are
+    /// monotone (an element only adds bytes), and that lower bound puts a
+    /// `top` on the k that can fit. Between two *drop points* (the k whose
+    /// candidate empties one of a sent element's reason counts) sizes with
+    /// notices grow too (an element outweighs a count losing a digit or a
+    /// plural). So a k above the floor fits only in a segment that starts
+    /// above it and whose first state fits: the segments up to `top` are
+    /// tried from the top down, and the first that fits is searched.
+    fn largest_prefix(
+        &mut self,
+        base: &[Option<Mode>],
+        candidates: &[NodeId],
+        at_base: Probe,
+        estimates: &[usize],
+    ) -> Result<Option<(usize, Option<Point>)>> {
+        let state_at = |filler: &mut Filler, k: usize| filler.prefix_state(base, candidates, k);
+        let estimate = |k: usize| estimates.get(k).copied();
+        let m = candidates.len();
+        let (floor, top) = if at_base.over.is_none() {
+            let (good, over) =
+                self.largest_fitting(Point::new(0, at_base), None, m, state_at, estimate, true)?;
+            if good.x == m {
+                return Ok(Some((m, None)));
+            }
+            // The floor fits with its notices, so without them too.
+            let floor = (good.x, over);
+            let (top, _) = self.largest_fitting(good, None, m, state_at, estimate, false)?;
+            (Some(floor), top.x)
+        } else {
+            let bare = self.probe(base, false)?;
+            if bare.over.is_some() {
+                return Ok(None);
+            }
+            let (top, _) =
+                self.largest_fitting(Point::new(0, bare), None, m, state_at, estimate, false)?;
+            (None, top.x)
+        };
+        // The floor's next state was measured over: segments from there on.
+        let lowest = floor.as_ref().map_or(0, |(x, _)| x + 2);
+        let starts = self.segment_starts(base, candidates, top);
+        for (i, &start) in starts.iter().enumerate().rev() {
+            if start < lowest {
+                break;
+            }
+            let end = starts.get(i + 1).map_or(top, |&next| next - 1);
+            let state = self.prefix_state(base, candidates, start);
+            let probe = self.probe(&state, true)?;
+            if probe.over.is_none() {
+                let (best, over) = self.largest_fitting(
+                    Point::new(start, probe),
+                    None,
+                    end,
+                    state_at,
+                    estimate,
+                    true,
+                )?;
+                let over = over.filter(|o| o.x == best.x + 1);
+                return Ok(Some((best.x, over)));
+            }
+        }
+        Ok(floor.map(|(x, over)| (x, over.filter(|o| o.x == x + 1))))
+    }
+
+    /// For tests: the size in `budget`'s unit of the base with the first k
+    /// candidates, for every k from 0 to all of them.
+    pub fn prefix_sizes(mut self, budget: Budget) -> Result<Vec<usize>> {
+        let mut base: Vec<Option<Mode>> = vec![None; self.tree.len()];
+        base[0] = Some(self.root_mode());
+        let mandatory = self.selection.mandatory.clone();
+        for &id in &mandatory {
+            let mode = self.mode_for(id);
+            add(self.tree, &mut base, id, mode);
+        }
+        let candidates = self.selection.candidates.clone();
+        (0..=candidates.len())
+            .map(|k| {
+                let state = self.prefix_state(&base, &candidates, k);
+                self.measure(&state, true, budget)
+            })
+            .collect()
+    }
+
+    /// The base with the first k candidates.
+    fn prefix_state(
+        &mut self,
+        base: &[Option<Mode>],
+        candidates: &[NodeId],
+        k: usize,
+    ) -> Vec<Option<Mode>> {
+        let mut state = base.to_vec();
+        for &id in &candidates[..k] {
+            let mode = self.mode_for(id);
+            add(self.tree, &mut state, id, mode);
+        }
+        state
+    }
+
+    /// 0 and the drop points up to `upto`, ascending: each k whose
+    /// candidate (or its topmost new ancestor) is the last child of a sent
+    /// element left unsent for its reason, so that adding it removes that
+    /// reason from the element's omitted notice.
+    fn segment_starts(
+        &self,
+        base: &[Option<Mode>],
+        candidates: &[NodeId],
+        upto: usize,
+    ) -> Vec<usize> {
+        let tree = self.tree;
+        let unsent = &self.selection.unsent;
+        let mut state = base.to_vec();
+        // Per sent element: its unsent children per reason (a map, as few
+        // elements are sent).
+        let mut left: HashMap<NodeId, Vec<(&str, usize)>> = HashMap::new();
+        let count = |state: &[Option<Mode>], id: NodeId| {
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for child in tree.children(id) {
+                if state[child as usize].is_none() {
+                    let reason: &str = &unsent[child as usize];
+                    match counts.iter_mut().find(|(r, _)| *r == reason) {
+                        Some((_, n)) => *n += 1,
+                        None => counts.push((reason, 1)),
+                    }
+                }
+            }
+            counts
+        };
+        for (at, mode) in base.iter().enumerate() {
+            if mode.is_some() {
+                left.insert(at as NodeId, count(&state, at as NodeId));
+            }
+        }
+        let mut starts = vec![0];
+        for (i, &id) in candidates[..upto].iter().enumerate() {
+            if state[id as usize].is_some() {
+                continue;
+            }
+            let mut top = id;
+            let mut chain = vec![id];
+            for a in tree.ancestors(id) {
+                if state[a as usize].is_some() {
+                    break;
+                }
+                chain.push(a);
+                top = a;
+            }
+            let mode = self.mode_for(id);
+            add(tree, &mut state, id, mode);
+            let parent = tree.node(top).parent.and_then(|p| left.get_mut(&p));
+            if let Some(counts) = parent {
+                let reason: &str = &unsent[top as usize];
+                if let Some(at) = counts.iter().position(|(r, _)| *r == reason) {
+                    counts[at].1 -= 1;
+                    if counts[at].1 == 0 {
+                        counts.swap_remove(at);
+                        starts.push(i + 1);
+                    }
+                }
+            }
+            for node in chain {
+                left.insert(node, count(&state, node));
+            }
+        }
+        starts
+    }
+
+    /// No prefix of the candidates fits: send the kept elements alone,
+    /// their text cut. Each starts at whichever is smaller, whole or cut to
+    /// nothing (a cut writes a notice, which can outweigh a short text),
+    /// then the cut ones grow, in fill order. If even that does not fit,
+    /// the error names the smallest budget with which this request works.
     fn fit_kept_text(
         mut self,
         base: Vec<Option<Mode>>,
         mandatory: &[NodeId],
+        candidates: &[NodeId],
     ) -> Result<Filled<'a>> {
-        let mut state = base;
-        let with_text: Vec<NodeId> = mandatory
-            .iter()
-            .copied()
-            .filter(|&id| {
-                state[id as usize] == Some(Mode::Full { cut: None }) && self.has_content(id)
-            })
-            .collect();
-        for &id in &with_text {
-            state[id as usize] = Some(Mode::Full { cut: Some(0) });
+        let mut state = base.clone();
+        let mut cut = Vec::new();
+        for &id in mandatory {
+            if state[id as usize] == Some(Mode::Full { cut: None })
+                && self.has_content(id)
+                && self.cut_is_smaller(id)
+            {
+                state[id as usize] = Some(Mode::Full { cut: Some(0) });
+                cut.push(id);
+            }
         }
-        let mut at = self.probe(&state)?;
+        let mut at = self.probe(&state, true)?;
         if let Some(budget) = at.over {
-            let answer = self.build(&state);
-            let text = self.format.render(&answer);
-            return Err(Error::BudgetUnreachable {
-                budget: tokens::limit(budget),
-                needed: self.meter.measure(&text, budget)?,
-                unit: tokens::unit(budget),
-            });
+            return Err(self.unreachable(budget, &base, candidates, &state)?);
         }
-        for &id in &with_text {
+        for id in cut {
             let len = self.text_len(id);
-            let cut = self.largest_cut(&state, id, len, at, None)?;
-            state[id as usize] = Some(Mode::Full { cut: Some(cut.x) });
-            at = cut.probe;
+            let grown = self.largest_cut(&state, id, len, at, None)?;
+            state[id as usize] = Some(Mode::Full { cut: Some(grown.x) });
+            at = grown.probe;
         }
-        self.finish(state)
+        self.finish(state, None)
+    }
+
+    /// Whether `id`'s own rendering is smaller with its text cut to
+    /// nothing (and the cut notice) than whole.
+    fn cut_is_smaller(&mut self, id: NodeId) -> bool {
+        let whole = self.element(id, Mode::Full { cut: None });
+        let cut = self.element(id, Mode::Full { cut: Some(0) });
+        let depth = self.tree.node(id).depth as usize;
+        let size = |e: &Element| match self.format {
+            Format::Json => json_element_fragment(e),
+            Format::Outline => outline_element_fragment(e, depth),
+        };
+        size(&cut) < size(&whole)
+    }
+
+    /// The error for a request no state fits in `budget`: the smallest
+    /// limit of that budget with which it works, the least size of the
+    /// states the fill tries, that is of the kept elements cut (`kept`)
+    /// and of every prefix of the candidates. Within a segment between
+    /// drop points sizes grow, so only each segment's first state counts,
+    /// and the segments stop where the size without notices (a lower
+    /// bound) reaches the least size found.
+    fn unreachable(
+        &mut self,
+        budget: Budget,
+        base: &[Option<Mode>],
+        candidates: &[NodeId],
+        kept: &[Option<Mode>],
+    ) -> Result<Error> {
+        let mut best = self.measure(kept, true, budget)?;
+        for start in self.segment_starts(base, candidates, candidates.len()) {
+            let state = self.prefix_state(base, candidates, start);
+            if self.measure(&state, false, budget)? >= best {
+                break;
+            }
+            best = best.min(self.measure(&state, true, budget)?);
+        }
+        Ok(Error::BudgetUnreachable {
+            budget: tokens::limit(budget),
+            needed: best,
+            unit: tokens::unit(budget),
+        })
+    }
+
+    /// The size of `state`'s rendering in `budget`'s unit.
+    fn measure(&mut self, state: &[Option<Mode>], notices: bool, budget: Budget) -> Result<usize> {
+        self.probes += 1;
+        let answer = self.build(state, notices);
+        let text = self.format.render(&answer);
+        self.meter.measure(&text, budget)
+    }
+
+    /// Refuses an input whose carried `ctxgate:omitted` counts, with the
+    /// element's own children, could not be counted in 64 bits: adding
+    /// ctxgate's own count to them would wrap, and the notice would hide
+    /// what was left out.
+    fn check_carried_counts(&self) -> Result<()> {
+        for (at, carried) in self.carried.iter().enumerate() {
+            let Some(carried) = carried else { continue };
+            if carried.omitted.is_empty() {
+                continue;
+            }
+            let children = self.tree.children(at as NodeId).count() as u64;
+            let total = carried
+                .omitted
+                .values()
+                .try_fold(children, |sum, &n| sum.checked_add(n));
+            if total.is_none() {
+                let id = self.tree.node(at as NodeId).element.id.to_string();
+                return Err(Error::NotConforming {
+                    findings: vec![Finding::error(
+                        Requirement::Schema,
+                        format!("{}/attributes/{}", pointer(self.tree, at as NodeId), notice::OMITTED),
+                        Some(id),
+                        format!(
+                            "the counts of `{}` and the element's own children add up to more than {}; remove the notice, or send the answer ctxgate trimmed",
+                            notice::OMITTED,
+                            u64::MAX
+                        ),
+                    )],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// How the root is sent: a placeholder when it is denied or masked (or
+    /// was a placeholder already), else a skeleton.
+    fn root_mode(&self) -> Mode {
+        match self.selection.fates[0] {
+            Fate::Denied(_) | Fate::Masked(_) => Mode::Placeholder,
+            _ if self.carries_withheld(0) => Mode::Placeholder,
+            _ => Mode::Skeleton,
+        }
     }
 
     /// The largest cut in `[0, len)` of `id`'s text that fits, with its
@@ -298,6 +556,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             len - 1,
             cut_at,
             Some,
+            true,
         )?;
         Ok(good)
     }
@@ -318,6 +577,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         end: usize,
         state_at: impl Fn(&mut Self, usize) -> Vec<Option<Mode>>,
         estimate: impl Fn(usize) -> Option<usize>,
+        notices: bool,
     ) -> Result<(Point, Option<Point>)> {
         let top = |bad: &Option<Point>| bad.as_ref().map_or(end, |b| b.x - 1);
         let mut slow = 0;
@@ -330,7 +590,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             }
             .clamp(good.x + 1, top(&bad));
             let state = state_at(self, x);
-            let probe = self.probe(&state)?;
+            let probe = self.probe(&state, notices)?;
             if probe.over.is_none() {
                 good = Point::new(x, probe);
             } else {
@@ -377,11 +637,12 @@ impl<'f, 'a> Filler<'f, 'a> {
         Some(lo.max(good.x + 1))
     }
 
-    /// Renders `state` and measures it against every budget; keeps it if
-    /// it fits, for [`Filler::finish`].
-    fn probe(&mut self, state: &[Option<Mode>]) -> Result<Probe> {
+    /// Renders `state` (without omitted notices unless `notices`: a lower
+    /// bound) and measures it against every budget; keeps it if it fits and
+    /// is the real rendering, for [`Filler::finish`].
+    fn probe(&mut self, state: &[Option<Mode>], notices: bool) -> Result<Probe> {
         self.probes += 1;
-        let answer = self.build(state);
+        let answer = self.build(state, notices);
         let rendered = self.format.render(&answer);
         let mut sizes = Vec::with_capacity(self.budgets.len());
         let mut over = None;
@@ -397,7 +658,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             sizes,
             over,
         };
-        if over.is_none() {
+        if over.is_none() && notices {
             self.fitted = Some(Fitted {
                 state: state.to_vec(),
                 answer,
@@ -408,11 +669,21 @@ impl<'f, 'a> Filler<'f, 'a> {
         Ok(probe)
     }
 
+    /// How a sent element is sent: masked ones, and placeholders of an
+    /// earlier trim (whose notice must survive a second one), as
+    /// placeholders; the rest whole.
     fn mode_for(&self, id: NodeId) -> Mode {
         match self.selection.fates[id as usize] {
             Fate::Masked(_) => Mode::Placeholder,
+            _ if self.carries_withheld(id) => Mode::Placeholder,
             _ => Mode::Full { cut: None },
         }
+    }
+
+    fn carries_withheld(&self, id: NodeId) -> bool {
+        self.carried[id as usize]
+            .as_ref()
+            .is_some_and(|c| c.withheld.is_some())
     }
 
     /// Guessed bytes of the rendering with the first k candidates: the
@@ -489,18 +760,20 @@ impl<'f, 'a> Filler<'f, 'a> {
     fn merge_carried(&self, id: NodeId, reasons: &mut BTreeMap<String, u64>) {
         if let Some(carried) = &self.carried[id as usize] {
             for (reason, n) in &carried.omitted {
-                *reasons.entry(reason.clone()).or_default() += n;
+                // Cannot saturate: `check_carried_counts` refused those that could.
+                let count = reasons.entry(reason.clone()).or_default();
+                *count = count.saturating_add(*n);
             }
         }
     }
 
-    fn finish(mut self, state: Vec<Option<Mode>>) -> Result<Filled<'a>> {
+    fn finish(mut self, state: Vec<Option<Mode>>, prefix: Option<usize>) -> Result<Filled<'a>> {
         // The last probe that fit is usually the final state: its
         // rendering and exact sizes are reused, not built and counted again.
         let (answer, rendered, sizes) = match self.fitted.take() {
             Some(fitted) if fitted.state == state => (fitted.answer, fitted.rendered, fitted.sizes),
             _ => {
-                let answer = self.build(&state);
+                let answer = self.build(&state, true);
                 let rendered = self.format.render(&answer);
                 (answer, rendered, vec![None; self.budgets.len()])
             }
@@ -542,6 +815,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             modes: state,
             redactions,
             probes,
+            prefix,
         })
     }
 
@@ -643,7 +917,9 @@ impl<'f, 'a> Filler<'f, 'a> {
                     .and_then(|c| c.withheld.as_ref());
                 let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
                     (Some((rule, empty)), _) => (rule.clone(), *empty),
-                    (None, Fate::Masked(rule)) => (rule.to_string(), is_empty(source)),
+                    (None, Fate::Masked(rule) | Fate::Denied(rule)) => {
+                        (rule.to_string(), is_empty(source))
+                    }
                     (None, _) => ("mask".to_string(), is_empty(source)),
                 };
                 out.attributes.insert(
@@ -655,8 +931,9 @@ impl<'f, 'a> Filler<'f, 'a> {
         }
     }
 
-    /// The output answer for a state, built bottom-up without recursion.
-    fn build(&mut self, state: &[Option<Mode>]) -> Answer<'a> {
+    /// The output answer for a state, built bottom-up without recursion;
+    /// with omitted notices unless `notices` is false.
+    fn build(&mut self, state: &[Option<Mode>], notices: bool) -> Answer<'a> {
         let n = self.tree.len();
         let mut children: Vec<Vec<Element>> = (0..n).map(|_| Vec::new()).collect();
         let mut root = None;
@@ -667,7 +944,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             let mut mine = std::mem::take(&mut children[at]);
             mine.reverse();
             element.children = mine.into();
-            if mode != Mode::Placeholder {
+            if notices && mode != Mode::Placeholder {
                 let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
                 for child in self.tree.children(id) {
                     if state[child as usize].is_none() {
@@ -741,7 +1018,7 @@ fn is_empty(element: &Element<'_>) -> bool {
 }
 
 fn omitted_notice(reasons: &BTreeMap<String, u64>) -> Value {
-    let count: u64 = reasons.values().sum();
+    let count = reasons.values().fold(0u64, |sum, &n| sum.saturating_add(n));
     let reasons: Map<String, Value> = reasons
         .iter()
         .map(|(k, v)| (k.clone(), Value::from(*v)))
@@ -872,4 +1149,20 @@ fn plain_reason(reason: &str) -> bool {
         && reason
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '-' | '_' | '.'))
+}
+
+/// The JSON pointer of an element in the input.
+fn pointer(tree: &Tree<'_, '_>, id: NodeId) -> String {
+    let mut steps = Vec::new();
+    let mut at = id;
+    while let Some(parent) = tree.node(at).parent {
+        let index = tree.children(parent).position(|c| c == at).unwrap_or(0);
+        steps.push(index);
+        at = parent;
+    }
+    let mut out = String::from("/root");
+    for index in steps.iter().rev() {
+        out.push_str(&format!("/children/{index}"));
+    }
+    out
 }

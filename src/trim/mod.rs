@@ -182,6 +182,47 @@ pub fn trim_with<'a>(
     })
 }
 
+/// For the fitter's property tests, not a stable API: trims like
+/// [`trim_with`] (without the conformance check) and says how many
+/// candidates of the fill order were sent whole (`None` when no prefix fit,
+/// the request failed, or no budget applied), with (when `sizes`) the size
+/// in the first budget's unit of the mandatory part plus the first k
+/// candidates, for every k.
+#[doc(hidden)]
+pub fn fill_prefixes(
+    answer: &Answer<'_>,
+    request: &Request,
+    plan: &RequestPlan,
+    decider: &mut dyn Decider,
+    limits: &Limits,
+    sizes: bool,
+) -> Result<(Option<usize>, Vec<usize>)> {
+    let tree = Tree::new(&answer.root);
+    let decisions = decide_all(&tree, plan, decider, limits.max_projections)?;
+    let budgets: Vec<Budget> = budgets(plan.budget, request.budget)?
+        .iter()
+        .map(|b| b.0)
+        .collect();
+    let Some(&first) = budgets.first() else {
+        return Ok((None, Vec::new()));
+    };
+    let selection = select::select(
+        &tree,
+        &decisions,
+        plan.scope,
+        request.action.target.as_deref(),
+    )?;
+    let filler = |budgets: Vec<Budget>| {
+        fill::Filler::new(answer, &tree, &selection, plan, request.format, budgets)
+    };
+    let prefix = filler(budgets.clone()).fill().ok().and_then(|f| f.prefix);
+    let sizes = match sizes {
+        true => filler(budgets).prefix_sizes(first)?,
+        false => Vec::new(),
+    };
+    Ok((prefix, sizes))
+}
+
 /// The budgets that apply: the policy's, and the request's, which can only
 /// make it smaller (in the same unit it replaces it if smaller; in another
 /// unit both apply).
@@ -462,6 +503,10 @@ fn report<'a>(
         let (outcome, rule, inherited) = match (filled.modes[at], fate) {
             (Some(Mode::Placeholder), Fate::Masked(rule)) => {
                 (Outcome::Masked, Some(rule.clone()), false)
+            }
+            // The root, denied: sent as a placeholder, as an answer needs one.
+            (Some(Mode::Placeholder), Fate::Denied(rule)) => {
+                (Outcome::Denied, Some(rule.clone()), false)
             }
             (Some(Mode::Full { cut }), _) => {
                 let rule = match fate {
