@@ -698,13 +698,14 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
                     raw.root = map.next_value_seed(ElementSeed(&mut *ctx))?;
                 }
                 Field::Items | Field::Focus => {
-                    let value = match map.next_value_seed(BoundedValue(0))? {
-                        Ok(value) => value,
-                        Err(problem) => {
-                            ctx.value_problem(format!("/{}", field.name()), problem);
-                            raw.unreadable = true;
-                            continue;
-                        }
+                    let name = if matches!(field, Field::Items) {
+                        "items"
+                    } else {
+                        "focus"
+                    };
+                    let Some(value) = map.next_value_seed(ListSeed(&mut *ctx, name))? else {
+                        raw.unreadable = true;
+                        continue;
                     };
                     match field {
                         Field::Items => raw.items = Some(value),
@@ -1368,6 +1369,72 @@ impl<'de> Visitor<'de> for BoundedValue {
             }
         }
         Ok(Ok(Value::Object(object)))
+    }
+}
+
+/// A 0.1 `items` or `focus` list (the field's name): each entry read as a
+/// [`BoundedValue`], so a problem in one is a finding at its index and the
+/// others are still read. `None` when there was a problem.
+struct ListSeed<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>, &'static str);
+
+impl<'de> DeserializeSeed<'de> for ListSeed<'_, '_, 'de> {
+    type Value = Option<Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl ListSeed<'_, '_, '_> {
+    fn read(self, value: Result<Value, ValueProblem>) -> Option<Value> {
+        value
+            .map_err(|problem| self.0.value_problem(format!("/{}", self.1), problem))
+            .ok()
+    }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'_, '_, 'de> {
+    type Value = Option<Value>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Some(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Some(Value::from(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Some(Value::from(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Some(Value::from(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Value::String(v.to_string())))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Some(Value::Null))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let value = BoundedValue(0).visit_map(map)?;
+        Ok(self.read(value))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let (ctx, field) = (self.0, self.1);
+        let mut entries = Vec::new();
+        let mut clean = true;
+        let mut i = 0;
+        while let Some(entry) = seq.next_element_seed(BoundedValue(1))? {
+            match entry {
+                Ok(entry) => entries.push(entry),
+                Err(problem) => {
+                    ctx.value_problem(format!("/{field}/{i}"), problem);
+                    clean = false;
+                }
+            }
+            i += 1;
+        }
+        Ok(clean.then_some(Value::Array(entries)))
     }
 }
 

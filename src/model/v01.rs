@@ -490,3 +490,108 @@ fn read_blocks(value: Value, pointer: &str) -> Result<Vec<Content<'static>>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn secure_and_password_types_read_as_text_whatever_their_case() {
+        for kind in [
+            "password",
+            "secure",
+            "SecureTextField",
+            "password-input",
+            "PASSWORD",
+        ] {
+            assert_eq!(role_for_type(kind), Role::Text, "{kind}");
+        }
+        assert_eq!(role_for_type("Comment"), Role::Row);
+        assert_eq!(role_for_type("widget"), Role::Group);
+    }
+
+    /// Items `i0`, `i1`, … with the parents given by index.
+    fn items(parents: &[Option<usize>]) -> Value {
+        Value::Array(
+            parents
+                .iter()
+                .enumerate()
+                .map(|(i, parent)| {
+                    let mut item = serde_json::json!({"id": format!("i{i}"), "type": "row"});
+                    if let Some(p) = parent {
+                        item["parent"] = format!("i{p}").into();
+                    }
+                    item
+                })
+                .collect(),
+        )
+    }
+
+    /// Each item's depth (top items 2: the root is 1), found by walking up;
+    /// `None` if it is on or under a cycle.
+    fn naive_depths(parents: &[Option<usize>]) -> Vec<Option<usize>> {
+        (0..parents.len())
+            .map(|start| {
+                let (mut at, mut depth) = (start, 2);
+                while let Some(p) = parents[at] {
+                    if depth > parents.len() + 1 {
+                        return None;
+                    }
+                    (at, depth) = (p, depth + 1);
+                }
+                Some(depth)
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// The linear upgrade agrees with walking up each item's parents:
+        /// every item under its parent, children in list order, a cycle
+        /// refused, a depth past the limit refused.
+        #[test]
+        fn the_upgrade_nests_each_item_under_its_parent_in_list_order(
+            raw in prop::collection::vec(prop::option::of(0usize..64), 0..24),
+            max_depth in 1usize..10,
+        ) {
+            let n = raw.len();
+            let parents: Vec<Option<usize>> = raw.iter().map(|p| p.map(|p| p % n)).collect();
+            let depths = naive_depths(&parents);
+            let limits = Limits { max_depth, ..Limits::default() };
+            let upgraded = upgrade(Some(items(&parents)), None, None, &limits);
+            let deepest = depths.iter().flatten().max().copied().unwrap_or(1);
+            if deepest > max_depth {
+                prop_assert!(matches!(upgraded, Err(Error::TooDeep { .. })), "{upgraded:?}");
+                return Ok(());
+            }
+            if depths.iter().any(Option::is_none) {
+                let Err(Error::Upgrade { message, .. }) = upgraded else {
+                    return Err(TestCaseError::fail(format!("{upgraded:?}")));
+                };
+                prop_assert!(message.ends_with("is its own ancestor (a parent cycle)"));
+                return Ok(());
+            }
+            let root = upgraded.unwrap();
+            // Every element (its item's index, `None` for the root) and its
+            // depth, iteratively.
+            let mut seen = vec![None; n];
+            let mut stack = vec![(&root, None::<usize>, 1usize)];
+            while let Some((element, own, depth)) = stack.pop() {
+                let mut previous = None;
+                for child in element.children.iter() {
+                    let i: usize = child.id[1..].parse().unwrap();
+                    prop_assert_eq!(parents[i], own, "i{} under the wrong parent", i);
+                    // Children in the order the items are listed.
+                    prop_assert!(previous < Some(i));
+                    previous = Some(i);
+                    stack.push((child, Some(i), depth + 1));
+                }
+                if let Some(i) = own {
+                    prop_assert!(seen[i].is_none(), "i{} placed twice", i);
+                    seen[i] = Some(depth);
+                }
+            }
+            prop_assert_eq!(seen, depths);
+        }
+    }
+}
