@@ -129,8 +129,10 @@ fn json_error(err: &serde_json::Error) -> Error {
 }
 
 /// Rejects JSON nested deeper than the limits allow, before any recursive
-/// parser sees it, and numbers no f64 holds (`1e999`) wherever they stand.
-/// Strings are skipped with their escapes.
+/// parser sees it; and, wherever they stand, numbers no f64 holds (`1e999`)
+/// and lone UTF-16 surrogates (`"\ud800"`), which serde_json checks only in
+/// what it reads, not in what it skips. Strings are skipped with their
+/// escapes.
 fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
     let max = limits.max_json_nesting();
     let mut depth = 0usize;
@@ -143,7 +145,16 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
                 i += 1;
                 loop {
                     match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
-                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
+                        Some(at) if bytes[i + at] == b'\\' => {
+                            i = escape_end(bytes, i + at).map_err(|(offset, message)| {
+                                let (line, column) = line_column(bytes, offset);
+                                Error::Json {
+                                    line,
+                                    column,
+                                    message: message.into(),
+                                }
+                            })?;
+                        }
                         Some(at) => {
                             i += at;
                             break;
@@ -200,6 +211,41 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
         i += 1;
     }
     Ok(())
+}
+
+/// Where the escape at `at` (a backslash inside a string) ends, or the
+/// offset and serde_json's message for a lone UTF-16 surrogate: serde_json
+/// refuses one in a string it reads, not in one it skips (an unknown
+/// field's), so it is refused here, wherever it stands.
+fn escape_end(bytes: &[u8], at: usize) -> std::result::Result<usize, (usize, &'static str)> {
+    let hex = |from: usize| -> Option<u16> {
+        let digits = bytes.get(from..from + 4)?;
+        if !digits.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    if bytes.get(at + 1) != Some(&b'u') {
+        return Ok(at + 2);
+    }
+    match hex(at + 2) {
+        Some(0xDC00..=0xDFFF) => Err((at + 5, "lone leading surrogate in hex escape")),
+        Some(0xD800..=0xDBFF) => {
+            if bytes.get(at + 6) != Some(&b'\\') {
+                return Err((at + 6, "unexpected end of hex escape"));
+            }
+            if bytes.get(at + 7) != Some(&b'u') {
+                return Err((at + 7, "unexpected end of hex escape"));
+            }
+            match hex(at + 8) {
+                Some(0xDC00..=0xDFFF) => Ok(at + 12),
+                Some(_) => Err((at + 11, "lone leading surrogate in hex escape")),
+                // Not hex: the parser's syntax error.
+                None => Ok(at + 2),
+            }
+        }
+        _ => Ok(at + 2),
+    }
 }
 
 /// Whether a number's text reads as a finite f64 (`1e999` does not). Text

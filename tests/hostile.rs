@@ -245,7 +245,32 @@ fn invalid_utf8_and_lone_surrogates_are_refused() {
             "invalid JSON at line 1, column 149: lone leading surrogate in hex escape",
         ]
     );
-    // A proper pair is one character, sent as UTF-8.
+    // Issue 12.7: also in a value that is skipped, not read (an unknown
+    // field's, where serde_json does not look), keys included.
+    let skipped: Vec<String> = [
+        r#""note":"a\ud800""#,
+        r#""note":{"\udc00":1}"#,
+        r#""note":["\ud800\\u0041"]"#,
+        r#""note":"\ud800\u0041""#,
+    ]
+    .iter()
+    .map(|field| {
+        let bytes = app(&format!(r#"{{"id":"w","role":"Window",{field}}}"#));
+        error(&bytes, &Request::new("app"))
+    })
+    .collect();
+    assert_eq!(
+        skipped,
+        [
+            "invalid JSON at line 1, column 143: unexpected end of hex escape",
+            "invalid JSON at line 1, column 142: lone leading surrogate in hex escape",
+            "invalid JSON at line 1, column 144: unexpected end of hex escape",
+            "invalid JSON at line 1, column 147: lone leading surrogate in hex escape",
+        ]
+    );
+    // A proper pair is one character, sent as UTF-8; one in a skipped value passes.
+    let skipped = app(r#"{"id":"w","role":"Window","note":"\ud83d\ude00 \u00e9 \\ud800"}"#);
+    trim(&skipped, &Request::new("app"));
     let bytes = app(r#"{"id":"w","role":"Window","title":"\ud83d\ude00"}"#);
     assert!(trim(&bytes, &Request::new("app"))
         .rendered
