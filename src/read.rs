@@ -2,13 +2,16 @@
 //!
 //! Three layers, cheapest first:
 //! 1. a byte scan that bounds JSON nesting before any recursive parser runs,
-//!    so no input can overflow the stack, however deep;
+//!    so no input can overflow the stack, however deep; it also refuses
+//!    numbers no f64 holds and lone surrogate escapes wherever they stand
+//!    (serde_json checks them only in what it reads, not in what it skips);
 //! 2. one lenient pass of serde_json with our own visitors: a field of the
-//!    wrong type, a missing field or an unknown field becomes a [`Finding`]
-//!    at its JSON pointer and reading goes on, so the user sees every
-//!    problem at once; limits on elements, depth and content abort at once;
+//!    wrong type, a missing field, a key written twice in one object or an
+//!    unknown field becomes a [`Finding`] at its JSON pointer and reading
+//!    goes on, so the user sees every problem at once; limits on elements,
+//!    depth and content abort at once;
 //! 3. protocol dispatch: 0.2.x is taken as is, 0.1 is upgraded
-//!    ([`crate::model::v01`]).
+//!    ([`crate::model::v01`]) under the same limits.
 //!
 //! Conformance rules that need the whole tree (R1, R3, R4, R6) are in
 //! [`crate::check`].
