@@ -141,22 +141,16 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
     let mut depth = 0usize;
     let mut i = 0;
     while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
+        match SCAN_CLASS[bytes[i] as usize] {
+            SCAN_OTHER => {}
+            SCAN_QUOTE => {
                 // Skip the string's body: find its closing quote, stepping
                 // over escapes.
                 i += 1;
                 loop {
                     match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
                         Some(at) if bytes[i + at] == b'\\' => {
-                            i = escape_end(bytes, i + at).map_err(|(offset, message)| {
-                                let (line, column) = line_column(bytes, offset);
-                                Error::Json {
-                                    line,
-                                    column,
-                                    message: message.into(),
-                                }
-                            })?;
+                            i = escape_end(bytes, i + at)?;
                         }
                         Some(at) => {
                             i += at;
@@ -169,7 +163,7 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
                     }
                 }
             }
-            b'{' | b'[' => {
+            SCAN_OPEN => {
                 depth += 1;
                 if depth > max {
                     let (line, column) = line_column(bytes, i);
@@ -181,46 +175,88 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
                     });
                 }
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b'-' | b'0'..=b'9' => {
-                // A number. serde_json refuses one out of an f64's range
-                // only where it reads it, not in a value it skips (an
-                // unknown field's): refused here, wherever it stands.
-                let start = i;
-                let mut exponent = false;
-                i += 1;
-                while let Some(&b) = bytes.get(i) {
-                    match b {
-                        b'0'..=b'9' | b'.' | b'+' | b'-' => {}
-                        b'e' | b'E' => exponent = true,
-                        _ => break,
-                    }
-                    i += 1;
-                }
-                // Without an exponent, only a number of over 300 digits
-                // can pass f64::MAX (about 1.8e308).
-                if (exponent || i - start > 300) && !finite(&bytes[start..i]) {
-                    let (line, column) = line_column(bytes, i - 1);
-                    return Err(Error::Json {
-                        line,
-                        column,
-                        message: "number out of range".into(),
-                    });
-                }
+            SCAN_CLOSE => depth = depth.saturating_sub(1),
+            _ => {
+                // SCAN_NUMBER: a number, checked out of line (most JSON has
+                // few outside strings).
+                i = number_end(bytes, i)?;
                 continue;
             }
-            _ => {}
         }
         i += 1;
     }
     Ok(())
 }
 
+/// What [`scan_nesting`] does at a byte outside strings, by a table: one
+/// load and one test for the structural bytes most JSON is made of.
+const SCAN_OTHER: u8 = 0;
+const SCAN_QUOTE: u8 = 1;
+const SCAN_OPEN: u8 = 2;
+const SCAN_CLOSE: u8 = 3;
+const SCAN_NUMBER: u8 = 4;
+static SCAN_CLASS: [u8; 256] = {
+    let mut class = [SCAN_OTHER; 256];
+    class[b'"' as usize] = SCAN_QUOTE;
+    class[b'{' as usize] = SCAN_OPEN;
+    class[b'[' as usize] = SCAN_OPEN;
+    class[b'}' as usize] = SCAN_CLOSE;
+    class[b']' as usize] = SCAN_CLOSE;
+    class[b'-' as usize] = SCAN_NUMBER;
+    let mut digit = b'0';
+    while digit <= b'9' {
+        class[digit as usize] = SCAN_NUMBER;
+        digit += 1;
+    }
+    class
+};
+
+/// Where the number starting at `start` ends; an error if no f64 holds it.
+/// serde_json refuses one out of an f64's range only where it reads it, not
+/// in a value it skips (an unknown field's): refused here, wherever it
+/// stands.
+#[inline(never)]
+fn number_end(bytes: &[u8], start: usize) -> Result<usize> {
+    let mut exponent = false;
+    let mut i = start + 1;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'0'..=b'9' | b'.' | b'+' | b'-' => {}
+            b'e' | b'E' => exponent = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    // Without an exponent, only a number of over 300 digits can pass
+    // f64::MAX (about 1.8e308).
+    if (exponent || i - start > 300) && !finite(&bytes[start..i]) {
+        let (line, column) = line_column(bytes, i - 1);
+        return Err(Error::Json {
+            line,
+            column,
+            message: "number out of range".into(),
+        });
+    }
+    Ok(i)
+}
+
 /// Where the escape at `at` (a backslash inside a string) ends, or the
 /// offset and serde_json's message for a lone UTF-16 surrogate: serde_json
 /// refuses one in a string it reads, not in one it skips (an unknown
 /// field's), so it is refused here, wherever it stands.
-fn escape_end(bytes: &[u8], at: usize) -> std::result::Result<usize, (usize, &'static str)> {
+#[inline(never)]
+fn escape_end(bytes: &[u8], at: usize) -> Result<usize> {
+    lone_surrogate(bytes, at).map_err(|(offset, message)| {
+        let (line, column) = line_column(bytes, offset);
+        Error::Json {
+            line,
+            column,
+            message: message.into(),
+        }
+    })
+}
+
+fn lone_surrogate(bytes: &[u8], at: usize) -> std::result::Result<usize, (usize, &'static str)> {
     let hex = |from: usize| -> Option<u16> {
         let digits = bytes.get(from..from + 4)?;
         if !digits.iter().all(u8::is_ascii_hexdigit) {
