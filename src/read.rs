@@ -2,14 +2,15 @@
 //!
 //! Three layers, cheapest first:
 //! 1. a byte scan that bounds JSON nesting before any recursive parser runs,
-//!    so no input can overflow the stack, however deep; it also refuses
-//!    numbers no f64 holds and lone surrogate escapes wherever they stand
-//!    (serde_json checks them only in what it reads, not in what it skips);
+//!    so no input can overflow the stack, however deep;
 //! 2. one lenient pass of serde_json with our own visitors: a field of the
 //!    wrong type, a missing field, a key written twice in one object or an
 //!    unknown field becomes a [`Finding`] at its JSON pointer and reading
 //!    goes on, so the user sees every problem at once; limits on elements,
-//!    depth and content abort at once;
+//!    depth and content abort at once. A value that is not kept (an unknown
+//!    field's, a wrong-typed one) is skipped as strictly as a kept one is
+//!    read (`Skip`): a number no f64 holds or a lone surrogate is refused
+//!    wherever it stands;
 //! 3. protocol dispatch: 0.2.x is taken as is, 0.1 is upgraded
 //!    ([`crate::model::v01`]) under the same limits.
 //!
@@ -19,7 +20,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::check::{Finding, Requirement};
@@ -132,26 +133,20 @@ fn json_error(err: &serde_json::Error) -> Error {
 }
 
 /// Rejects JSON nested deeper than the limits allow, before any recursive
-/// parser sees it; and, wherever they stand, numbers no f64 holds (`1e999`)
-/// and lone UTF-16 surrogates (`"\ud800"`), which serde_json checks only in
-/// what it reads, not in what it skips. Strings are skipped with their
-/// escapes.
+/// parser sees it. Strings are skipped with their escapes.
 fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
     let max = limits.max_json_nesting();
     let mut depth = 0usize;
     let mut i = 0;
     while i < bytes.len() {
-        match SCAN_CLASS[bytes[i] as usize] {
-            SCAN_OTHER => {}
-            SCAN_QUOTE => {
+        match bytes[i] {
+            b'"' => {
                 // Skip the string's body: find its closing quote, stepping
                 // over escapes.
                 i += 1;
                 loop {
                     match memchr::memchr2(b'"', b'\\', &bytes[i.min(bytes.len())..]) {
-                        Some(at) if bytes[i + at] == b'\\' => {
-                            i = escape_end(bytes, i + at)?;
-                        }
+                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
                         Some(at) => {
                             i += at;
                             break;
@@ -163,7 +158,7 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
                     }
                 }
             }
-            SCAN_OPEN => {
+            b'{' | b'[' => {
                 depth += 1;
                 if depth > max {
                     let (line, column) = line_column(bytes, i);
@@ -175,125 +170,12 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
                     });
                 }
             }
-            SCAN_CLOSE => depth = depth.saturating_sub(1),
-            _ => {
-                // SCAN_NUMBER: a number, checked out of line (most JSON has
-                // few outside strings).
-                i = number_end(bytes, i)?;
-                continue;
-            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
         }
         i += 1;
     }
     Ok(())
-}
-
-/// What [`scan_nesting`] does at a byte outside strings, by a table: one
-/// load and one test for the structural bytes most JSON is made of.
-const SCAN_OTHER: u8 = 0;
-const SCAN_QUOTE: u8 = 1;
-const SCAN_OPEN: u8 = 2;
-const SCAN_CLOSE: u8 = 3;
-const SCAN_NUMBER: u8 = 4;
-static SCAN_CLASS: [u8; 256] = {
-    let mut class = [SCAN_OTHER; 256];
-    class[b'"' as usize] = SCAN_QUOTE;
-    class[b'{' as usize] = SCAN_OPEN;
-    class[b'[' as usize] = SCAN_OPEN;
-    class[b'}' as usize] = SCAN_CLOSE;
-    class[b']' as usize] = SCAN_CLOSE;
-    class[b'-' as usize] = SCAN_NUMBER;
-    let mut digit = b'0';
-    while digit <= b'9' {
-        class[digit as usize] = SCAN_NUMBER;
-        digit += 1;
-    }
-    class
-};
-
-/// Where the number starting at `start` ends; an error if no f64 holds it.
-/// serde_json refuses one out of an f64's range only where it reads it, not
-/// in a value it skips (an unknown field's): refused here, wherever it
-/// stands.
-#[inline(never)]
-fn number_end(bytes: &[u8], start: usize) -> Result<usize> {
-    let mut exponent = false;
-    let mut i = start + 1;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'0'..=b'9' | b'.' | b'+' | b'-' => {}
-            b'e' | b'E' => exponent = true,
-            _ => break,
-        }
-        i += 1;
-    }
-    // Without an exponent, only a number of over 300 digits can pass
-    // f64::MAX (about 1.8e308).
-    if (exponent || i - start > 300) && !finite(&bytes[start..i]) {
-        let (line, column) = line_column(bytes, i - 1);
-        return Err(Error::Json {
-            line,
-            column,
-            message: "number out of range".into(),
-        });
-    }
-    Ok(i)
-}
-
-/// Where the escape at `at` (a backslash inside a string) ends, or the
-/// offset and serde_json's message for a lone UTF-16 surrogate: serde_json
-/// refuses one in a string it reads, not in one it skips (an unknown
-/// field's), so it is refused here, wherever it stands.
-#[inline(never)]
-fn escape_end(bytes: &[u8], at: usize) -> Result<usize> {
-    lone_surrogate(bytes, at).map_err(|(offset, message)| {
-        let (line, column) = line_column(bytes, offset);
-        Error::Json {
-            line,
-            column,
-            message: message.into(),
-        }
-    })
-}
-
-fn lone_surrogate(bytes: &[u8], at: usize) -> std::result::Result<usize, (usize, &'static str)> {
-    let hex = |from: usize| -> Option<u16> {
-        let digits = bytes.get(from..from + 4)?;
-        if !digits.iter().all(u8::is_ascii_hexdigit) {
-            return None;
-        }
-        u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
-    };
-    if bytes.get(at + 1) != Some(&b'u') {
-        return Ok(at + 2);
-    }
-    match hex(at + 2) {
-        Some(0xDC00..=0xDFFF) => Err((at + 5, "lone leading surrogate in hex escape")),
-        Some(0xD800..=0xDBFF) => {
-            if bytes.get(at + 6) != Some(&b'\\') {
-                return Err((at + 6, "unexpected end of hex escape"));
-            }
-            if bytes.get(at + 7) != Some(&b'u') {
-                return Err((at + 7, "unexpected end of hex escape"));
-            }
-            match hex(at + 8) {
-                Some(0xDC00..=0xDFFF) => Ok(at + 12),
-                Some(_) => Err((at + 11, "lone leading surrogate in hex escape")),
-                // Not hex: the parser's syntax error.
-                None => Ok(at + 2),
-            }
-        }
-        _ => Ok(at + 2),
-    }
-}
-
-/// Whether a number's text reads as a finite f64 (`1e999` does not). Text
-/// that is not a number at all is left to the parser's syntax error.
-fn finite(number: &[u8]) -> bool {
-    std::str::from_utf8(number)
-        .ok()
-        .and_then(|text| text.parse::<f64>().ok())
-        .is_none_or(f64::is_finite)
 }
 
 fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
@@ -638,11 +520,11 @@ impl<'de> Visitor<'de> for ScalarVisitor {
         Ok(Scalar::Other("null"))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         Ok(Scalar::Other("an array"))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
         Ok(Scalar::Other("an object"))
     }
 }
@@ -798,7 +680,7 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
                     }
                 }
                 other => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     ctx.findings.push(Finding::warning(
                         Requirement::Schema,
                         format!("/{}", escape_pointer(other.name())),
@@ -820,7 +702,7 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
         Ok(Some(raw))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         self.0.findings.push(Finding::error(
             Requirement::Schema,
             "",
@@ -902,7 +784,7 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
         self,
         mut seq: A,
     ) -> Result<Result<Element<'de>, &'static str>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         Ok(Err("an array"))
     }
     fn on_map<A: MapAccess<'de>>(
@@ -988,11 +870,11 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                     }
                 },
                 Field::Items | Field::Focus | Field::Protocol | Field::Instance | Field::Root => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     unknown_field(ctx, field.name());
                 }
                 Field::Other(name) => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     match name.as_str() {
                         "type" | "parent" | "locatable" | "payload" => {
                             ctx.findings.push(Finding::error(
@@ -1179,7 +1061,7 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
         self,
         mut map: A,
     ) -> Result<Result<Vec<Content<'de>>, &'static str>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
         Ok(Err("an object"))
     }
 }
@@ -1212,7 +1094,7 @@ const VALUE_PROBLEM: &str = "a value problem";
 
 impl<'de> BlockVisitor<'_, 'de> {
     fn on_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Result<(), &'static str>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         Ok(Err("an array"))
     }
     fn on_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Result<(), &'static str>, A::Error> {
@@ -1224,7 +1106,7 @@ impl<'de> BlockVisitor<'_, 'de> {
                 Ok(value) => scratch.pairs.push((key.0, value)),
                 Err(problem) => {
                     // The first problem is the block's; the rest is skipped.
-                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    while map.next_entry::<Skip, Skip>()?.is_some() {}
                     scratch.problem = Some(problem.inside(&key.0));
                     return Ok(Err(VALUE_PROBLEM));
                 }
@@ -1269,6 +1151,54 @@ fn repeats<T>(items: &[T], key: impl Fn(&T) -> &str, order: &mut Vec<u32>) -> Ve
     }
     found.sort_unstable();
     found
+}
+
+/// Any JSON value, skipped without being built, but read as strictly as a
+/// value that is kept: serde_json's own skipping (`IgnoredAny`) takes a
+/// number out of an f64's range (`1e999`) and a lone surrogate escape
+/// (`"\ud800"`) without a word, so an unknown field's value could hold what
+/// the same field read anywhere else refuses. Nested values are skipped on a
+/// stack that grows as it needs (`stacker`); their nesting is bounded by
+/// `scan_nesting`.
+struct Skip;
+
+impl<'de> de::Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        struct SkipVisitor;
+        impl<'de> Visitor<'de> for SkipVisitor {
+            type Value = Skip;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_unit<E>(self) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+                while seq.next_element::<Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+                while map.next_entry::<Skip, Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+        }
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || d.deserialize_any(SkipVisitor))
+    }
 }
 
 /// A string borrowed from the input unless it had escapes.
@@ -1374,7 +1304,7 @@ impl Ctx<'_, '_> {
 /// Any JSON value, as serde_json reads a `Value`, at most
 /// [`MAX_VALUE_DEPTH`] levels deep (the field is the current level), each
 /// key once in each object. On a problem the rest of the value is skipped
-/// (serde_json skips without recursion).
+/// ([`Skip`]).
 struct BoundedValue(usize);
 
 impl<'de> DeserializeSeed<'de> for BoundedValue {
@@ -1412,7 +1342,7 @@ impl<'de> Visitor<'de> for BoundedValue {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         if self.0 >= MAX_VALUE_DEPTH {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            while seq.next_element::<Skip>()?.is_some() {}
             return Ok(Err(ValueProblem::TooDeep));
         }
         let mut items = Vec::new();
@@ -1420,7 +1350,7 @@ impl<'de> Visitor<'de> for BoundedValue {
             match item {
                 Ok(item) => items.push(item),
                 Err(problem) => {
-                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    while seq.next_element::<Skip>()?.is_some() {}
                     return Ok(Err(problem.inside(&items.len().to_string())));
                 }
             }
@@ -1429,7 +1359,7 @@ impl<'de> Visitor<'de> for BoundedValue {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         if self.0 >= MAX_VALUE_DEPTH {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            while map.next_entry::<Skip, Skip>()?.is_some() {}
             return Ok(Err(ValueProblem::TooDeep));
         }
         let mut object = serde_json::Map::new();
@@ -1437,7 +1367,7 @@ impl<'de> Visitor<'de> for BoundedValue {
             let value = match map.next_value_seed(BoundedValue(self.0 + 1))? {
                 Ok(value) => value,
                 Err(problem) => {
-                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    while map.next_entry::<Skip, Skip>()?.is_some() {}
                     return Ok(Err(problem.inside(&key)));
                 }
             };
@@ -1448,7 +1378,7 @@ impl<'de> Visitor<'de> for BoundedValue {
                 }
                 serde_json::map::Entry::Occupied(slot) => {
                     let key = slot.key().clone();
-                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    while map.next_entry::<Skip, Skip>()?.is_some() {}
                     return Ok(Err(ValueProblem::repeated(key)));
                 }
             }
@@ -1595,7 +1525,7 @@ impl<'de> ChildrenVisitor<'_, '_, 'de> {
         self,
         mut map: A,
     ) -> Result<Result<Vec<Element<'de>>, &'static str>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
         Ok(Err("an object"))
     }
     fn on_seq<A: SeqAccess<'de>>(
@@ -1698,7 +1628,7 @@ mod tests {
             ),
             (
                 br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application"}} 1e999"#,
-                "invalid JSON at line 1, column 80: number out of range",
+                "invalid JSON at line 1, column 76: trailing characters",
             ),
             (
                 b"{\"x\":\n  1e999}",
