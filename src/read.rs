@@ -1644,6 +1644,18 @@ mod tests {
                 String::from_utf8_lossy(json)
             );
         }
+        // Past the depth values are read to, what is skipped is still checked.
+        for field in ["x", "attributes"] {
+            let deep = format!("{}{{\"n\":1e999}}{}", "[".repeat(500), "]".repeat(500));
+            let json = format!(
+                r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"a","role":"Application","{field}":{{"k":{deep}}}}}}}"#
+            );
+            let err = read(json.as_bytes(), &Limits::default()).unwrap_err();
+            assert!(
+                err.to_string().ends_with(": number out of range"),
+                "{field}: {err}"
+            );
+        }
         // 309 digits pass f64::MAX; 300 do not.
         for (digits, ok) in [(300, true), (309, false)] {
             let json = format!(
