@@ -4,11 +4,15 @@
 //! 1. a byte scan that bounds JSON nesting before any recursive parser runs,
 //!    so no input can overflow the stack, however deep;
 //! 2. one lenient pass of serde_json with our own visitors: a field of the
-//!    wrong type, a missing field or an unknown field becomes a [`Finding`]
-//!    at its JSON pointer and reading goes on, so the user sees every
-//!    problem at once; limits on elements, depth and content abort at once;
+//!    wrong type, a missing field, a key written twice in one object or an
+//!    unknown field becomes a [`Finding`] at its JSON pointer and reading
+//!    goes on, so the user sees every problem at once; limits on elements,
+//!    depth and content abort at once. A value that is not kept (an unknown
+//!    field's, a wrong-typed one) is skipped as strictly as a kept one is
+//!    read (`Skip`): a number no f64 holds or a lone surrogate is refused
+//!    wherever it stands;
 //! 3. protocol dispatch: 0.2.x is taken as is, 0.1 is upgraded
-//!    ([`crate::model::v01`]).
+//!    ([`crate::model::v01`]) under the same limits.
 //!
 //! Conformance rules that need the whole tree (R1, R3, R4, R6) are in
 //! [`crate::check`].
@@ -16,7 +20,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::check::{Finding, Requirement};
@@ -69,7 +73,8 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
         abort: None,
         siblings: Vec::new(),
         blocks: Vec::new(),
-        pairs: Vec::new(),
+        block: BlockScratch::default(),
+        order: Vec::new(),
     };
     let mut json = serde_json::Deserializer::from_str(text);
     json.disable_recursion_limit();
@@ -91,7 +96,7 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
             upgraded_from: None,
         });
     };
-    let (answer, upgraded_from) = dispatch(raw, &mut findings)?;
+    let (answer, upgraded_from) = dispatch(raw, &mut findings, limits)?;
     Ok(Reading {
         answer,
         findings,
@@ -205,11 +210,15 @@ struct RawAnswer<'de> {
     items: Option<Value>,
     focus: Option<Value>,
     title: Option<String>,
+    /// `items` or `focus` was there but could not be read (a finding says
+    /// why): a 0.1 answer is then not upgraded.
+    unreadable: bool,
 }
 
 fn dispatch<'a>(
     raw: RawAnswer<'a>,
     findings: &mut Vec<Finding>,
+    limits: &Limits,
 ) -> Result<(Option<Answer<'a>>, Option<String>)> {
     let Some(protocol) = raw.protocol else {
         findings.push(Finding::error(
@@ -232,8 +241,8 @@ fn dispatch<'a>(
     match Version::of(&protocol) {
         Version::V02 => {
             for (field, present) in [
-                ("items", raw.items.is_some()),
-                ("focus", raw.focus.is_some()),
+                ("items", raw.items.is_some() || raw.unreadable),
+                ("focus", raw.focus.is_some() || raw.unreadable),
             ] {
                 if present {
                     findings.push(Finding::error(
@@ -282,7 +291,10 @@ fn dispatch<'a>(
                 ));
                 return Ok((None, None));
             }
-            let root = match v01::upgrade(raw.items, raw.focus, raw.title) {
+            if raw.unreadable {
+                return Ok((None, Some(protocol)));
+            }
+            let root = match v01::upgrade(raw.items, raw.focus, raw.title, limits) {
                 Ok(root) => root,
                 Err(Error::Upgrade { pointer, message }) => {
                     findings.push(Finding::error(
@@ -398,10 +410,12 @@ struct Ctx<'l, 'de> {
     abort: Option<Error>,
     /// Scratch stacks, reused for every element: the children read so far
     /// (of every open element; each list is moved out at its end, at its
-    /// exact size), one element's content blocks, one block's pairs.
+    /// exact size), one element's content blocks, one block's pairs, the
+    /// order [`repeats`] sorts many keys in.
     siblings: Vec<Element<'de>>,
     blocks: Vec<Content<'de>>,
-    pairs: Vec<(Cow<'de, str>, BlockValue<'de>)>,
+    block: BlockScratch<'de>,
+    order: Vec<u32>,
 }
 
 impl Ctx<'_, '_> {
@@ -506,11 +520,11 @@ impl<'de> Visitor<'de> for ScalarVisitor {
         Ok(Scalar::Other("null"))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         Ok(Scalar::Other("an array"))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
         Ok(Scalar::Other("an object"))
     }
 }
@@ -622,8 +636,16 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
             items: None,
             focus: None,
             title: None,
+            unreadable: false,
         };
+        let mut seen: u32 = 0;
+        let mut others: Vec<String> = Vec::new();
         while let Some(field) = map.next_key::<Field>()? {
+            let bit = field_bit(&field);
+            if seen & bit != 0 {
+                repeated_field(ctx, String::new(), field.name(), "the answer");
+            }
+            seen |= bit;
             match field {
                 Field::Protocol | Field::Instance | Field::Title => {
                     let value = map.next_value_seed(ScalarSeed)?;
@@ -643,8 +665,13 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
                     raw.root = map.next_value_seed(ElementSeed(&mut *ctx))?;
                 }
                 Field::Items | Field::Focus => {
-                    let Some(value) = map.next_value_seed(BoundedValue(0))? else {
-                        ctx.too_deep(format!("/{}", field.name()));
+                    let name = if matches!(field, Field::Items) {
+                        "items"
+                    } else {
+                        "focus"
+                    };
+                    let Some(value) = map.next_value_seed(ListSeed(&mut *ctx, name))? else {
+                        raw.unreadable = true;
                         continue;
                     };
                     match field {
@@ -653,23 +680,29 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
                     }
                 }
                 other => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     ctx.findings.push(Finding::warning(
                         Requirement::Schema,
-                        format!("/{}", other.name()),
+                        format!("/{}", escape_pointer(other.name())),
                         None,
                         format!(
                             "unknown answer field `{}` is ignored and never sent",
                             other.name()
                         ),
                     ));
+                    if let Field::Other(name) = other {
+                        others.push(name);
+                    }
                 }
             }
+        }
+        for at in repeats(&others, String::as_str, &mut ctx.order) {
+            repeated_field(ctx, String::new(), &others[at], "the answer");
         }
         Ok(Some(raw))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         self.0.findings.push(Finding::error(
             Requirement::Schema,
             "",
@@ -751,7 +784,7 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
         self,
         mut seq: A,
     ) -> Result<Result<Element<'de>, &'static str>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         Ok(Err("an array"))
     }
     fn on_map<A: MapAccess<'de>>(
@@ -774,17 +807,15 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
         }
         let mut element = Element::default();
         let mut seen: u32 = 0;
+        // Unknown field names, to find one written twice (no allocation
+        // for an element without them).
+        let mut others: Vec<String> = Vec::new();
         let (mut has_id, mut has_role) = (false, false);
         let mut role_word: Option<Cow<'de, str>> = None;
         while let Some(field) = map.next_key::<Field>()? {
             let bit = field_bit(&field);
-            if bit != 0 && seen & bit != 0 {
-                ctx.findings.push(Finding::error(
-                    Requirement::Schema,
-                    format!("{}/{}", ctx.pointer(), field.name()),
-                    None,
-                    format!("field `{}` appears twice in one element", field.name()),
-                ));
+            if seen & bit != 0 {
+                repeated_field(ctx, ctx.pointer(), field.name(), "one element");
             }
             seen |= bit;
             match field {
@@ -826,21 +857,24 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                     element.content = map.next_value_seed(ContentSeed(&mut *ctx))?;
                 }
                 Field::Attributes => match map.next_value_seed(BoundedValue(0))? {
-                    Some(Value::Object(attributes)) => {
+                    Ok(Value::Object(attributes)) => {
                         element.attributes = attributes.into_iter().collect();
                     }
-                    None => ctx.too_deep(format!("{}/attributes", ctx.pointer())),
-                    Some(other) => {
+                    Err(problem) => {
+                        let at = format!("{}/attributes", ctx.pointer());
+                        ctx.value_problem(at, problem);
+                    }
+                    Ok(other) => {
                         let found = Scalar::Other(json_kind(&other));
                         ctx.wrong_type("attributes", "an object", &found, None);
                     }
                 },
                 Field::Items | Field::Focus | Field::Protocol | Field::Instance | Field::Root => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     unknown_field(ctx, field.name());
                 }
                 Field::Other(name) => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     match name.as_str() {
                         "type" | "parent" | "locatable" | "payload" => {
                             ctx.findings.push(Finding::error(
@@ -855,8 +889,12 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                         }
                         _ => unknown_field(ctx, &name),
                     }
+                    others.push(name);
                 }
             }
+        }
+        for at in repeats(&others, String::as_str, &mut ctx.order) {
+            repeated_field(ctx, ctx.pointer(), &others[at], "one element");
         }
         if let Some(word) = role_word {
             element.role = RoleName::parse(&word);
@@ -895,6 +933,17 @@ fn removed_hint(field: &str) -> &'static str {
     }
 }
 
+/// A field written twice in one object (`element` pointer, or empty for the
+/// answer): refused, as JSON readers differ on which value counts.
+fn repeated_field(ctx: &mut Ctx, pointer: String, name: &str, within: &str) {
+    ctx.findings.push(Finding::error(
+        Requirement::Schema,
+        format!("{pointer}/{}", escape_pointer(name)),
+        None,
+        format!("field `{name}` appears twice in {within}"),
+    ));
+}
+
 fn unknown_field(ctx: &mut Ctx, name: &str) {
     ctx.findings.push(Finding::warning(
         Requirement::Schema,
@@ -923,7 +972,12 @@ fn field_bit(field: &Field) -> u32 {
         Field::Hovered => 1 << 9,
         Field::Children => 1 << 10,
         Field::Attributes => 1 << 11,
-        _ => 0,
+        Field::Protocol => 1 << 12,
+        Field::Instance => 1 << 13,
+        Field::Root => 1 << 14,
+        Field::Items => 1 << 15,
+        Field::Focus => 1 << 16,
+        Field::Other(_) => 0,
     }
 }
 
@@ -974,9 +1028,9 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
         let ctx = self.0;
         let start = ctx.blocks.len();
         let mut i = 0;
-        while let Some(block) = seq.next_element_seed(BlockSeed(&mut ctx.pairs))? {
+        while let Some(block) = seq.next_element_seed(BlockSeed(&mut ctx.block))? {
             let problem = match block {
-                Ok(()) => match Content::from_pairs(&mut ctx.pairs) {
+                Ok(()) => match Content::from_pairs(&mut ctx.block.pairs) {
                     Ok(content) => {
                         ctx.blocks.push(content);
                         i += 1;
@@ -984,7 +1038,13 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
                     }
                     Err(problem) => problem,
                 },
-                Err(TOO_DEEP) => too_deep_message(),
+                Err(VALUE_PROBLEM) => {
+                    let problem = ctx.block.problem.take().expect("the block's problem");
+                    let at = format!("{}/content/{i}", ctx.pointer());
+                    ctx.value_problem(at, problem);
+                    i += 1;
+                    continue;
+                }
                 Err(kind) => format!("a content block must be an object, found {kind}"),
             };
             ctx.findings.push(Finding::error(
@@ -1001,14 +1061,23 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
         self,
         mut map: A,
     ) -> Result<Result<Vec<Content<'de>>, &'static str>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
         Ok(Err("an object"))
     }
 }
 
 /// One content block: its keys and values, in order, into the reused
 /// `pairs` (no map is built for a block's few keys).
-struct BlockSeed<'c, 'de>(&'c mut Vec<(Cow<'de, str>, BlockValue<'de>)>);
+struct BlockSeed<'c, 'de>(&'c mut BlockScratch<'de>);
+
+/// What the reader reuses for every content block: its pairs, the order for
+/// finding a repeated key among many, and the problem that stopped it.
+#[derive(Default)]
+struct BlockScratch<'de> {
+    pairs: Vec<(Cow<'de, str>, BlockValue<'de>)>,
+    order: Vec<u32>,
+    problem: Option<ValueProblem>,
+}
 
 impl<'de> DeserializeSeed<'de> for BlockSeed<'_, 'de> {
     type Value = Result<(), &'static str>;
@@ -1017,39 +1086,118 @@ impl<'de> DeserializeSeed<'de> for BlockSeed<'_, 'de> {
     }
 }
 
-struct BlockVisitor<'c, 'de>(&'c mut Vec<(Cow<'de, str>, BlockValue<'de>)>);
+struct BlockVisitor<'c, 'de>(&'c mut BlockScratch<'de>);
 kind_visitor!(BlockVisitor<'_, 'de>, (), "a content block");
+
+/// The kind a block reports when a [`ValueProblem`] waits in its scratch.
+const VALUE_PROBLEM: &str = "a value problem";
 
 impl<'de> BlockVisitor<'_, 'de> {
     fn on_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Result<(), &'static str>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         Ok(Err("an array"))
     }
     fn on_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Result<(), &'static str>, A::Error> {
-        let pairs = self.0;
-        pairs.clear();
-        let mut deep = false;
+        let scratch = self.0;
+        scratch.pairs.clear();
+        scratch.problem = None;
         while let Some(key) = map.next_key::<BorrowedStr<'de>>()? {
             match map.next_value_seed(BlockValueSeed)? {
-                Some(value) => pairs.push((key.0, value)),
-                None => deep = true,
+                Ok(value) => scratch.pairs.push((key.0, value)),
+                Err(problem) => {
+                    // The first problem is the block's; the rest is skipped.
+                    while map.next_entry::<Skip, Skip>()?.is_some() {}
+                    scratch.problem = Some(problem.inside(&key.0));
+                    return Ok(Err(VALUE_PROBLEM));
+                }
             }
         }
-        if deep {
-            return Ok(Err(TOO_DEEP));
-        }
-        // A repeated key: the last value wins, in the first one's place, as
-        // a JSON object map reads it; never two of one key in the output.
-        let repeated = pairs.len() > 8
-            || pairs
-                .iter()
-                .enumerate()
-                .any(|(i, (k, _))| pairs[..i].iter().any(|(seen, _)| seen == k));
-        if repeated {
-            let map: indexmap::IndexMap<_, _> = pairs.drain(..).collect();
-            pairs.extend(map);
+        // A repeated key is refused: JSON readers differ on which value
+        // counts, and the agent's might not take the one a policy saw.
+        if let Some(&at) = repeats(&scratch.pairs, |(k, _)| k, &mut scratch.order).first() {
+            let key = scratch.pairs[at].0.to_string();
+            scratch.problem = Some(ValueProblem::repeated(key));
+            return Ok(Err(VALUE_PROBLEM));
         }
         Ok(Ok(()))
+    }
+}
+
+/// The positions of the keys that repeat an earlier key, in order. Most
+/// objects have a few keys: they are compared pairwise, allocating nothing;
+/// more are sorted by key through `order`, which the caller reuses.
+fn repeats<T>(items: &[T], key: impl Fn(&T) -> &str, order: &mut Vec<u32>) -> Vec<usize> {
+    let mut found = Vec::new();
+    if items.len() <= 8 {
+        for (i, item) in items.iter().enumerate() {
+            let k = key(item);
+            if items[..i].iter().any(|seen| key(seen) == k) {
+                found.push(i);
+            }
+        }
+        return found;
+    }
+    order.clear();
+    order.extend(0..items.len() as u32);
+    order.sort_unstable_by(|&a, &b| {
+        key(&items[a as usize])
+            .cmp(key(&items[b as usize]))
+            .then(a.cmp(&b))
+    });
+    for pair in order.windows(2) {
+        if key(&items[pair[0] as usize]) == key(&items[pair[1] as usize]) {
+            found.push(pair[1] as usize);
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+/// Any JSON value, skipped without being built, but read as strictly as a
+/// value that is kept: serde_json's own skipping (`IgnoredAny`) takes a
+/// number out of an f64's range (`1e999`) and a lone surrogate escape
+/// (`"\ud800"`) without a word, so an unknown field's value could hold what
+/// the same field read anywhere else refuses. Nested values are skipped on a
+/// stack that grows as it needs (`stacker`); their nesting is bounded by
+/// `scan_nesting`.
+struct Skip;
+
+impl<'de> de::Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        struct SkipVisitor;
+        impl<'de> Visitor<'de> for SkipVisitor {
+            type Value = Skip;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_unit<E>(self) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+                while seq.next_element::<Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+                while map.next_entry::<Skip, Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+        }
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || d.deserialize_any(SkipVisitor))
     }
 }
 
@@ -1089,8 +1237,35 @@ const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 /// copying, rendering and freeing them off any risk to the stack.
 pub const MAX_VALUE_DEPTH: usize = 128;
 
-/// The kind a visitor reports for a value nested deeper than [`MAX_VALUE_DEPTH`].
-const TOO_DEEP: &str = "a value nested too deep";
+/// Why a value inside an element (or a 0.1 `items` or `focus`) was not read.
+#[derive(Debug)]
+enum ValueProblem {
+    /// It nests deeper than [`MAX_VALUE_DEPTH`]; reported at the value.
+    TooDeep,
+    /// A key appears twice in one object; reported at the second one.
+    Repeated {
+        /// The key, as written.
+        key: String,
+        /// The pointer's segments from the value down to the key, escaped,
+        /// innermost first (pushed as the problem travels out).
+        path: Vec<String>,
+    },
+}
+
+impl ValueProblem {
+    fn repeated(key: String) -> ValueProblem {
+        let path = vec![escape_pointer(&key)];
+        ValueProblem::Repeated { key, path }
+    }
+
+    /// The same problem seen from the value that holds this one at `segment`.
+    fn inside(mut self, segment: &str) -> ValueProblem {
+        if let ValueProblem::Repeated { path, .. } = &mut self {
+            path.push(escape_pointer(segment));
+        }
+        self
+    }
+}
 
 fn too_deep_message() -> String {
     format!("nests deeper than {MAX_VALUE_DEPTH} levels; values inside an element are read to {MAX_VALUE_DEPTH} levels")
@@ -1105,21 +1280,134 @@ impl Ctx<'_, '_> {
             too_deep_message(),
         ));
     }
+
+    /// The finding for a value read at `at` that had `problem`.
+    fn value_problem(&mut self, mut at: String, problem: ValueProblem) {
+        match problem {
+            ValueProblem::TooDeep => self.too_deep(at),
+            ValueProblem::Repeated { key, path } => {
+                for segment in path.iter().rev() {
+                    at.push('/');
+                    at.push_str(segment);
+                }
+                self.findings.push(Finding::error(
+                    Requirement::Schema,
+                    at,
+                    None,
+                    format!("key `{key}` appears twice in one object; write each key once (JSON readers differ on which value counts)"),
+                ));
+            }
+        }
+    }
 }
 
 /// Any JSON value, as serde_json reads a `Value`, at most
-/// [`MAX_VALUE_DEPTH`] levels deep (the field is the current level): `None`
-/// when deeper, the rest skipped (serde_json skips without recursion).
+/// [`MAX_VALUE_DEPTH`] levels deep (the field is the current level), each
+/// key once in each object. On a problem the rest of the value is skipped
+/// ([`Skip`]).
 struct BoundedValue(usize);
 
 impl<'de> DeserializeSeed<'de> for BoundedValue {
-    type Value = Option<Value>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Value>, D::Error> {
+    type Value = Result<Value, ValueProblem>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for BoundedValue {
+    type Value = Result<Value, ValueProblem>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Ok(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Ok(Value::from(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Ok(Value::from(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Ok(Value::from(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Ok(Value::String(v.to_string())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Ok(Value::String(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        if self.0 >= MAX_VALUE_DEPTH {
+            while seq.next_element::<Skip>()?.is_some() {}
+            return Ok(Err(ValueProblem::TooDeep));
+        }
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(BoundedValue(self.0 + 1))? {
+            match item {
+                Ok(item) => items.push(item),
+                Err(problem) => {
+                    while seq.next_element::<Skip>()?.is_some() {}
+                    return Ok(Err(problem.inside(&items.len().to_string())));
+                }
+            }
+        }
+        Ok(Ok(Value::Array(items)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        if self.0 >= MAX_VALUE_DEPTH {
+            while map.next_entry::<Skip, Skip>()?.is_some() {}
+            return Ok(Err(ValueProblem::TooDeep));
+        }
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match map.next_value_seed(BoundedValue(self.0 + 1))? {
+                Ok(value) => value,
+                Err(problem) => {
+                    while map.next_entry::<Skip, Skip>()?.is_some() {}
+                    return Ok(Err(problem.inside(&key)));
+                }
+            };
+            // The map finds a repeated key as it inserts: no second lookup.
+            match object.entry(key) {
+                serde_json::map::Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                serde_json::map::Entry::Occupied(slot) => {
+                    let key = slot.key().clone();
+                    while map.next_entry::<Skip, Skip>()?.is_some() {}
+                    return Ok(Err(ValueProblem::repeated(key)));
+                }
+            }
+        }
+        Ok(Ok(Value::Object(object)))
+    }
+}
+
+/// A 0.1 `items` or `focus` list (the field's name): each entry read as a
+/// [`BoundedValue`], so a problem in one is a finding at its index and the
+/// others are still read. `None` when there was a problem.
+struct ListSeed<'c, 'l, 'de>(&'c mut Ctx<'l, 'de>, &'static str);
+
+impl<'de> DeserializeSeed<'de> for ListSeed<'_, '_, 'de> {
+    type Value = Option<Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl ListSeed<'_, '_, '_> {
+    fn read(self, value: Result<Value, ValueProblem>) -> Option<Value> {
+        value
+            .map_err(|problem| self.0.value_problem(format!("/{}", self.1), problem))
+            .ok()
+    }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'_, '_, 'de> {
     type Value = Option<Value>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
@@ -1139,43 +1427,29 @@ impl<'de> Visitor<'de> for BoundedValue {
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Some(Value::String(v.to_string())))
     }
-    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Some(Value::String(v)))
-    }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(Some(Value::Null))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        if self.0 >= MAX_VALUE_DEPTH {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            return Ok(None);
-        }
-        let mut items = Vec::new();
-        let mut deep = false;
-        while let Some(item) = seq.next_element_seed(BoundedValue(self.0 + 1))? {
-            match item {
-                Some(item) => items.push(item),
-                None => deep = true,
-            }
-        }
-        Ok((!deep).then_some(Value::Array(items)))
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let value = BoundedValue(0).visit_map(map)?;
+        Ok(self.read(value))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        if self.0 >= MAX_VALUE_DEPTH {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            return Ok(None);
-        }
-        let mut object = serde_json::Map::new();
-        let mut deep = false;
-        while let Some(key) = map.next_key::<String>()? {
-            match map.next_value_seed(BoundedValue(self.0 + 1))? {
-                Some(value) => {
-                    object.insert(key, value);
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let (ctx, field) = (self.0, self.1);
+        let mut entries = Vec::new();
+        let mut clean = true;
+        let mut i = 0;
+        while let Some(entry) = seq.next_element_seed(BoundedValue(1))? {
+            match entry {
+                Ok(entry) => entries.push(entry),
+                Err(problem) => {
+                    ctx.value_problem(format!("/{field}/{i}"), problem);
+                    clean = false;
                 }
-                None => deep = true,
             }
+            i += 1;
         }
-        Ok((!deep).then_some(Value::Object(object)))
+        Ok(clean.then_some(Value::Array(entries)))
     }
 }
 
@@ -1184,25 +1458,25 @@ impl<'de> Visitor<'de> for BoundedValue {
 struct BlockValueSeed;
 
 impl<'de> DeserializeSeed<'de> for BlockValueSeed {
-    type Value = Option<BlockValue<'de>>;
+    type Value = Result<BlockValue<'de>, ValueProblem>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for BlockValueSeed {
-    type Value = Option<BlockValue<'de>>;
+    type Value = Result<BlockValue<'de>, ValueProblem>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Some(BlockValue::Str(Cow::Borrowed(v))))
+        Ok(Ok(BlockValue::Str(Cow::Borrowed(v))))
     }
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(BlockValue::Str(Cow::Owned(v.to_string()))))
+        Ok(Ok(BlockValue::Str(Cow::Owned(v.to_string()))))
     }
     fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Some(BlockValue::Str(Cow::Owned(v))))
+        Ok(Ok(BlockValue::Str(Cow::Owned(v))))
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
         Ok(BoundedValue(1).visit_bool(v)?.map(BlockValue::Other))
@@ -1251,7 +1525,7 @@ impl<'de> ChildrenVisitor<'_, '_, 'de> {
         self,
         mut map: A,
     ) -> Result<Result<Vec<Element<'de>>, &'static str>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
         Ok(Err("an object"))
     }
     fn on_seq<A: SeqAccess<'de>>(
@@ -1282,26 +1556,121 @@ impl<'de> ChildrenVisitor<'_, '_, 'de> {
 mod tests {
     use super::*;
 
+    fn errors(json: &[u8]) -> Vec<String> {
+        let reading = read(json, &Limits::default()).unwrap();
+        reading
+            .findings
+            .iter()
+            .filter(|f| f.is_error())
+            .map(|f| f.to_string())
+            .collect()
+    }
+
     #[test]
-    fn a_repeated_key_in_a_content_block_keeps_the_last_value_once() {
+    fn a_repeated_key_in_a_content_block_is_refused_and_the_block_dropped() {
         let json = br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application",
-            "content":[{"type":"text","text":"one","note":1,"text":"two"}]}}"#;
-        let answer = read_conforming(json, &Limits::default()).unwrap();
+            "content":[{"type":"text","text":"one","note":1,"text":"two"},{"type":"text","text":"ok"}]}}"#;
         assert_eq!(
-            serde_json::to_string(&answer.root.content).unwrap(),
-            r#"[{"type":"text","text":"two","note":1}]"#
+            errors(json),
+            ["error[4.1] /root/content/0/text: key `text` appears twice in one object; write each key once (JSON readers differ on which value counts)"]
+        );
+        let reading = read(json, &Limits::default()).unwrap();
+        let root = reading.answer.unwrap().root;
+        assert_eq!(
+            serde_json::to_string(&root.content).unwrap(),
+            r#"[{"type":"text","text":"ok"}]"#
         );
     }
 
     #[test]
-    fn a_block_of_many_keys_keeps_each_once_in_first_place() {
+    fn a_block_of_many_keys_keeps_each_once_in_order() {
         let json = br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application",
-            "content":[{"type":"text","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"a":8,"text":"t"}]}}"#;
+            "content":[{"type":"text","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"text":"t"}]}}"#;
         let answer = read_conforming(json, &Limits::default()).unwrap();
         assert_eq!(
             serde_json::to_string(&answer.root.content).unwrap(),
-            r#"[{"type":"text","text":"t","a":8,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7}]"#
+            r#"[{"type":"text","text":"t","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8}]"#
         );
+    }
+
+    #[test]
+    fn repeats_finds_every_second_occurrence_few_or_many() {
+        let mut order = Vec::new();
+        let few = ["a", "b", "a", "c", "b", "a"];
+        assert_eq!(repeats(&few, |k| k, &mut order), [2, 4, 5]);
+        let many: Vec<String> = (0..20).map(|i| format!("k{}", i % 7)).collect();
+        let expected: Vec<usize> = (7..20).collect();
+        assert_eq!(repeats(&many, String::as_str, &mut order), expected);
+        let distinct: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+        assert!(repeats(&distinct, String::as_str, &mut order).is_empty());
+    }
+
+    #[test]
+    fn numbers_out_of_an_f64_range_are_refused_wherever_they_stand() {
+        let cases: [(&[u8], &str); 6] = [
+            // An unknown field's value is skipped, not parsed.
+            (
+                br#"{"protocol":"0.2.0","instance":"i","x":1e999,"root":{"id":"a","role":"Application"}}"#,
+                "invalid JSON at line 1, column 44: number out of range",
+            ),
+            (
+                br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application","note":[-2E+308]}}"#,
+                "invalid JSON at line 1, column 88: number out of range",
+            ),
+            // A wrong-typed value is skipped too.
+            (
+                br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application","title":{"n":1.8e308}}}"#,
+                "invalid JSON at line 1, column 93: number out of range",
+            ),
+            (
+                br#"{"protocol":"0.1","instance":"i","items":[{"id":"a","type":"pane","payload":{"n":1e400}}]}"#,
+                "invalid JSON at line 1, column 86: number out of range",
+            ),
+            (
+                br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application"}} 1e999"#,
+                "invalid JSON at line 1, column 76: trailing characters",
+            ),
+            (
+                b"{\"x\":\n  1e999}",
+                "invalid JSON at line 2, column 7: number out of range",
+            ),
+        ];
+        for (json, message) in cases {
+            let err = read(json, &Limits::default()).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                message,
+                "{}",
+                String::from_utf8_lossy(json)
+            );
+        }
+        // Past the depth values are read to, what is skipped is still checked.
+        for field in ["x", "attributes"] {
+            let deep = format!("{}{{\"n\":1e999}}{}", "[".repeat(500), "]".repeat(500));
+            let json = format!(
+                r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"a","role":"Application","{field}":{{"k":{deep}}}}}}}"#
+            );
+            let err = read(json.as_bytes(), &Limits::default()).unwrap_err();
+            assert!(
+                err.to_string().ends_with(": number out of range"),
+                "{field}: {err}"
+            );
+        }
+        // 309 digits pass f64::MAX; 300 do not.
+        for (digits, ok) in [(300, true), (309, false)] {
+            let json = format!(
+                r#"{{"protocol":"0.2.0","instance":"i","x":{},"root":{{"id":"a","role":"Application"}}}}"#,
+                "9".repeat(digits)
+            );
+            assert_eq!(
+                read(json.as_bytes(), &Limits::default()).is_ok(),
+                ok,
+                "{digits}"
+            );
+        }
+        // Finite ones pass, however they are written; `e` in words is no number.
+        let json = br#"{"protocol":"0.2.0","instance":"i","x":[1e308,-1.7976931348623157e308,1e-400,0e99999,true,false],"root":{"id":"a","role":"Application","title":"1e999"}}"#;
+        assert!(read(json, &Limits::default()).is_ok());
     }
 
     #[test]

@@ -245,7 +245,32 @@ fn invalid_utf8_and_lone_surrogates_are_refused() {
             "invalid JSON at line 1, column 149: lone leading surrogate in hex escape",
         ]
     );
-    // A proper pair is one character, sent as UTF-8.
+    // Issue 12.7: also in a value that is skipped, not read (an unknown
+    // field's, where serde_json does not look), keys included.
+    let skipped: Vec<String> = [
+        r#""note":"a\ud800""#,
+        r#""note":{"\udc00":1}"#,
+        r#""note":["\ud800\\u0041"]"#,
+        r#""note":"\ud800\u0041""#,
+    ]
+    .iter()
+    .map(|field| {
+        let bytes = app(&format!(r#"{{"id":"w","role":"Window",{field}}}"#));
+        error(&bytes, &Request::new("app"))
+    })
+    .collect();
+    assert_eq!(
+        skipped,
+        [
+            "invalid JSON at line 1, column 143: unexpected end of hex escape",
+            "invalid JSON at line 1, column 142: lone leading surrogate in hex escape",
+            "invalid JSON at line 1, column 144: unexpected end of hex escape",
+            "invalid JSON at line 1, column 147: lone leading surrogate in hex escape",
+        ]
+    );
+    // A proper pair is one character, sent as UTF-8; one in a skipped value passes.
+    let skipped = app(r#"{"id":"w","role":"Window","note":"\ud83d\ude00 \u00e9 \\ud800"}"#);
+    trim(&skipped, &Request::new("app"));
     let bytes = app(r#"{"id":"w","role":"Window","title":"\ud83d\ude00"}"#);
     assert!(trim(&bytes, &Request::new("app"))
         .rendered
@@ -324,6 +349,18 @@ fn nan_infinity_and_out_of_range_numbers_are_refused() {
             "invalid JSON at line 1, column 150: number out of range",
         ]
     );
+    // Issue 12.7: also in a value that is skipped, not read (an unknown
+    // field's), and in a 0.1 answer.
+    let unknown = app(r#"{"id":"w","role":"Window","note":{"n":[1e999]}}"#);
+    assert_eq!(
+        error(&unknown, &Request::new("app")),
+        "invalid JSON at line 1, column 145: number out of range"
+    );
+    let old = br#"{"protocol":"0.1","instance":"o","x":-1E400,"items":[]}"#;
+    assert_eq!(
+        error(old, &Request::new("app")),
+        "invalid JSON at line 1, column 43: number out of range"
+    );
     // Large but finite numbers pass, written as serde_json writes an f64.
     let bytes = app(r#"{"id":"w","role":"Window","attributes":{"n":1e308,"m":-0}}"#);
     let out = trim(&bytes, &Request::new("app"));
@@ -337,6 +374,28 @@ fn nan_infinity_and_out_of_range_numbers_are_refused() {
 
 // ---------------------------------------------------------------------------
 // Lying trees: states, secure fields, the focus path.
+
+#[test]
+fn a_repeated_key_is_refused_not_read_as_last_wins() {
+    // Issue 12.7: an agent's JSON reader may keep the first of two values
+    // the policy saw the last of. Refused wherever the reader looks.
+    let cases = [
+        (
+            app(r#"{"id":"w","role":"Window","attributes":{"k":"seen","k":"sent"}}"#),
+            "/root/children/0/attributes/k: key `k`",
+        ),
+        (
+            app(r#"{"id":"w","role":"Window","content":[{"type":"text","text":"a","text":"b"}]}"#),
+            "/root/children/0/content/0/text: key `text`",
+        ),
+    ];
+    for (bytes, place) in cases {
+        assert_eq!(
+            error(&bytes, &Request::new("app")),
+            format!("the answer does not conform to protocol 0.2.0: error[4.1] {place} appears twice in one object; write each key once (JSON readers differ on which value counts)")
+        );
+    }
+}
 
 #[test]
 fn a_state_under_attributes_is_refused_and_a_lookalike_is_not_a_state() {
@@ -395,6 +454,35 @@ fn a_secure_field_inside_the_selection_is_sent_as_a_placeholder() {
         pw.attributes["ctxgate:withheld"],
         serde_json::json!({"rule": "mask:secret-title", "empty": false})
     );
+}
+
+#[test]
+fn a_01_password_item_is_upgraded_to_secure_text_and_masked() {
+    // Issue 11.6: a 0.1 `type` naming a password or secure field was a
+    // `Group` with subrole `password`, and its content was sent.
+    for kind in ["password", "secure", "SecurePasswordField"] {
+        let bytes = format!(
+            r#"{{"protocol":"0.1","instance":"old","focus":["form"],"items":[
+                {{"id":"form","type":"pane","title":"Sign in"}},
+                {{"id":"user","type":"text","parent":"form","content":[{{"type":"text","text":"ada"}}]}},
+                {{"id":"pw","type":"{kind}","parent":"form","content":[{{"type":"text","text":"{PASSWORD}"}}]}}]}}"#
+        )
+        .into_bytes();
+        for format in [Format::Json, Format::Outline] {
+            let out = trim(&bytes, &Request::new("focus").format(format));
+            assert_never_sent(&out, PASSWORD);
+            assert!(out.rendered.contains("ada"), "{}", out.rendered);
+            let (fate, rule) = outcome(&out, "pw");
+            assert_eq!(fate, Outcome::Masked, "{kind}");
+            assert!(rule.is_some(), "{kind}");
+        }
+        let answer = ctxgate::read_conforming(&bytes, &Limits::default()).unwrap();
+        let pw = &answer.root.children[0].children[1];
+        assert_eq!(
+            (pw.role.as_str(), pw.subrole.as_deref()),
+            ("Text", Some(kind))
+        );
+    }
 }
 
 #[test]

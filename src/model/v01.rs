@@ -21,19 +21,31 @@
 //! Anything else — an unknown item field, a parent that does not exist, a
 //! parent cycle, focus ids on two branches — is an error that names the
 //! item. The role each `type` maps to is [`role_for_type`].
+//!
+//! The limits of a 0.2.0 tree hold for the upgraded one, with the same
+//! errors: `max_elements` counts the items and the root, `max_content_bytes`
+//! each item's title, url and content (named by its `/items/N` pointer), and
+//! `max_depth` the depth the parent links make (the root is depth 1). The
+//! upgrade is linear in the items and never recurses.
 
-use std::collections::HashMap;
-
+use foldhash::{HashMap, HashMapExt};
 use serde_json::Value;
 
 use super::{Content, Element, Role};
 use crate::error::{Error, Result};
+use crate::limits::Limits;
 use crate::read::json_kind;
 
 /// The role a 0.1 `type` is read as (case-insensitive); unknown → `Group`.
 ///
+/// A type that contains `secure` or `password` (`password`, `secure`,
+/// `SecureTextField`, `password-input`) is `Text`: kept as the subrole, it
+/// is what the secure-text floor masks, so a 0.1 password field is never
+/// sent as a `Group` with its content.
+///
 /// | types | role |
 /// |---|---|
+/// | any type containing `secure` or `password` | Text |
 /// | window, pane, tab, sheet, dialog, popover, panel | Window |
 /// | document, note, editor, webpage, web_area | Document |
 /// | page | Page |
@@ -92,6 +104,12 @@ pub fn role_for_type(kind: &str) -> Role {
             Role::Image,
         ),
     ];
+    // Lowercased as the floor lowercases a subrole, so every type it would
+    // mask as `Text` is read as `Text`.
+    let lower = kind.to_lowercase();
+    if lower.contains("secure") || lower.contains("password") {
+        return Role::Text;
+    }
     let kind = kind.to_ascii_lowercase();
     TABLE
         .iter()
@@ -111,11 +129,19 @@ fn fail(pointer: impl Into<String>, message: impl Into<String>) -> Error {
     }
 }
 
-/// Builds the 0.2.0 root from a 0.1 answer's `items`, `focus` and `title`.
+/// Builds the 0.2.0 root from a 0.1 answer's `items`, `focus` and `title`,
+/// under the same limits as a 0.2.0 tree: elements (the items and the
+/// synthesized root), content bytes of each item, and the depth of the tree
+/// the parent links make (the root is depth 1).
+///
+/// Linear in the items: parent links become child lists in one pass, depth
+/// is measured by one iterative walk from the top, and an item that walk
+/// never reaches is on or under a parent cycle.
 pub fn upgrade(
     items: Option<Value>,
     focus: Option<Value>,
     title: Option<String>,
+    limits: &Limits,
 ) -> Result<Element<'static>> {
     let items = match items {
         Some(Value::Array(items)) => items,
@@ -127,31 +153,50 @@ pub fn upgrade(
         }
         None => return Err(fail("/items", "a 0.1 answer needs `items`")),
     };
+    // The items and the synthesized root.
+    if items.len() >= limits.max_elements {
+        return Err(Error::TooManyElements {
+            limit: limits.max_elements,
+        });
+    }
     let mut parsed: Vec<Item> = Vec::with_capacity(items.len());
-    let mut index: HashMap<String, usize> = HashMap::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
-        let pointer = format!("/items/{i}");
-        let item = read_item(item, &pointer)?;
+        let item = read_item(item, i)?;
+        let size = crate::read::text_bytes(&item.element);
+        if size > limits.max_content_bytes {
+            return Err(Error::ContentTooLarge {
+                pointer: format!("/items/{i}"),
+                size,
+                limit: limits.max_content_bytes,
+            });
+        }
+        parsed.push(item);
+    }
+    let n = parsed.len();
+
+    // Ids are the provider's, but the map lives for one upgrade and nothing
+    // of it leaves: a fast hasher is enough.
+    let mut index: HashMap<&str, u32> = HashMap::with_capacity(n);
+    for (i, item) in parsed.iter().enumerate() {
         if let Some(&first) = index.get(&*item.element.id) {
             return Err(fail(
-                pointer,
+                format!("/items/{i}"),
                 format!(
                     "id `{}` is repeated; it first appears at /items/{first}",
                     item.element.id
                 ),
             ));
         }
-        index.insert(item.element.id.to_string(), i);
-        parsed.push(item);
+        index.insert(&item.element.id, i as u32);
     }
 
-    // Parent links: must name an item; must not cycle.
-    let mut parent_of: Vec<Option<usize>> = Vec::with_capacity(parsed.len());
+    // Parent links must name an item. `n` stands for the synthesized root.
+    let mut parent_of: Vec<u32> = Vec::with_capacity(n);
     for (i, item) in parsed.iter().enumerate() {
         parent_of.push(match &item.parent {
-            None => None,
-            Some(parent) => match index.get(parent) {
-                Some(&p) => Some(p),
+            None => n as u32,
+            Some(parent) => match index.get(parent.as_str()) {
+                Some(&p) => p,
                 None => {
                     return Err(fail(
                         format!("/items/{i}/parent"),
@@ -161,72 +206,158 @@ pub fn upgrade(
             },
         });
     }
-    for start in 0..parsed.len() {
-        let (mut at, mut steps) = (start, 0);
-        while let Some(p) = parent_of[at] {
-            steps += 1;
-            if steps > parsed.len() {
-                return Err(fail(
-                    format!("/items/{start}/parent"),
-                    format!(
-                        "item `{}` is its own ancestor (a parent cycle)",
-                        parsed[start].element.id
-                    ),
-                ));
-            }
-            at = p;
+    let children = ChildLists::new(&parent_of);
+
+    // Document order and depth, in one walk from the root (depth 1), the
+    // children of each item in the order the items are listed. The first
+    // item past the depth limit in document order is the one a 0.2.0
+    // reader of the upgraded tree would name.
+    if limits.max_depth < 1 {
+        return Err(Error::TooDeep {
+            limit: limits.max_depth,
+            place: "(at the synthesized root)".into(),
+        });
+    }
+    // 0 = not reached (yet).
+    let mut depth = vec![0u32; n + 1];
+    depth[n] = 1;
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut stack: Vec<u32> = children.of(n as u32).iter().rev().copied().collect();
+    while let Some(at) = stack.pop() {
+        let d = depth[parent_of[at as usize] as usize] + 1;
+        if d as usize > limits.max_depth {
+            return Err(Error::TooDeep {
+                limit: limits.max_depth,
+                place: format!("(at /items/{at})"),
+            });
         }
+        depth[at as usize] = d;
+        order.push(at);
+        stack.extend(children.of(at).iter().rev());
+    }
+    if order.len() < n {
+        return Err(cycle(&parsed, &parent_of, &depth));
     }
 
-    // focus: every id on one path; mark the path from the top down.
-    let mut focused = vec![false; parsed.len()];
-    match focus {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(ids)) => {
-            let mut deepest: Option<(usize, usize)> = None;
-            let mut named = Vec::new();
-            for (k, id) in ids.iter().enumerate() {
-                let Some(id) = id.as_str() else {
-                    return Err(fail(
-                        format!("/focus/{k}"),
-                        format!(
-                            "a focus entry must be an id string, found {}",
-                            json_kind(id)
-                        ),
-                    ));
-                };
-                let Some(&i) = index.get(id) else {
-                    return Err(fail(
-                        format!("/focus/{k}"),
-                        format!("focus names `{id}`, which is not an item"),
-                    ));
-                };
-                let depth = ancestors(&parent_of, i).count();
-                if deepest.is_none_or(|(d, _)| depth > d) {
-                    deepest = Some((depth, i));
-                }
-                named.push((k, i));
+    let focused = focus_path(focus, &index, &parent_of, &depth, &parsed)?;
+
+    let mut root_id = String::from("app");
+    let mut k = 1;
+    while index.contains_key(root_id.as_str()) {
+        k += 1;
+        root_id = format!("app-{k}");
+    }
+    drop(index);
+
+    // Attach bottom-up without recursion: in reverse document order every
+    // item's children are complete before the item itself is taken.
+    let mut slots: Vec<Option<Element<'static>>> = parsed
+        .into_iter()
+        .zip(focused)
+        .map(|(item, focused)| {
+            let mut element = item.element;
+            if focused {
+                element.focused = Some(true);
             }
-            if let Some((_, leaf)) = deepest {
-                let path: Vec<usize> = std::iter::once(leaf)
-                    .chain(ancestors(&parent_of, leaf))
-                    .collect();
-                for (k, i) in named {
-                    if !path.contains(&i) {
-                        return Err(fail(
-                            format!("/focus/{k}"),
-                            format!(
-                                "focus names `{}` and `{}`, which are on different branches; the focus is one path",
-                                parsed[i].element.id, parsed[leaf].element.id
-                            ),
-                        ));
-                    }
-                }
-                for i in path {
-                    focused[i] = true;
-                }
-            }
+            Some(element)
+        })
+        .collect();
+    let take = |slots: &mut [Option<Element<'static>>], of: u32| -> Vec<Element<'static>> {
+        children
+            .of(of)
+            .iter()
+            .map(|&c| slots[c as usize].take().expect("each item is placed once"))
+            .collect()
+    };
+    for &at in order.iter().rev() {
+        let kids = take(&mut slots, at);
+        if let Some(element) = slots[at as usize].as_mut() {
+            element.children = kids.into();
         }
+    }
+    let mut root = Element::new(root_id, Role::Application);
+    root.title = title.map(Into::into);
+    root.children = take(&mut slots, n as u32).into();
+    Ok(root)
+}
+
+/// Each item's children, in the order the items are listed: one flat list
+/// grouped by parent (the synthesized root is parent `n`).
+struct ChildLists {
+    start: Vec<usize>,
+    kids: Vec<u32>,
+}
+
+impl ChildLists {
+    fn new(parent_of: &[u32]) -> ChildLists {
+        let n = parent_of.len();
+        let mut start = vec![0usize; n + 2];
+        for &p in parent_of {
+            start[p as usize + 1] += 1;
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut next = start.clone();
+        let mut kids = vec![0u32; n];
+        for (i, &p) in parent_of.iter().enumerate() {
+            kids[next[p as usize]] = i as u32;
+            next[p as usize] += 1;
+        }
+        ChildLists { start, kids }
+    }
+
+    fn of(&self, parent: u32) -> &[u32] {
+        let p = parent as usize;
+        &self.kids[self.start[p]..self.start[p + 1]]
+    }
+}
+
+/// The error for items the walk from the root never reached: each has a
+/// parent that was not reached either, so following parents from the first
+/// of them comes back to an item; the cycle is named by its first item in
+/// the list.
+fn cycle(parsed: &[Item], parent_of: &[u32], depth: &[u32]) -> Error {
+    let first = depth[..parsed.len()]
+        .iter()
+        .position(|&d| d == 0)
+        .expect("an item was not reached");
+    // Following parents from an unreached item ends on the cycle: the
+    // first item seen twice is on it.
+    let mut seen = vec![false; parsed.len()];
+    let mut at = first;
+    while !seen[at] {
+        seen[at] = true;
+        at = parent_of[at] as usize;
+    }
+    let (mut lowest, mut walk) = (at, parent_of[at] as usize);
+    while walk != at {
+        lowest = lowest.min(walk);
+        walk = parent_of[walk] as usize;
+    }
+    fail(
+        format!("/items/{lowest}/parent"),
+        format!(
+            "item `{}` is its own ancestor (a parent cycle)",
+            parsed[lowest].element.id
+        ),
+    )
+}
+
+/// Which items are focused: `focus` names items on one path; the path from
+/// the deepest of them up to the top is marked.
+fn focus_path(
+    focus: Option<Value>,
+    index: &HashMap<&str, u32>,
+    parent_of: &[u32],
+    depth: &[u32],
+    parsed: &[Item],
+) -> Result<Vec<bool>> {
+    let n = parent_of.len();
+    let mut on_path = vec![false; n];
+    let ids = match focus {
+        None | Some(Value::Null) => return Ok(on_path),
+        Some(Value::Array(ids)) => ids,
         Some(other) => {
             return Err(fail(
                 "/focus",
@@ -236,58 +367,55 @@ pub fn upgrade(
                 ),
             ))
         }
-    }
-
-    // Build bottom-up without recursion: children lists in item order, then
-    // attach each item to its parent deepest-first.
-    let mut root_id = String::from("app");
-    let mut n = 1;
-    while index.contains_key(&root_id) {
-        n += 1;
-        root_id = format!("app-{n}");
-    }
-    let depth: Vec<usize> = (0..parsed.len())
-        .map(|i| ancestors(&parent_of, i).count())
-        .collect();
-    let mut order: Vec<usize> = (0..parsed.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(depth[i]));
-    let mut slots: Vec<Option<Element>> = Vec::with_capacity(parsed.len());
-    for (i, item) in parsed.into_iter().enumerate() {
-        let mut element = item.element;
-        if focused[i] {
-            element.focused = Some(true);
+    };
+    let mut deepest: Option<usize> = None;
+    let mut named = Vec::with_capacity(ids.len());
+    for (k, id) in ids.iter().enumerate() {
+        let Some(id) = id.as_str() else {
+            return Err(fail(
+                format!("/focus/{k}"),
+                format!(
+                    "a focus entry must be an id string, found {}",
+                    json_kind(id)
+                ),
+            ));
+        };
+        let Some(&i) = index.get(id) else {
+            return Err(fail(
+                format!("/focus/{k}"),
+                format!("focus names `{id}`, which is not an item"),
+            ));
+        };
+        let i = i as usize;
+        if deepest.is_none_or(|d| depth[i] > depth[d]) {
+            deepest = Some(i);
         }
-        slots.push(Some(element));
+        named.push((k, i));
     }
-    let mut children: Vec<Vec<(usize, Element)>> = (0..slots.len()).map(|_| Vec::new()).collect();
-    let mut top: Vec<(usize, Element)> = Vec::new();
-    for i in order {
-        let mut element = slots[i].take().expect("each item is placed once");
-        let mut mine = std::mem::take(&mut children[i]);
-        mine.sort_by_key(|(k, _)| *k);
-        element.children = mine.into_iter().map(|(_, e)| e).collect::<Vec<_>>().into();
-        match parent_of[i] {
-            Some(p) => children[p].push((i, element)),
-            None => top.push((i, element)),
+    let Some(leaf) = deepest else {
+        return Ok(on_path);
+    };
+    let mut at = leaf;
+    while at < n {
+        on_path[at] = true;
+        at = parent_of[at] as usize;
+    }
+    for (k, i) in named {
+        if !on_path[i] {
+            return Err(fail(
+                format!("/focus/{k}"),
+                format!(
+                    "focus names `{}` and `{}`, which are on different branches; the focus is one path",
+                    parsed[i].element.id, parsed[leaf].element.id
+                ),
+            ));
         }
     }
-    top.sort_by_key(|(k, _)| *k);
-    let mut root = Element::new(root_id, Role::Application);
-    root.title = title.map(Into::into);
-    root.children = top.into_iter().map(|(_, e)| e).collect::<Vec<_>>().into();
-    Ok(root)
+    Ok(on_path)
 }
 
-fn ancestors(parent_of: &[Option<usize>], i: usize) -> impl Iterator<Item = usize> + '_ {
-    let mut next = parent_of[i];
-    std::iter::from_fn(move || {
-        let current = next?;
-        next = parent_of[current];
-        Some(current)
-    })
-}
-
-fn read_item(item: Value, pointer: &str) -> Result<Item> {
+fn read_item(item: Value, i: usize) -> Result<Item> {
+    let pointer = &format!("/items/{i}");
     let Value::Object(fields) = item else {
         return Err(fail(
             pointer,
@@ -361,4 +489,109 @@ fn read_blocks(value: Value, pointer: &str) -> Result<Vec<Content<'static>>> {
             )),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn secure_and_password_types_read_as_text_whatever_their_case() {
+        for kind in [
+            "password",
+            "secure",
+            "SecureTextField",
+            "password-input",
+            "PASSWORD",
+        ] {
+            assert_eq!(role_for_type(kind), Role::Text, "{kind}");
+        }
+        assert_eq!(role_for_type("Comment"), Role::Row);
+        assert_eq!(role_for_type("widget"), Role::Group);
+    }
+
+    /// Items `i0`, `i1`, … with the parents given by index.
+    fn items(parents: &[Option<usize>]) -> Value {
+        Value::Array(
+            parents
+                .iter()
+                .enumerate()
+                .map(|(i, parent)| {
+                    let mut item = serde_json::json!({"id": format!("i{i}"), "type": "row"});
+                    if let Some(p) = parent {
+                        item["parent"] = format!("i{p}").into();
+                    }
+                    item
+                })
+                .collect(),
+        )
+    }
+
+    /// Each item's depth (top items 2: the root is 1), found by walking up;
+    /// `None` if it is on or under a cycle.
+    fn naive_depths(parents: &[Option<usize>]) -> Vec<Option<usize>> {
+        (0..parents.len())
+            .map(|start| {
+                let (mut at, mut depth) = (start, 2);
+                while let Some(p) = parents[at] {
+                    if depth > parents.len() + 1 {
+                        return None;
+                    }
+                    (at, depth) = (p, depth + 1);
+                }
+                Some(depth)
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// The linear upgrade agrees with walking up each item's parents:
+        /// every item under its parent, children in list order, a cycle
+        /// refused, a depth past the limit refused.
+        #[test]
+        fn the_upgrade_nests_each_item_under_its_parent_in_list_order(
+            raw in prop::collection::vec(prop::option::of(0usize..64), 0..24),
+            max_depth in 1usize..10,
+        ) {
+            let n = raw.len();
+            let parents: Vec<Option<usize>> = raw.iter().map(|p| p.map(|p| p % n)).collect();
+            let depths = naive_depths(&parents);
+            let limits = Limits { max_depth, ..Limits::default() };
+            let upgraded = upgrade(Some(items(&parents)), None, None, &limits);
+            let deepest = depths.iter().flatten().max().copied().unwrap_or(1);
+            if deepest > max_depth {
+                prop_assert!(matches!(upgraded, Err(Error::TooDeep { .. })), "{upgraded:?}");
+                return Ok(());
+            }
+            if depths.iter().any(Option::is_none) {
+                let Err(Error::Upgrade { message, .. }) = upgraded else {
+                    return Err(TestCaseError::fail(format!("{upgraded:?}")));
+                };
+                prop_assert!(message.ends_with("is its own ancestor (a parent cycle)"));
+                return Ok(());
+            }
+            let root = upgraded.unwrap();
+            // Every element (its item's index, `None` for the root) and its
+            // depth, iteratively.
+            let mut seen = vec![None; n];
+            let mut stack = vec![(&root, None::<usize>, 1usize)];
+            while let Some((element, own, depth)) = stack.pop() {
+                let mut previous = None;
+                for child in element.children.iter() {
+                    let i: usize = child.id[1..].parse().unwrap();
+                    prop_assert_eq!(parents[i], own, "i{} under the wrong parent", i);
+                    // Children in the order the items are listed.
+                    prop_assert!(previous < Some(i));
+                    previous = Some(i);
+                    stack.push((child, Some(i), depth + 1));
+                }
+                if let Some(i) = own {
+                    prop_assert!(seen[i].is_none(), "i{} placed twice", i);
+                    seen[i] = Some(depth);
+                }
+            }
+            prop_assert_eq!(seen, depths);
+        }
+    }
 }
