@@ -112,6 +112,15 @@ pub enum Error {
         /// What is wrong, and what to do.
         message: String,
     },
+    /// The request ran past its deadline ([`crate::Request::timeout`],
+    /// default [`crate::DEFAULT_TIMEOUT`]); nothing is sent.
+    #[error("the request passed its deadline of {} ms while {stage}; nothing was sent (raise the request's timeout, `--timeout`, or send a smaller tree)", .limit.as_millis())]
+    Deadline {
+        /// The stage that was running.
+        stage: crate::deadline::Stage,
+        /// The deadline the request had.
+        limit: std::time::Duration,
+    },
     /// Reading or writing a file.
     #[error("{path}: {source}")]
     Io {

@@ -6,11 +6,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::deadline::{Deadline, Stage};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::Answer;
 use crate::policy::{Decision, ElementInput, Evaluator, Policy};
-use crate::trim::{request_input, trim_with, Decider, Request, Trimmed};
+use crate::trim::{request_input, trim_checked, Decider, Request, Trimmed};
 
 /// A compiled policy and the limits on what is read.
 #[derive(Clone)]
@@ -68,16 +69,18 @@ impl Gate {
     }
 
     /// Reads an answer's bytes (0.2.x, or 0.1 upgraded) and trims it.
+    /// The request's deadline ([`Request::timeout`]) counts from here.
     pub fn trim_bytes<'a>(&self, bytes: &'a [u8], request: &Request) -> Result<Trimmed<'a>> {
+        let deadline = request.deadline();
         let reading = {
             let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
-            crate::read::read(bytes, &self.limits)?
+            crate::read::read_until(bytes, &self.limits, Some(&deadline))?
         };
         // Shape problems found while reading: report them with the tree's
         // own findings. Otherwise `trim` checks the tree, once.
         match reading.answer {
             Some(answer) if !reading.findings.iter().any(crate::Finding::is_error) => {
-                self.trim(&answer, request)
+                self.trim_within(&answer, request, &deadline)
             }
             answer => {
                 let mut findings = reading.findings;
@@ -91,18 +94,35 @@ impl Gate {
 
     /// Trims an answer the host already holds. It is checked first: an
     /// answer that does not conform is rejected.
+    /// The request's deadline ([`Request::timeout`]) counts from here.
     pub fn trim<'a>(&self, answer: &Answer<'a>, request: &Request) -> Result<Trimmed<'a>> {
+        self.trim_within(answer, request, &request.deadline())
+    }
+
+    fn trim_within<'a>(
+        &self,
+        answer: &Answer<'a>,
+        request: &Request,
+        deadline: &Deadline,
+    ) -> Result<Trimmed<'a>> {
+        let findings = crate::check::check(answer);
+        if findings.iter().any(crate::Finding::is_error) {
+            return Err(crate::Error::NotConforming { findings });
+        }
+        deadline.check(Stage::Check)?;
         let input = request_input(answer, request);
-        let evaluator = self.policy.evaluator(&input)?;
+        // No single evaluation may run past what is left of the request.
+        let evaluator = self.policy.evaluator_within(&input, *deadline)?;
         let plan = evaluator.plan().clone();
         let mut decider = PolicyDecider(evaluator);
-        trim_with(
+        trim_checked(
             answer,
             request,
             &plan,
             &mut decider,
             self.policy.hash(),
             &self.limits,
+            deadline,
         )
     }
 }

@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
+mod deadline;
 mod error;
 mod gate;
 pub mod import;
@@ -17,6 +18,7 @@ mod tokens;
 pub mod trim;
 
 pub use check::{check, check_bytes, CheckReport, Finding, Requirement, Severity};
+pub use deadline::{Stage, DEFAULT_TIMEOUT};
 pub use error::{Error, Result};
 pub use gate::Gate;
 pub use limits::Limits;

@@ -24,6 +24,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::Value;
 
 use crate::check::{Finding, Requirement};
+use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::model::{v01, Answer, Block, BlockValue, Content, Element, RoleName};
@@ -44,6 +45,15 @@ pub struct Reading<'a> {
 /// Reads an answer. `Err` when the input cannot be read at all (not JSON,
 /// over a limit); otherwise every shape problem is a finding.
 pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
+    read_until(bytes, limits, None)
+}
+
+/// [`read`], failing with [`Error::Deadline`] once `deadline` passes.
+pub(crate) fn read_until<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+) -> Result<Reading<'a>> {
     if bytes.len() > limits.max_input_bytes {
         return Err(Error::InputTooLarge {
             size: bytes.len(),
@@ -66,6 +76,7 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
 
     let mut ctx = Ctx {
         limits,
+        deadline,
         findings: Vec::new(),
         path: Vec::new(),
         elements: 0,
@@ -97,6 +108,9 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
         });
     };
     let (answer, upgraded_from) = dispatch(raw, &mut findings, limits)?;
+    if let Some(deadline) = deadline {
+        deadline.check(Stage::Read)?;
+    }
     Ok(Reading {
         answer,
         findings,
@@ -400,6 +414,7 @@ macro_rules! kind_visitor {
 
 struct Ctx<'l, 'de> {
     limits: &'l Limits,
+    deadline: Option<&'l Deadline>,
     findings: Vec<Finding>,
     /// Child indices from the root to the element being read; its JSON
     /// pointer is built from them only when a finding needs it.
@@ -796,6 +811,11 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
         if ctx.elements > ctx.limits.max_elements {
             let limit = ctx.limits.max_elements;
             return Err(ctx.stop(Error::TooManyElements { limit }));
+        }
+        if let Some(deadline) = ctx.deadline {
+            if let Err(err) = deadline.every(ctx.elements, Stage::Read) {
+                return Err(ctx.stop(err));
+            }
         }
         ctx.depth += 1;
         if ctx.depth > ctx.limits.max_depth {

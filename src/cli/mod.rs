@@ -73,6 +73,32 @@ impl LimitArgs {
     }
 }
 
+/// A duration as people write one: a number and a unit, `ms`, `s` or `m`
+/// (`250ms`, `1.5s`, `2m`).
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        _ => {
+            return Err(format!(
+                "`{text}` is not a duration; write a number and a unit: `500ms`, `2s`, `1m`"
+            ))
+        }
+    };
+    match number.parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 && n * scale <= 86_400.0 => {
+            Ok(std::time::Duration::from_secs_f64(n * scale))
+        }
+        _ => Err(format!("`{text}` is not a duration between 1ms and 24 hours; write a number and a unit: `500ms`, `2s`, `1m`")),
+    }
+}
+
 /// The outcome of a subcommand, mapped to the exit-code contract.
 pub enum Outcome {
     /// Exit 0.

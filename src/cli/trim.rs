@@ -35,6 +35,10 @@ pub struct TrimArgs {
     /// Write the report (JSON) to this file.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// How long the request may take, from reading to output: `500ms`,
+    /// `2s`, `1m` (default 5s). Past it nothing is sent (exit 1).
+    #[arg(long, value_name = "DURATION", value_parser = super::parse_duration)]
+    timeout: Option<std::time::Duration>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -67,6 +71,9 @@ pub fn run(args: TrimArgs) -> Outcome {
     if let Some(target) = &args.target {
         request = request.target(target.clone());
     }
+    if let Some(timeout) = args.timeout {
+        request = request.timeout(timeout);
+    }
     match (args.max_tokens, args.max_bytes) {
         (Some(n), _) => request = request.budget(Budget::Tokens(n)),
         (_, Some(n)) => request = request.budget(Budget::Bytes(n)),
@@ -85,7 +92,8 @@ pub fn run(args: TrimArgs) -> Outcome {
                 | Error::TooManyProjections { .. }
                 | Error::NotConforming { .. }
                 | Error::Upgrade { .. }
-                | Error::BudgetUnreachable { .. } => Outcome::Rejected(Some(format!("{err:#}"))),
+                | Error::BudgetUnreachable { .. }
+                | Error::Deadline { .. } => Outcome::Rejected(Some(format!("{err:#}"))),
                 _ => Outcome::Failed(format!("{err:#}")),
             }
         }

@@ -27,6 +27,7 @@ use super::source::{eval_error, load_path, policy_error, PolicyFile};
 use super::{
     Action, Budget, Decision, ElementInput, Redaction, RequestInput, RequestPlan, Role, Scope,
 };
+use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 
 /// How long one regorus evaluation may run before the request fails. The
@@ -78,6 +79,8 @@ pub struct Policy {
     /// Every string constant of the policy files that is a rule id: the
     /// only reasons a rule may give.
     constants: HashSet<Box<str>>,
+    /// How long one evaluation may run ([`Policy::with_time_limit`]).
+    time_limit: Duration,
 }
 
 impl std::fmt::Debug for Policy {
@@ -138,6 +141,7 @@ impl Policy {
             hash: hash_files(&files),
             files,
             engine: Mutex::new(engine),
+            time_limit: DEFAULT_TIME_LIMIT,
             rules,
             plans: Mutex::default(),
             decisions: Mutex::default(),
@@ -150,6 +154,7 @@ impl Policy {
     pub fn with_time_limit(mut self, limit: Duration) -> Policy {
         let engine = self.engine.get_mut().unwrap_or_else(|e| e.into_inner());
         engine.set_execution_timer_config(timer(limit));
+        self.time_limit = limit;
         self
     }
 
@@ -204,7 +209,19 @@ impl Policy {
             engine: None,
             memo: Table::new(),
             evaluations: 0,
+            deadline: None,
         })
+    }
+
+    /// [`Policy::evaluator`] whose evaluations each stop by `deadline`.
+    pub(crate) fn evaluator_within(
+        &self,
+        request: &RequestInput,
+        deadline: Deadline,
+    ) -> Result<Evaluator<'_>> {
+        let mut evaluator = self.evaluator(request)?;
+        evaluator.deadline = Some(deadline);
+        Ok(evaluator)
     }
 
     fn evaluate_plan(&self, engine: &mut Engine) -> Result<RequestPlan> {
@@ -355,6 +372,8 @@ pub struct Evaluator<'p> {
     engine: Option<Engine>,
     memo: Table,
     evaluations: usize,
+    /// The request's deadline: no evaluation runs past it.
+    deadline: Option<Deadline>,
 }
 
 impl Evaluator<'_> {
@@ -406,9 +425,15 @@ impl Evaluator<'_> {
         map.insert(Value::from("element"), element_value(element));
         map.insert(Value::from("inside"), element.inside.to_value());
         let policy = self.policy;
+        let deadline = self.deadline;
         let engine = self
             .engine
             .get_or_insert_with(|| lock(&policy.engine).clone());
+        // No evaluation may run past what is left of the request.
+        if let Some(deadline) = &deadline {
+            let left = deadline.remaining().max(Duration::from_millis(1));
+            engine.set_execution_timer_config(timer(left.min(policy.time_limit)));
+        }
         engine.set_input(input);
         let mut decision = Decision::default();
         for rule in ELEMENT_RULES {
@@ -416,7 +441,17 @@ impl Evaluator<'_> {
                 continue;
             }
             self.evaluations += 1;
-            let value = eval_silently(engine, rule)?;
+            let value = match eval_silently(engine, rule) {
+                Ok(value) => value,
+                // Stopped by the request's deadline rather than its own limit.
+                Err(err) => match &deadline {
+                    Some(deadline) => {
+                        deadline.check(Stage::Decide)?;
+                        return Err(err);
+                    }
+                    None => return Err(err),
+                },
+            };
             match rule {
                 "priority" => decision.priority = priority(&value)?,
                 "deny" => decision.deny = reasons(&value, rule, &policy.constants)?,

@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::select::{Fate, Selection};
 use crate::check::{Finding, Requirement};
+use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::model::{Answer, Block, Content, Element, NodeId, Tree};
 use crate::policy::{Budget, RequestPlan};
@@ -150,6 +151,7 @@ pub struct Filler<'f, 'a> {
     fitted: Option<Fitted<'a>>,
     meter: Meter,
     probes: usize,
+    deadline: Option<Deadline>,
 }
 
 impl<'f, 'a> Filler<'f, 'a> {
@@ -166,7 +168,12 @@ impl<'f, 'a> Filler<'f, 'a> {
         let carried = tree
             .nodes()
             .iter()
-            .map(|node| carried_notices(node.element).map(Box::new))
+            .map(|node| {
+                carried_notices(node.element).map(|mut carried| {
+                    redact_carried(&mut carried, &mut Redactor::new(&plan.redact));
+                    Box::new(carried)
+                })
+            })
             .collect();
         Filler {
             answer,
@@ -181,6 +188,20 @@ impl<'f, 'a> Filler<'f, 'a> {
             fitted: None,
             meter: Meter::default(),
             probes: 0,
+            deadline: None,
+        }
+    }
+
+    /// Checks `deadline` before every rendering it measures.
+    pub fn within(mut self, deadline: Deadline) -> Filler<'f, 'a> {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    fn check_deadline(&self) -> Result<()> {
+        match &self.deadline {
+            Some(deadline) => deadline.check(Stage::Fill),
+            None => Ok(()),
         }
     }
 
@@ -484,6 +505,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// The size of `state`'s rendering in `budget`'s unit.
     fn measure(&mut self, state: &[Option<Mode>], notices: bool, budget: Budget) -> Result<usize> {
         self.probes += 1;
+        self.check_deadline()?;
         let answer = self.build(state, notices);
         let text = self.format.render(&answer);
         self.meter.measure(&text, budget)
@@ -642,6 +664,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// is the real rendering, for [`Filler::finish`].
     fn probe(&mut self, state: &[Option<Mode>], notices: bool) -> Result<Probe> {
         self.probes += 1;
+        self.check_deadline()?;
         let answer = self.build(state, notices);
         let rendered = self.format.render(&answer);
         let mut sizes = Vec::with_capacity(self.budgets.len());
@@ -1142,13 +1165,32 @@ fn carried_notices(element: &Element) -> Option<Carried> {
     Some(carried)
 }
 
-/// A reason as ctxgate writes them: `budget`, `scope`, or `kind:rule-id`.
+/// A reason as ctxgate writes them: `budget`, `scope`, `floor:rule-id` or
+/// `kind:rule-id` (kind `deny`, `mask`, `keep`, `prune`), the rule id as
+/// policies must write it ([`crate::policy::is_rule_id`]). A provider's word
+/// of any other shape is not carried: it could hold any text.
 fn plain_reason(reason: &str) -> bool {
-    !reason.is_empty()
-        && reason.len() <= 128
-        && reason
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '-' | '_' | '.'))
+    if matches!(reason, "budget" | "scope") {
+        return true;
+    }
+    match reason.split_once(':') {
+        Some(("deny" | "mask" | "keep" | "prune", id)) => crate::policy::is_rule_id(id),
+        Some(("floor", _)) => crate::policy::is_rule_id(reason),
+        _ => false,
+    }
+}
+
+/// Drops carried reason words a redaction pattern matches: a word of rule-id
+/// shape can still be a token (`deny:xoxb-…`), and notices are not rewritten.
+fn redact_carried(carried: &mut Carried, redactor: &mut Redactor<'_>) {
+    carried
+        .omitted
+        .retain(|reason, _| matches!(redactor.text(reason), Cow::Borrowed(_)));
+    if let Some((rule, _)) = &carried.withheld {
+        if matches!(redactor.text(rule), Cow::Owned(_)) {
+            carried.withheld = None;
+        }
+    }
 }
 
 /// The JSON pointer of an element in the input.

@@ -11,10 +11,12 @@ mod select;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use foldhash::{HashMap, HashMapExt};
 
 use crate::check::Finding;
+use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::model::{Answer, Role, Tree};
@@ -34,6 +36,10 @@ pub struct Request {
     pub budget: Option<Budget>,
     /// The output format (the budget is measured on it).
     pub format: Format,
+    /// How long the request may take, from when the gate receives it to the
+    /// rendered output; `None`: [`crate::DEFAULT_TIMEOUT`]. Past it the
+    /// request fails with [`Error::Deadline`] and nothing is sent.
+    pub timeout: Option<Duration>,
 }
 
 impl Request {
@@ -46,7 +52,19 @@ impl Request {
             },
             budget: None,
             format: Format::Json,
+            timeout: None,
         }
+    }
+
+    /// Sets the request's deadline, counted from when the gate receives it.
+    pub fn timeout(mut self, timeout: Duration) -> Request {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The deadline that applies: the request's, or the default.
+    pub(crate) fn deadline(&self) -> Deadline {
+        Deadline::after(self.timeout.unwrap_or(crate::DEFAULT_TIMEOUT))
     }
 
     /// Names a target element.
@@ -108,17 +126,40 @@ pub fn trim_with<'a>(
     policy_hash: &str,
     limits: &Limits,
 ) -> Result<Trimmed<'a>> {
+    let deadline = request.deadline();
     let findings = crate::check::check(answer);
     if findings.iter().any(Finding::is_error) {
         return Err(Error::NotConforming { findings });
     }
+    deadline.check(Stage::Check)?;
+    trim_checked(
+        answer,
+        request,
+        plan,
+        decider,
+        policy_hash,
+        limits,
+        &deadline,
+    )
+}
+
+/// [`trim_with`] for an answer already checked, within `deadline`.
+pub(crate) fn trim_checked<'a>(
+    answer: &Answer<'a>,
+    request: &Request,
+    plan: &RequestPlan,
+    decider: &mut dyn Decider,
+    policy_hash: &str,
+    limits: &Limits,
+    deadline: &Deadline,
+) -> Result<Trimmed<'a>> {
     let tree = Tree::new(&answer.root);
     let span = tracing::info_span!("trim", elements = tree.len(), action = %request.action.name);
     let _enter = span.enter();
 
     let decisions = {
         let _decide = tracing::debug_span!("decide").entered();
-        let decisions = decide_all(&tree, plan, decider, limits.max_projections)?;
+        let decisions = decide_all(&tree, plan, decider, limits.max_projections, deadline)?;
         tracing::debug!(evaluations = decider.evaluations(), "decided");
         decisions
     };
@@ -149,7 +190,8 @@ pub fn trim_with<'a>(
             plan,
             request.format,
             budgets.iter().map(|b| b.0).collect(),
-        );
+        )
+        .within(*deadline);
         let filled = filler.fill()?;
         tracing::debug!(
             probes = filled.probes,
@@ -198,7 +240,8 @@ pub fn fill_prefixes(
     sizes: bool,
 ) -> Result<(Option<usize>, Vec<usize>)> {
     let tree = Tree::new(&answer.root);
-    let decisions = decide_all(&tree, plan, decider, limits.max_projections)?;
+    let deadline = request.deadline();
+    let decisions = decide_all(&tree, plan, decider, limits.max_projections, &deadline)?;
     let budgets: Vec<Budget> = budgets(plan.budget, request.budget)?
         .iter()
         .map(|b| b.0)
@@ -274,6 +317,7 @@ fn decide_all(
     plan: &RequestPlan,
     decider: &mut dyn Decider,
     max_projections: usize,
+    deadline: &Deadline,
 ) -> Result<Vec<Arc<Decision>>> {
     let n = tree.len();
     // Whether a selected element is below each element: children come
@@ -309,6 +353,7 @@ fn decide_all(
     let mut seen: HashMap<ProjectionKey<'_>, Arc<Decision>> = HashMap::new();
     let mut decisions = Vec::with_capacity(n);
     for (at, node) in tree.nodes().iter().enumerate() {
+        deadline.every(at, Stage::Decide)?;
         let element = node.element;
         let context = node.parent.map_or(0, |p| child_context[p as usize]);
         let next = contexts.len() as u32 + 1;
@@ -377,6 +422,8 @@ fn decide_all(
             decisions.push(decision.clone());
             continue;
         }
+        // A projection not seen in this request: the policy may be asked.
+        deadline.check(Stage::Decide)?;
         let inside = chains.get(context);
         let input = ElementInput {
             role: node.role(),
@@ -668,6 +715,77 @@ mod tests {
         assert!(crate::check::check(&out.answer)
             .iter()
             .all(|f| !f.is_error()));
+    }
+
+    /// Sleeps on its `nth` call, as a slow policy would.
+    struct Slow {
+        calls: usize,
+        nth: usize,
+    }
+
+    impl Decider for Slow {
+        fn decide(&mut self, e: &ElementInput<'_>) -> Result<Arc<Decision>> {
+            self.calls += 1;
+            if self.calls == self.nth {
+                std::thread::sleep(std::time::Duration::from_millis(60));
+            }
+            Native(0).decide(e)
+        }
+        fn evaluations(&self) -> usize {
+            self.calls
+        }
+    }
+
+    fn within(decider: &mut dyn Decider, deadline: Deadline) -> Result<Trimmed<'static>> {
+        let answer = Box::leak(Box::new(notes()));
+        trim_checked(
+            answer,
+            &Request::new("app").budget(Budget::Bytes(600)),
+            &plan(Scope::App, None),
+            decider,
+            "h",
+            &Limits::default(),
+            &deadline,
+        )
+    }
+
+    fn stage(result: Result<Trimmed<'_>>) -> Option<Stage> {
+        match result {
+            Err(Error::Deadline { stage, .. }) => Some(stage),
+            Err(other) => panic!("{other}"),
+            Ok(_) => None,
+        }
+    }
+
+    #[test]
+    fn a_deadline_that_passes_while_deciding_or_fitting_names_the_stage_and_sends_nothing() {
+        let mut native = Native(0);
+        within(&mut native, Deadline::after(Duration::from_secs(60))).unwrap();
+        let projections = native.0;
+        assert!(projections > 1);
+        // Slow on the first projection: the next one is not asked.
+        let mut slow = Slow { calls: 0, nth: 1 };
+        let got = stage(within(
+            &mut slow,
+            Deadline::after(Duration::from_millis(30)),
+        ));
+        assert_eq!((got, slow.calls), (Some(Stage::Decide), 1));
+        // Slow on the last: deciding is done, the first rendering is not measured.
+        let mut slow = Slow {
+            calls: 0,
+            nth: projections,
+        };
+        let got = stage(within(
+            &mut slow,
+            Deadline::after(Duration::from_millis(30)),
+        ));
+        assert_eq!(got, Some(Stage::Fill));
+        // Time enough: the same request succeeds.
+        let mut slow = Slow { calls: 0, nth: 1 };
+        assert_eq!(
+            stage(within(&mut slow, Deadline::after(Duration::from_secs(60)))),
+            None
+        );
     }
 
     #[test]
