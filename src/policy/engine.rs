@@ -468,10 +468,24 @@ impl Evaluator<'_> {
 /// Whether the floor masks an element with this subrole: one that,
 /// lowercased, contains `secure` or `password`, whatever the element's role
 /// (a provider's unknown role, read as `Group`, included).
+///
+/// The subrole is read as a person reads it: letters only (spaces, `_`, `-`
+/// and other separators dropped), fullwidth forms as ASCII, the long s as
+/// `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
 pub fn floor_applies(subrole: Option<&str>) -> bool {
     subrole.is_some_and(|s| {
-        let s = s.to_lowercase();
-        s.contains("secure") || s.contains("password")
+        let folded: String = s
+            .chars()
+            .map(|c| match c {
+                '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+                '\u{017F}' => 's',
+                '\u{212A}' => 'k',
+                _ => c,
+            })
+            .flat_map(char::to_lowercase)
+            .filter(|c| c.is_alphanumeric())
+            .collect();
+        folded.contains("secure") || folded.contains("password") || folded.contains("passwd")
     })
 }
 
@@ -803,12 +817,7 @@ fn redaction(item: &serde_json::Value) -> Result<Redaction> {
             ),
         )
     })?;
-    Ok(Redaction {
-        id: id.to_string(),
-        regex,
-        replace,
-        luhn,
-    })
+    Ok(Redaction::new(id, regex, replace, luhn))
 }
 
 /// The longest reason a rule may give.
