@@ -368,9 +368,7 @@ fn find_delimited(
             break;
         };
         let (start, end) = (found.start(), found.end());
-        if start == end {
-            from = next_char(text, start);
-        } else if ends_inside_word(text, end) {
+        if start == end || ends_inside_word(text, end) {
             from = next_char(text, start);
         } else {
             spans.push(Span { start, end, rule });
