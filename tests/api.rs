@@ -57,6 +57,11 @@ fn a_100000_deep_answer_is_cloned_compared_printed_and_serialized_on_a_2_mib_sta
         assert!(printed.contains(r#"Element { id: "e99999", role: Known(Text), subrole: None, title: Some("the deepest")"#));
         assert_eq!(printed.matches("Element {").count(), 100_000);
 
+        let tree = ctxgate::Tree::new(&answer.root);
+        let indexed = format!("{tree:?}");
+        assert!(indexed.len() < 200 * 100_000, "a node is named by its id");
+        assert!(indexed.contains(r#"Node { id: "e99999", parent: Some(99998)"#));
+
         let serialized = serde_json::to_string(&answer).unwrap();
         assert_eq!(serialized, ctxgate::render::json(&answer), "the iterative writer agrees");
         // Everything is dropped here too, on the same small stack.
