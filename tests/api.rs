@@ -18,11 +18,7 @@ fn chain(depth: usize) -> Answer<'static> {
     }
     let mut root = Element::new("e0", Role::Application);
     root.children.push(element);
-    Answer {
-        protocol: "0.2.0".into(),
-        instance: "deep".into(),
-        root,
-    }
+    Answer::new("deep", root)
 }
 
 /// Runs `f` on a thread with a 2 MiB stack (a normal thread's, or less).
@@ -63,7 +59,11 @@ fn a_100000_deep_answer_is_cloned_compared_printed_and_serialized_on_a_2_mib_sta
         assert!(indexed.contains(r#"Node { id: "e99999", parent: Some(99998)"#));
 
         let serialized = serde_json::to_string(&answer).unwrap();
-        assert_eq!(serialized, ctxgate::render::json(&answer), "the iterative writer agrees");
+        assert_eq!(
+            serialized,
+            ctxgate::render::json(&answer),
+            "the iterative writer agrees"
+        );
         // Everything is dropped here too, on the same small stack.
     });
 }
@@ -166,14 +166,24 @@ fn a_host_keeps_a_report_and_a_trimmed_answer_after_the_input_is_dropped() {
     let request = Request::new("selection")
         .budget(Budget::Tokens(2000))
         .format(Format::Outline);
-    let (kept, report, expected_report, expected_rendered): (Trimmed<'static>, Report<'static>, _, _) = {
+    let (kept, report, expected_report, expected_rendered): (
+        Trimmed<'static>,
+        Report<'static>,
+        _,
+        _,
+    ) = {
         let bytes = notes();
         let trimmed = gate.trim_bytes(&bytes, &request).unwrap();
         let expected_report = serde_json::to_string(&trimmed.report).unwrap();
         let expected_rendered = trimmed.rendered.clone();
         let report = trimmed.report.clone().into_owned();
         assert!(report == trimmed.report);
-        (trimmed.into_owned(), report, expected_report, expected_rendered)
+        (
+            trimmed.into_owned(),
+            report,
+            expected_report,
+            expected_rendered,
+        )
         // `bytes` is dropped here.
     };
     assert_eq!(kept.rendered, expected_rendered);

@@ -443,6 +443,17 @@ fn reversed<T>(mut items: Vec<T>) -> Vec<T> {
     items
 }
 
+impl<'a> Answer<'a> {
+    /// An answer of this crate's [`PROTOCOL`] from `instance`, with `root`.
+    pub fn new(instance: impl Into<String>, root: Element<'a>) -> Answer<'a> {
+        Answer {
+            protocol: PROTOCOL.to_string(),
+            instance: instance.into(),
+            root,
+        }
+    }
+}
+
 impl Answer<'_> {
     /// The same answer with every string its own ([`Element::into_owned`]).
     pub fn into_owned(self) -> Answer<'static> {
