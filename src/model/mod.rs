@@ -186,6 +186,10 @@ impl<'a> Element<'a> {
 impl Clone for Element<'_> {
     /// A deep copy, built with an explicit stack.
     fn clone(&self) -> Self {
+        if self.children.is_empty() {
+            // The fitter clones childless elements per probe: no stack.
+            return self.shallow_clone();
+        }
         // Each frame: the copy so far, its source, the next child to copy.
         let mut stack = vec![(self.shallow_clone(), self, 0)];
         loop {
@@ -214,6 +218,9 @@ impl Clone for Children<'_> {
 impl<'b> PartialEq<Element<'b>> for Element<'_> {
     /// Field by field, over the whole subtree, with an explicit stack.
     fn eq(&self, other: &Element<'b>) -> bool {
+        if self.children.is_empty() || other.children.is_empty() {
+            return self.shallow_eq(other);
+        }
         let mut stack: Vec<(&Element<'_>, &Element<'_>)> = vec![(self, other)];
         while let Some((a, b)) = stack.pop() {
             if !a.shallow_eq(b) {
