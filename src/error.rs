@@ -1,8 +1,45 @@
 //! The library's one error type. Every message names what is wrong, where
 //! (a JSON pointer, a line and column, or a file:line:col), and what to do.
 //! No message carries an element's title, content, url or attribute value.
+//!
+//! Callers decide by [`Error::kind`], never by matching messages or listing
+//! variants: one match on [`ErrorKind`] gives the CLI's exit code (and will
+//! give a server's status and a binding's exception class). Positions are
+//! read with [`Error::line`], [`Error::column`] and [`Error::pointer`].
 
-use crate::check::Finding;
+use std::fmt;
+
+use crate::finding::Finding;
+
+/// What kind of failure an [`Error`] is: the one thing a caller needs to
+/// decide what to do. New kinds may be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The input cannot be read as what it claims to be: not JSON, not
+    /// UTF-8, not a tree of the import format.
+    InvalidInput,
+    /// The answer was read but does not conform to the protocol (or a 0.1
+    /// answer cannot be upgraded).
+    NotConforming,
+    /// The input passes one of the [`crate::Limits`].
+    OverLimit,
+    /// Not even the root and the kept elements fit the budget.
+    BudgetUnreachable,
+    /// The policy failed to load, to compile or to evaluate (fail closed).
+    Policy,
+    /// The request ran past its deadline.
+    Deadline,
+    /// Reading or writing a file.
+    Io,
+    /// The request (or the command line) asks for something that cannot be
+    /// done: an unknown target or format, a budget of 0, tokens without the
+    /// `tokens` feature.
+    Usage,
+    /// A bug in ctxgate: an invariant did not hold; nothing was sent.
+    Internal,
+}
+
 
 /// Everything that can go wrong. On any error, nothing may be sent.
 #[derive(Debug, thiserror::Error)]
@@ -99,16 +136,44 @@ pub enum Error {
         /// `bytes` or `tokens`.
         unit: &'static str,
     },
-    /// The request is malformed (unknown target, bad budget, …).
-    #[error("{0}")]
-    Request(String),
+    /// The request names a target that is not an element of the answer.
+    #[error("target `{id}` is not an element of this answer")]
+    UnknownTarget {
+        /// The id the request named.
+        id: String,
+    },
+    /// A budget (the policy's or the request's) of 0.
+    #[error("a budget must be at least 1")]
+    ZeroBudget,
+    /// A token budget, in a build without the `tokens` feature.
+    #[error("token budgets need ctxgate built with the `tokens` feature; use a byte budget")]
+    TokensUnavailable,
+    /// An import format name that is not one of [`crate::import::Format::ALL`].
+    #[error("unknown import format `{word}`; expected one of {expected}")]
+    UnknownFormat {
+        /// The name given.
+        word: String,
+        /// The known names, comma-separated.
+        expected: String,
+    },
+    /// The output would pass its budget: the fitter accepted a state it had
+    /// not measured. A bug; nothing is sent.
+    #[error("internal error: output of {size} {unit} over the budget of {limit}; nothing is sent")]
+    OverBudget {
+        /// The output's size.
+        size: usize,
+        /// The budget.
+        limit: usize,
+        /// `bytes` or `tokens`.
+        unit: &'static str,
+    },
     /// An OS accessibility tree that cannot be imported (`ctxgate import`).
     #[error("cannot import the `{format}` input{}: {message}", at_line(*.line))]
     Import {
         /// The format being imported (`ax-dump`, `uia-json`, …).
         format: &'static str,
-        /// 1-based line of the input; 0 when the problem is not on one line.
-        line: usize,
+        /// 1-based line of the input, when the problem is on one line.
+        line: Option<usize>,
         /// What is wrong, and what to do.
         message: String,
     },
@@ -117,7 +182,7 @@ pub enum Error {
     #[error("the request passed its deadline of {} ms while {stage}; nothing was sent (raise the request's timeout, `--timeout`, or send a smaller tree)", .limit.as_millis())]
     Deadline {
         /// The stage that was running.
-        stage: crate::deadline::Stage,
+        stage: Stage,
         /// The deadline the request had.
         limit: std::time::Duration,
     },
@@ -131,6 +196,92 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The kind of failure; decide by this, not by the variant or the message.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Json { .. } | Error::Import { .. } => ErrorKind::InvalidInput,
+            Error::InputTooLarge { .. }
+            | Error::TooDeep { .. }
+            | Error::TooManyElements { .. }
+            | Error::TooManyProjections { .. }
+            | Error::ContentTooLarge { .. } => ErrorKind::OverLimit,
+            Error::NotConforming { .. } | Error::Upgrade { .. } => ErrorKind::NotConforming,
+            Error::Policy { .. } | Error::PolicyEval { .. } => ErrorKind::Policy,
+            Error::BudgetUnreachable { .. } => ErrorKind::BudgetUnreachable,
+            Error::UnknownTarget { .. }
+            | Error::ZeroBudget
+            | Error::TokensUnavailable
+            | Error::UnknownFormat { .. } => ErrorKind::Usage,
+            Error::OverBudget { .. } => ErrorKind::Internal,
+            Error::Deadline { .. } => ErrorKind::Deadline,
+            Error::Io { .. } => ErrorKind::Io,
+        }
+    }
+
+    /// The 1-based line of the input where the problem is, when it is on
+    /// one line.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Error::Json { line, .. } => Some(*line),
+            Error::Import { line, .. } => *line,
+            _ => None,
+        }
+    }
+
+    /// The 1-based column of the input where the problem is, when known.
+    pub fn column(&self) -> Option<usize> {
+        match self {
+            Error::Json { column, .. } => Some(*column),
+            _ => None,
+        }
+    }
+
+    /// The JSON pointer of the element or field at fault, when the error
+    /// names one. A [`Error::NotConforming`]'s findings carry their own.
+    pub fn pointer(&self) -> Option<&str> {
+        match self {
+            Error::ContentTooLarge { pointer, .. } | Error::Upgrade { pointer, .. } => {
+                Some(pointer)
+            }
+            _ => None,
+        }
+    }
+
+    /// Every finding, for [`Error::NotConforming`]; empty otherwise.
+    pub fn findings(&self) -> &[Finding] {
+        match self {
+            Error::NotConforming { findings } => findings,
+            _ => &[],
+        }
+    }
+}
+
+/// The pipeline stage that was running when a deadline passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Reading the answer's bytes (and upgrading a 0.1 answer).
+    Read,
+    /// Checking conformance.
+    Check,
+    /// Asking the policy about each element.
+    Decide,
+    /// Fitting the output to the budget.
+    Fill,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::Read => "reading",
+            Stage::Check => "checking",
+            Stage::Decide => "deciding",
+            Stage::Fill => "fitting to the budget",
+        })
+    }
+}
+
 fn summary(findings: &[Finding]) -> String {
     let errors: Vec<&Finding> = findings.iter().filter(|f| f.is_error()).collect();
     match errors.as_slice() {
@@ -140,10 +291,10 @@ fn summary(findings: &[Finding]) -> String {
     }
 }
 
-fn at_line(line: usize) -> String {
+fn at_line(line: Option<usize>) -> String {
     match line {
-        0 => String::new(),
-        line => format!(" at line {line}"),
+        None => String::new(),
+        Some(line) => format!(" at line {line}"),
     }
 }
 

@@ -31,7 +31,25 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::policy::Redaction;
+
+/// A text pattern the policy declares; applied natively to every string
+/// that leaves, all patterns in one pass over the original text (see
+/// this module's doc for the boundary rule and how overlaps merge).
+#[derive(Debug, Clone)]
+pub struct Redaction {
+    /// The rule's id, named in reports.
+    pub id: String,
+    /// The compiled pattern.
+    pub regex: regex::Regex,
+    /// The replacement, literal text (no `$` captures). No pattern of the
+    /// plan may match it, so redaction is a fixpoint; the plan is refused
+    /// otherwise.
+    pub replace: String,
+    /// The pattern finds digit runs, and only windows of 13 to 19 digits of
+    /// whole groups that pass the Luhn check are replaced (`"luhn": true` in
+    /// the policy; payment cards).
+    pub luhn: bool,
+}
 
 /// Applies every pattern in one pass, counting replacements per pattern.
 pub struct Redactor<'p> {

@@ -143,10 +143,10 @@ impl FromStr for Format {
             .find(|f| f.name() == word)
             .ok_or_else(|| {
                 let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                Error::Request(format!(
-                    "unknown import format `{word}`; expected one of {}",
-                    names.join(", ")
-                ))
+                Error::UnknownFormat {
+                    word: word.to_string(),
+                    expected: names.join(", "),
+                }
             })
     }
 }
@@ -175,7 +175,8 @@ pub fn import(format: Format, bytes: &[u8]) -> Result<Answer<'static>> {
 /// the answer (two levels deeper at most) well within the reader's limit.
 const MAX_DEPTH: usize = 256;
 
-fn error(format: Format, line: usize, message: impl Into<String>) -> Error {
+/// An import error, on `line` (1-based) when the problem is on one.
+fn error(format: Format, line: Option<usize>, message: impl Into<String>) -> Error {
     Error::Import {
         format: format.name(),
         line,
@@ -192,7 +193,7 @@ fn utf8(format: Format, bytes: &[u8]) -> Result<&str> {
             .filter(|&&b| b == b'\n')
             .count()
             + 1;
-        error(format, line, "the input is not UTF-8")
+        error(format, Some(line), "the input is not UTF-8")
     })
 }
 
@@ -208,12 +209,12 @@ fn json(format: Format, bytes: &[u8]) -> Result<serde_json::Value> {
     if let Some(line) = too_deep(text.as_bytes(), limit) {
         return Err(error(
             format,
-            line,
+            Some(line),
             format!("JSON nests deeper than {limit} levels (a tree deeper than {MAX_DEPTH} nodes)"),
         ));
     }
     // serde_json's message ends with the line and column.
-    let json_error = |e: serde_json::Error| error(format, 0, format!("invalid JSON: {e}"));
+    let json_error = |e: serde_json::Error| error(format, None, format!("invalid JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
     let value = serde_json::Value::deserialize(serde_stacker::Deserializer::new(&mut de))

@@ -34,7 +34,7 @@ use serde_json::Value;
 use super::{Content, Element, Role};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::read::json_kind;
+use crate::finding::json_kind;
 
 /// The role a 0.1 `type` is read as (case-insensitive); unknown → `Group`.
 ///
@@ -162,7 +162,7 @@ pub fn upgrade(
     let mut parsed: Vec<Item> = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let item = read_item(item, i)?;
-        let size = crate::read::text_bytes(&item.element);
+        let size = super::text_bytes(&item.element);
         if size > limits.max_content_bytes {
             return Err(Error::ContentTooLarge {
                 pointer: format!("/items/{i}"),

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use crate::model::Role;
+pub use crate::redact::Redaction;
 
 mod engine;
 mod inside;
@@ -58,25 +59,6 @@ pub enum Budget {
     Tokens(usize),
     /// Bytes of the rendered output.
     Bytes(usize),
-}
-
-/// A text pattern the policy declares; applied natively to every string
-/// that leaves, all patterns in one pass over the original text (see
-/// [`crate::redact`] for the boundary rule and how overlaps merge).
-#[derive(Debug, Clone)]
-pub struct Redaction {
-    /// The rule's id, named in reports.
-    pub id: String,
-    /// The compiled pattern.
-    pub regex: regex::Regex,
-    /// The replacement, literal text (no `$` captures). No pattern of the
-    /// plan may match it, so redaction is a fixpoint; the plan is refused
-    /// otherwise.
-    pub replace: String,
-    /// The pattern finds digit runs, and only windows of 13 to 19 digits of
-    /// whole groups that pass the Luhn check are replaced (`"luhn": true` in
-    /// the policy; payment cards).
-    pub luhn: bool,
 }
 
 /// What the policy decided for one request.
