@@ -300,3 +300,103 @@ fn at_line(line: Option<usize>) -> String {
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CLI's table test (`src/cli/mod.rs`) lists every variant; this
+    /// match, exhaustive inside the crate, stops compiling when a variant is
+    /// added, so that the table and [`Error::kind`] are revisited.
+    #[allow(dead_code)]
+    fn every_variant_is_in_the_cli_table(err: &Error) -> usize {
+        match err {
+            Error::Json { .. }
+            | Error::InputTooLarge { .. }
+            | Error::TooDeep { .. }
+            | Error::TooManyElements { .. }
+            | Error::TooManyProjections { .. }
+            | Error::ContentTooLarge { .. }
+            | Error::NotConforming { .. }
+            | Error::Upgrade { .. }
+            | Error::Policy { .. }
+            | Error::PolicyEval { .. }
+            | Error::BudgetUnreachable { .. }
+            | Error::UnknownTarget { .. }
+            | Error::ZeroBudget
+            | Error::TokensUnavailable
+            | Error::UnknownFormat { .. }
+            | Error::OverBudget { .. }
+            | Error::Import { .. }
+            | Error::Deadline { .. }
+            | Error::Io { .. } => 19,
+        }
+    }
+
+    #[test]
+    fn positions_are_options() {
+        let json = Error::Json {
+            line: 3,
+            column: 7,
+            message: "expected value".into(),
+        };
+        assert_eq!((json.line(), json.column(), json.pointer()), (Some(3), Some(7), None));
+        let import = |line| Error::Import {
+            format: "ax-dump",
+            line,
+            message: "the input has no node lines".into(),
+        };
+        assert_eq!(import(None).line(), None);
+        assert_eq!(
+            import(None).to_string(),
+            "cannot import the `ax-dump` input: the input has no node lines"
+        );
+        assert_eq!(import(Some(4)).line(), Some(4));
+        assert_eq!(
+            import(Some(4)).to_string(),
+            "cannot import the `ax-dump` input at line 4: the input has no node lines"
+        );
+        let content = Error::ContentTooLarge {
+            pointer: "/root/children/0".into(),
+            size: 2,
+            limit: 1,
+        };
+        assert_eq!(content.pointer(), Some("/root/children/0"));
+        assert_eq!(content.line(), None);
+    }
+
+    /// The typed variants that replaced `Error::Request(String)` keep its
+    /// messages exactly.
+    #[test]
+    fn request_errors_keep_their_messages() {
+        for (err, message) in [
+            (
+                Error::UnknownTarget { id: "e9".into() },
+                "target `e9` is not an element of this answer",
+            ),
+            (Error::ZeroBudget, "a budget must be at least 1"),
+            (
+                Error::TokensUnavailable,
+                "token budgets need ctxgate built with the `tokens` feature; use a byte budget",
+            ),
+            (
+                Error::UnknownFormat {
+                    word: "ax".into(),
+                    expected: "ax-dump, aria".into(),
+                },
+                "unknown import format `ax`; expected one of ax-dump, aria",
+            ),
+            (
+                Error::OverBudget {
+                    size: 12,
+                    limit: 10,
+                    unit: "bytes",
+                },
+                "internal error: output of 12 bytes over the budget of 10; nothing is sent",
+            ),
+        ] {
+            assert_eq!(err.to_string(), message);
+            assert!(matches!(err.kind(), ErrorKind::Usage | ErrorKind::Internal));
+        }
+    }
+}

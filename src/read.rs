@@ -1526,6 +1526,8 @@ impl<'de> ChildrenVisitor<'_, '_, 'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::read_conforming;
+    use crate::model::Block;
 
     fn errors(json: &[u8]) -> Vec<String> {
         let reading = read(json, &Limits::default()).unwrap();
