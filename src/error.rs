@@ -40,7 +40,6 @@ pub enum ErrorKind {
     Internal,
 }
 
-
 /// Everything that can go wrong. On any error, nothing may be sent.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -340,7 +339,10 @@ mod tests {
             column: 7,
             message: "expected value".into(),
         };
-        assert_eq!((json.line(), json.column(), json.pointer()), (Some(3), Some(7), None));
+        assert_eq!(
+            (json.line(), json.column(), json.pointer()),
+            (Some(3), Some(7), None)
+        );
         let import = |line| Error::Import {
             format: "ax-dump",
             line,

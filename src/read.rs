@@ -24,9 +24,9 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::finding::{escape_pointer, json_kind, Finding, Requirement};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
+use crate::finding::{escape_pointer, json_kind, Finding, Requirement};
 use crate::limits::Limits;
 use crate::model::{text_bytes, v01, Answer, BlockValue, Content, Element, RoleName};
 

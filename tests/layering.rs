@@ -319,9 +319,7 @@ fn graphs() -> (Graph, Graph, BTreeSet<String>) {
         if first == "policy" && child.is_none() {
             for statement in text.split(';') {
                 let s = statement.trim_start();
-                if s.starts_with("pub use")
-                    || s.starts_with("pub(crate) use")
-                    || s.contains("mod ")
+                if s.starts_with("pub use") || s.starts_with("pub(crate) use") || s.contains("mod ")
                 {
                     continue;
                 }
@@ -353,7 +351,10 @@ fn every_module_has_a_layer() {
         .flat_map(|l| l.iter())
         .filter(|m| !top.contains(**m))
         .collect();
-    assert!(stale.is_empty(), "layers name modules that do not exist: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "layers name modules that do not exist: {stale:?}"
+    );
 }
 
 #[test]
@@ -377,7 +378,10 @@ fn modules_use_only_lower_layers() {
 #[test]
 fn the_module_graph_has_no_cycle() {
     let (modules, policy, _) = graphs();
-    assert!(modules.edges.len() > 20, "the graph looks empty: the parser is broken");
+    assert!(
+        modules.edges.len() > 20,
+        "the graph looks empty: the parser is broken"
+    );
     assert_eq!(modules.cycle(), None, "a cycle between modules");
     let mut policy = policy;
     for &(from, to) in TOLERATED {

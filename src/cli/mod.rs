@@ -216,8 +216,9 @@ pub fn read_input(path: Option<&Path>) -> Result<Vec<u8>, Failure> {
     match path {
         None => read_stdin(),
         Some(p) if p == Path::new("-") => read_stdin(),
-        Some(p) => std::fs::read(p)
-            .map_err(|e| Failure::io(format!("cannot read `{}`: {e}", p.display()))),
+        Some(p) => {
+            std::fs::read(p).map_err(|e| Failure::io(format!("cannot read `{}`: {e}", p.display())))
+        }
     }
 }
 
@@ -281,11 +282,7 @@ mod tests {
                 ErrorKind::OverLimit,
                 1,
             ),
-            (
-                Error::TooManyElements { limit: 1 },
-                ErrorKind::OverLimit,
-                1,
-            ),
+            (Error::TooManyElements { limit: 1 }, ErrorKind::OverLimit, 1),
             (
                 Error::TooManyProjections { limit: 1 },
                 ErrorKind::OverLimit,

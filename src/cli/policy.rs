@@ -172,8 +172,8 @@ fn doc(path: Option<&Path>) -> Result<Outcome, Failure> {
 
 fn plan(path: Option<&Path>, action: &str, target: Option<&str>) -> Result<Outcome, Failure> {
     let policy = load(path)?;
-    let mut text =
-        serde_json::to_string_pretty(&lib::plan_json(&policy, action, target)?).expect("JSON serializes");
+    let mut text = serde_json::to_string_pretty(&lib::plan_json(&policy, action, target)?)
+        .expect("JSON serializes");
     text.push('\n');
     emit(&text, Outcome::Fine)
 }

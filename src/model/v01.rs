@@ -33,8 +33,8 @@ use serde_json::Value;
 
 use super::{Content, Element, Role};
 use crate::error::{Error, Result};
-use crate::limits::Limits;
 use crate::finding::json_kind;
+use crate::limits::Limits;
 
 /// The role a 0.1 `type` is read as (case-insensitive); unknown → `Group`.
 ///

@@ -18,9 +18,9 @@ use foldhash::{HashMap, HashMapExt};
 use serde_json::{json, Map, Value};
 
 use super::select::{Fate, Selection};
-use crate::finding::{Finding, Requirement};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
+use crate::finding::{Finding, Requirement};
 use crate::model::{Answer, Block, Content, Element, NodeId, Tree};
 use crate::policy::{Budget, RequestPlan};
 use crate::redact::Redactor;

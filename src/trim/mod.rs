@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use foldhash::{HashMap, HashMapExt};
 
-use crate::finding::Finding;
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
+use crate::finding::Finding;
 use crate::limits::Limits;
 use crate::model::{Answer, Role, Tree};
 use crate::policy::{Action, Budget, Decision, ElementInput, Inside, RequestInput, RequestPlan};
