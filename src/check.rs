@@ -3,8 +3,8 @@
 //! a JSON pointer, the element's id, and the requirement it breaks.
 //!
 //! Shape problems (types, required fields, limits) are found while reading,
-//! in [`crate::read`]. Reading then checking is composed here and only here
-//! ([`read_checked`]): [`check_bytes`], [`read_conforming`] and
+//! in [`mod@crate::read`]. Reading then checking is composed here and only
+//! here (`read_checked`): [`check_bytes`], [`read_conforming`] and
 //! [`crate::Gate::trim_bytes`] all go through it.
 
 use foldhash::{HashMap, HashMapExt};

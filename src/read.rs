@@ -15,7 +15,7 @@
 //!    ([`crate::model::v01`]) under the same limits.
 //!
 //! Conformance rules that need the whole tree (R1, R3, R4, R6) are in
-//! [`crate::check`], which also composes reading and checking; this module
+//! [`mod@crate::check`], which also composes reading and checking; this module
 //! does not depend on it.
 
 use std::borrow::Cow;

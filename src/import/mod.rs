@@ -3,9 +3,9 @@
 //! through the operating system's accessibility interface").
 //!
 //! One file per source format turns its bytes into a neutral source tree
-//! ([`build::Node`]); [`build`] turns that tree into an [`Answer`] that
+//! (`build::Node`); `build` turns that tree into an [`Answer`] that
 //! passes [`crate::check::check`]. Which source role becomes which of the
-//! thirteen roles is data, in [`roles`], one table per source. This module
+//! thirteen roles is data, in `roles`, one table per source. This module
 //! does no I/O: bytes in, an answer out.
 //!
 //! # Decisions
