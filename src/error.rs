@@ -69,8 +69,8 @@ pub enum Error {
     TooDeep {
         /// The limit.
         limit: usize,
-        /// Where the limit was passed: `at /root/children/0/…` or `at line L, column C`.
-        place: String,
+        /// Where the limit was passed.
+        place: DepthPlace,
     },
     /// The tree has more elements than [`crate::Limits::max_elements`].
     #[error("the tree has more than {limit} elements (`max_elements`, `--max-elements`)")]
@@ -195,6 +195,43 @@ pub enum Error {
     },
 }
 
+/// Where a tree passed [`crate::Limits::max_depth`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DepthPlace {
+    /// At the element with this JSON pointer.
+    Element(String),
+    /// Where the JSON nesting passes `nesting` levels (two per element),
+    /// found by the byte scan before any element is read.
+    Nesting {
+        /// The most JSON nesting the depth limit allows.
+        nesting: usize,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+    },
+    /// At the root that upgrading a 0.1 answer synthesizes.
+    SynthesizedRoot,
+}
+
+impl fmt::Display for DepthPlace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DepthPlace::Element(pointer) => write!(f, "(at {pointer})"),
+            DepthPlace::Nesting {
+                nesting,
+                line,
+                column,
+            } => write!(
+                f,
+                "(JSON nesting passes {nesting} levels at line {line}, column {column})"
+            ),
+            DepthPlace::SynthesizedRoot => f.write_str("(at the synthesized root)"),
+        }
+    }
+}
+
 impl Error {
     /// The kind of failure; decide by this, not by the variant or the message.
     pub fn kind(&self) -> ErrorKind {
@@ -222,7 +259,11 @@ impl Error {
     /// one line.
     pub fn line(&self) -> Option<usize> {
         match self {
-            Error::Json { line, .. } => Some(*line),
+            Error::Json { line, .. }
+            | Error::TooDeep {
+                place: DepthPlace::Nesting { line, .. },
+                ..
+            } => Some(*line),
             Error::Import { line, .. } => *line,
             _ => None,
         }
@@ -231,7 +272,11 @@ impl Error {
     /// The 1-based column of the input where the problem is, when known.
     pub fn column(&self) -> Option<usize> {
         match self {
-            Error::Json { column, .. } => Some(*column),
+            Error::Json { column, .. }
+            | Error::TooDeep {
+                place: DepthPlace::Nesting { column, .. },
+                ..
+            } => Some(*column),
             _ => None,
         }
     }
@@ -240,9 +285,12 @@ impl Error {
     /// names one. A [`Error::NotConforming`]'s findings carry their own.
     pub fn pointer(&self) -> Option<&str> {
         match self {
-            Error::ContentTooLarge { pointer, .. } | Error::Upgrade { pointer, .. } => {
-                Some(pointer)
-            }
+            Error::ContentTooLarge { pointer, .. }
+            | Error::Upgrade { pointer, .. }
+            | Error::TooDeep {
+                place: DepthPlace::Element(pointer),
+                ..
+            } => Some(pointer),
             _ => None,
         }
     }
@@ -365,6 +413,22 @@ mod tests {
         };
         assert_eq!(content.pointer(), Some("/root/children/0"));
         assert_eq!(content.line(), None);
+        let nesting = Error::TooDeep {
+            limit: 1024,
+            place: DepthPlace::Nesting {
+                nesting: 2113,
+                line: 1,
+                column: 40,
+            },
+        };
+        assert_eq!((nesting.line(), nesting.column()), (Some(1), Some(40)));
+        assert_eq!(nesting.to_string(), "the tree is deeper than the limit of 1024 elements (JSON nesting passes 2113 levels at line 1, column 40) (`max_depth`, `--max-depth`)");
+        let element = Error::TooDeep {
+            limit: 3,
+            place: DepthPlace::Element("/root/children/0/children/0".into()),
+        };
+        assert_eq!(element.pointer(), Some("/root/children/0/children/0"));
+        assert_eq!(element.to_string(), "the tree is deeper than the limit of 3 elements (at /root/children/0/children/0) (`max_depth`, `--max-depth`)");
     }
 
     /// The typed variants that replaced `Error::Request(String)` keep its

@@ -20,7 +20,7 @@ pub mod trim;
 
 pub use check::{check, check_bytes, read_conforming, CheckReport};
 pub use deadline::{Stage, DEFAULT_TIMEOUT};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{DepthPlace, Error, ErrorKind, Result};
 pub use finding::{Finding, Requirement, Severity};
 pub use gate::Gate;
 pub use limits::Limits;

@@ -25,7 +25,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::Value;
 
 use crate::deadline::{Deadline, Stage};
-use crate::error::{Error, Result};
+use crate::error::{DepthPlace, Error, Result};
 use crate::finding::{escape_pointer, json_kind, Finding, Requirement};
 use crate::limits::Limits;
 use crate::model::{text_bytes, v01, Answer, BlockValue, Content, Element, RoleName};
@@ -165,9 +165,11 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
                     let (line, column) = line_column(bytes, i);
                     return Err(Error::TooDeep {
                         limit: limits.max_depth,
-                        place: format!(
-                            "(JSON nesting passes {max} levels at line {line}, column {column})"
-                        ),
+                        place: DepthPlace::Nesting {
+                            nesting: max,
+                            line,
+                            column,
+                        },
                     });
                 }
             }
@@ -796,7 +798,7 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
         if ctx.depth > ctx.limits.max_depth {
             let error = Error::TooDeep {
                 limit: ctx.limits.max_depth,
-                place: format!("(at {})", ctx.pointer()),
+                place: DepthPlace::Element(ctx.pointer()),
             };
             return Err(ctx.stop(error));
         }

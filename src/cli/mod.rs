@@ -277,7 +277,7 @@ mod tests {
             (
                 Error::TooDeep {
                     limit: 1,
-                    place: "(at /root)".into(),
+                    place: ctxgate::DepthPlace::Element("/root".into()),
                 },
                 ErrorKind::OverLimit,
                 1,

@@ -32,7 +32,7 @@ use foldhash::{HashMap, HashMapExt};
 use serde_json::Value;
 
 use super::{Content, Element, Role};
-use crate::error::{Error, Result};
+use crate::error::{DepthPlace, Error, Result};
 use crate::finding::json_kind;
 use crate::limits::Limits;
 
@@ -215,7 +215,7 @@ pub fn upgrade(
     if limits.max_depth < 1 {
         return Err(Error::TooDeep {
             limit: limits.max_depth,
-            place: "(at the synthesized root)".into(),
+            place: DepthPlace::SynthesizedRoot,
         });
     }
     // 0 = not reached (yet).
@@ -228,7 +228,7 @@ pub fn upgrade(
         if d as usize > limits.max_depth {
             return Err(Error::TooDeep {
                 limit: limits.max_depth,
-                place: format!("(at /items/{at})"),
+                place: DepthPlace::Element(format!("/items/{at}")),
             });
         }
         depth[at as usize] = d;
