@@ -3,132 +3,19 @@
 //! a JSON pointer, the element's id, and the requirement it breaks.
 //!
 //! Shape problems (types, required fields, limits) are found while reading,
-//! in [`crate::read`]; [`check_bytes`] runs both stages.
-
-use std::fmt;
+//! in [`mod@crate::read`]. Reading then checking is composed here and only
+//! here (`read_checked`): [`check_bytes`], [`read_conforming`] and
+//! [`crate::Gate::trim_bytes`] all go through it.
 
 use foldhash::{HashMap, HashMapExt};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::Result;
+use crate::deadline::Deadline;
+use crate::error::{Error, Result};
+use crate::finding::{Finding, Requirement};
 use crate::limits::Limits;
 use crate::model::{related_entry, Answer, Role, Tree, STATES};
-
-/// The requirement a finding breaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum Requirement {
-    /// State is stated only on the element it describes.
-    R1,
-    /// Roles come from the language; the root is an Application.
-    R3,
-    /// Ids are unique.
-    R4,
-    /// Selected and focused elements are reachable: the focus path is one
-    /// unbroken path from the root's child down (RFC-0001 4.1).
-    R6,
-    /// The element's fields and the answer's shape (RFC-0001 4.1, 4.3, 4.4).
-    #[serde(rename = "4.1")]
-    Schema,
-    /// The protocol version (RFC-0001 4.5, 5).
-    #[serde(rename = "4.5")]
-    Version,
-}
-
-impl fmt::Display for Requirement {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Requirement::R1 => "R1",
-            Requirement::R3 => "R3",
-            Requirement::R4 => "R4",
-            Requirement::R6 => "R6",
-            Requirement::Schema => "4.1",
-            Requirement::Version => "4.5",
-        })
-    }
-}
-
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The answer does not conform.
-    Error,
-    /// The answer conforms, but something deserves a look.
-    Warning,
-}
-
-/// One problem, where it is, and what it breaks. Never carries titles,
-/// content, urls or attribute values: ids, roles and field names only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// Error or warning.
-    pub severity: Severity,
-    /// The requirement broken.
-    pub requirement: Requirement,
-    /// The JSON pointer of the element or field.
-    pub pointer: String,
-    /// The element's id, where known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// What is wrong and what to do.
-    pub message: String,
-}
-
-impl Finding {
-    /// An error.
-    pub fn error(
-        requirement: Requirement,
-        pointer: impl Into<String>,
-        id: Option<String>,
-        message: impl Into<String>,
-    ) -> Finding {
-        Finding {
-            severity: Severity::Error,
-            requirement,
-            pointer: pointer.into(),
-            id,
-            message: message.into(),
-        }
-    }
-
-    /// A warning.
-    pub fn warning(
-        requirement: Requirement,
-        pointer: impl Into<String>,
-        id: Option<String>,
-        message: impl Into<String>,
-    ) -> Finding {
-        Finding {
-            severity: Severity::Warning,
-            ..Finding::error(requirement, pointer, id, message)
-        }
-    }
-
-    /// Whether the answer fails to conform because of this.
-    pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
-    }
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let severity = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        let pointer = if self.pointer.is_empty() {
-            "/"
-        } else {
-            &self.pointer
-        };
-        write!(f, "{severity}[{}] {pointer}", self.requirement)?;
-        if let Some(id) = &self.id {
-            write!(f, " (id `{id}`)")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
 
 /// The result of checking one input.
 #[derive(Debug, Clone, Serialize)]
@@ -144,22 +31,82 @@ pub struct CheckReport {
     pub findings: Vec<Finding>,
 }
 
+/// An input read and checked: the answer, when its shape allowed building
+/// one, and every finding of both stages (the reader's first).
+pub(crate) struct Checked<'a> {
+    pub(crate) answer: Option<Answer<'a>>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) upgraded_from: Option<String>,
+}
+
+impl<'a> Checked<'a> {
+    /// The answer, or [`Error::NotConforming`] with every finding when
+    /// there is none or any finding is an error.
+    pub(crate) fn into_conforming(self) -> Result<Answer<'a>> {
+        match self.answer {
+            Some(answer) if !self.findings.iter().any(Finding::is_error) => Ok(answer),
+            _ => Err(Error::NotConforming {
+                findings: self.findings,
+            }),
+        }
+    }
+}
+
+/// Reads an answer's bytes and checks the tree: the one composition of the
+/// two stages. `Err` only when the input cannot be read at all (not JSON,
+/// over a limit, past `deadline`); shape and conformance problems are
+/// findings. The tree is checked even when reading found errors, so that
+/// every problem is reported at once.
+pub(crate) fn read_checked<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+) -> Result<Checked<'a>> {
+    let reading = {
+        let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
+        crate::read::read_until(bytes, limits, deadline)?
+    };
+    let mut findings = reading.findings;
+    if let Some(answer) = &reading.answer {
+        findings.extend(check(answer));
+    }
+    Ok(Checked {
+        answer: reading.answer,
+        findings,
+        upgraded_from: reading.upgraded_from,
+    })
+}
+
 /// Reads and checks an answer's bytes. `Err` only when the input cannot be
 /// read at all (not JSON, over a limit).
 pub fn check_bytes(bytes: &[u8], limits: &Limits) -> Result<CheckReport> {
-    let reading = crate::read::read(bytes, limits)?;
-    let mut findings = reading.findings;
-    let mut elements = 0;
-    if let Some(answer) = &reading.answer {
-        findings.extend(check(answer));
-        elements = Tree::new(&answer.root).len();
-    }
+    let checked = read_checked(bytes, limits, None)?;
+    let elements = checked
+        .answer
+        .as_ref()
+        .map_or(0, |answer| Tree::new(&answer.root).len());
     Ok(CheckReport {
-        conforms: reading.answer.is_some() && !findings.iter().any(Finding::is_error),
-        upgraded_from: reading.upgraded_from,
+        conforms: checked.answer.is_some() && !checked.findings.iter().any(Finding::is_error),
+        upgraded_from: checked.upgraded_from,
         elements,
-        findings,
+        findings: checked.findings,
     })
+}
+
+/// Reads an answer and checks it; `Err` unless it conforms (warnings
+/// allowed). This is what trimming uses: on any doubt, nothing goes on.
+pub fn read_conforming<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Answer<'a>> {
+    read_checked(bytes, limits, None)?.into_conforming()
+}
+
+/// `Ok` when a held answer conforms (warnings allowed), else
+/// [`Error::NotConforming`] with every finding.
+pub(crate) fn require_conforming(answer: &Answer<'_>) -> Result<()> {
+    let findings = check(answer);
+    if findings.iter().any(Finding::is_error) {
+        return Err(Error::NotConforming { findings });
+    }
+    Ok(())
 }
 
 /// Checks the rules that need the whole tree: R1 (states under
@@ -203,7 +150,7 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
                 format!(
                     "role `{}` is not in the role language; it is read as `Group`{}",
                     element.role,
-                    did_you_mean(element.role.as_str())
+                    crate::suggest::role(element.role.as_str())
                 ),
             )),
             _ => {}
@@ -344,16 +291,5 @@ fn check_related(
                 "a `related` entry must be `{\"relation\": string, \"id\": string}` or `{\"relation\": string, \"url\": string}`",
             ));
         }
-    }
-}
-
-/// ` (did you mean `Text`?)` when `word` is close to a role, else empty.
-pub fn did_you_mean(word: &str) -> String {
-    let near = Role::from_apple(word)
-        .map(Role::as_str)
-        .or_else(|| crate::suggest::closest(word, Role::ALL.iter().map(|r| r.as_str())));
-    match near {
-        Some(role) => format!(" (did you mean `{role}`?)"),
-        None => String::new(),
     }
 }

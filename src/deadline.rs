@@ -8,9 +8,9 @@
 //! decision loop, before every rendering the fitter measures, and between
 //! stages. The policy's own per-evaluation timer is capped by what is left.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
+pub use crate::error::Stage;
 use crate::error::{Error, Result};
 
 /// The deadline a request gets when it names none: a few seconds, far above
@@ -18,31 +18,6 @@ use crate::error::{Error, Result};
 /// 100,000-element one in ~50 ms) and low enough that a hostile answer
 /// cannot hold a host's request for long.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The pipeline stage that was running when a deadline passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Stage {
-    /// Reading the answer's bytes (and upgrading a 0.1 answer).
-    Read,
-    /// Checking conformance.
-    Check,
-    /// Asking the policy about each element.
-    Decide,
-    /// Fitting the output to the budget.
-    Fill,
-}
-
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Stage::Read => "reading",
-            Stage::Check => "checking",
-            Stage::Decide => "deciding",
-            Stage::Fill => "fitting to the budget",
-        })
-    }
-}
 
 /// When a request must be done by.
 #[derive(Debug, Clone, Copy)]

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::check::{read_checked, require_conforming};
 use crate::deadline::{Deadline, Stage};
 use crate::error::Result;
 use crate::limits::Limits;
@@ -72,43 +73,28 @@ impl Gate {
     /// The request's deadline ([`Request::timeout`]) counts from here.
     pub fn trim_bytes<'a>(&self, bytes: &'a [u8], request: &Request) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
-        let reading = {
-            let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
-            crate::read::read_until(bytes, &self.limits, Some(&deadline))?
-        };
-        // Shape problems found while reading: report them with the tree's
-        // own findings. Otherwise `trim` checks the tree, once.
-        match reading.answer {
-            Some(answer) if !reading.findings.iter().any(crate::Finding::is_error) => {
-                self.trim_within(&answer, request, &deadline)
-            }
-            answer => {
-                let mut findings = reading.findings;
-                if let Some(answer) = &answer {
-                    findings.extend(crate::check::check(answer));
-                }
-                Err(crate::Error::NotConforming { findings })
-            }
-        }
+        // Shape problems found while reading are reported with the tree's
+        // own findings, all at once.
+        let answer = read_checked(bytes, &self.limits, Some(&deadline))?.into_conforming()?;
+        self.trim_conforming(&answer, request, &deadline)
     }
 
     /// Trims an answer the host already holds. It is checked first: an
     /// answer that does not conform is rejected.
     /// The request's deadline ([`Request::timeout`]) counts from here.
     pub fn trim<'a>(&self, answer: &Answer<'a>, request: &Request) -> Result<Trimmed<'a>> {
-        self.trim_within(answer, request, &request.deadline())
+        let deadline = request.deadline();
+        require_conforming(answer)?;
+        self.trim_conforming(answer, request, &deadline)
     }
 
-    fn trim_within<'a>(
+    /// Trims an answer that was checked and conforms.
+    fn trim_conforming<'a>(
         &self,
         answer: &Answer<'a>,
         request: &Request,
         deadline: &Deadline,
     ) -> Result<Trimmed<'a>> {
-        let findings = crate::check::check(answer);
-        if findings.iter().any(crate::Finding::is_error) {
-            return Err(crate::Error::NotConforming { findings });
-        }
         deadline.check(Stage::Check)?;
         let input = request_input(answer, request);
         // No single evaluation may run past what is left of the request.

@@ -4,6 +4,7 @@
 pub mod check;
 mod deadline;
 mod error;
+mod finding;
 mod gate;
 pub mod import;
 mod limits;
@@ -17,13 +18,14 @@ pub mod synth;
 mod tokens;
 pub mod trim;
 
-pub use check::{check, check_bytes, CheckReport, Finding, Requirement, Severity};
+pub use check::{check, check_bytes, read_conforming, CheckReport};
 pub use deadline::{Stage, DEFAULT_TIMEOUT};
-pub use error::{Error, Result};
+pub use error::{DepthPlace, Error, ErrorKind, Result};
+pub use finding::{Finding, Requirement, Severity};
 pub use gate::Gate;
 pub use limits::Limits;
 pub use model::{Answer, Attributes, Block, Children, Content, Element, Role, RoleName, Tree};
 pub use policy::{Budget, Policy, Scope};
-pub use read::{read, read_conforming};
+pub use read::read;
 pub use render::Format;
 pub use trim::{BudgetReport, ElementReport, Outcome, Report, Request, Trimmed};

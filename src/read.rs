@@ -15,7 +15,8 @@
 //!    ([`crate::model::v01`]) under the same limits.
 //!
 //! Conformance rules that need the whole tree (R1, R3, R4, R6) are in
-//! [`crate::check`].
+//! [`mod@crate::check`], which also composes reading and checking; this module
+//! does not depend on it.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -23,11 +24,11 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::check::{Finding, Requirement};
 use crate::deadline::{Deadline, Stage};
-use crate::error::{Error, Result};
+use crate::error::{DepthPlace, Error, Result};
+use crate::finding::{escape_pointer, json_kind, Finding, Requirement};
 use crate::limits::Limits;
-use crate::model::{v01, Answer, Block, BlockValue, Content, Element, RoleName};
+use crate::model::{text_bytes, v01, Answer, BlockValue, Content, Element, RoleName};
 
 /// What reading produced: the answer (when its shape allowed building one)
 /// and every finding of the reading stage.
@@ -118,20 +119,6 @@ pub(crate) fn read_until<'a>(
     })
 }
 
-/// Reads an answer and checks it; `Err` unless it conforms (warnings
-/// allowed). This is what trimming uses: on any doubt, nothing goes on.
-pub fn read_conforming<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Answer<'a>> {
-    let reading = read(bytes, limits)?;
-    let mut findings = reading.findings;
-    if let Some(answer) = &reading.answer {
-        findings.extend(crate::check::check(answer));
-    }
-    match reading.answer {
-        Some(answer) if !findings.iter().any(Finding::is_error) => Ok(answer),
-        _ => Err(Error::NotConforming { findings }),
-    }
-}
-
 fn json_error(err: &serde_json::Error) -> Error {
     let message = err.to_string();
     // serde_json appends " at line L column C"; we state the place ourselves.
@@ -178,9 +165,11 @@ fn scan_nesting(bytes: &[u8], limits: &Limits) -> Result<()> {
                     let (line, column) = line_column(bytes, i);
                     return Err(Error::TooDeep {
                         limit: limits.max_depth,
-                        place: format!(
-                            "(JSON nesting passes {max} levels at line {line}, column {column})"
-                        ),
+                        place: DepthPlace::Nesting {
+                            nesting: max,
+                            line,
+                            column,
+                        },
                     });
                 }
             }
@@ -200,18 +189,6 @@ fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
         .rposition(|&b| b == b'\n')
         .map_or(0, |p| p + 1);
     (line, offset - start + 1)
-}
-
-/// The JSON kind of a value, for messages.
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -821,7 +798,7 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
         if ctx.depth > ctx.limits.max_depth {
             let error = Error::TooDeep {
                 limit: ctx.limits.max_depth,
-                place: format!("(at {})", ctx.pointer()),
+                place: DepthPlace::Element(ctx.pointer()),
             };
             return Err(ctx.stop(error));
         }
@@ -973,11 +950,6 @@ fn unknown_field(ctx: &mut Ctx, name: &str) {
     ));
 }
 
-/// Escapes a key for a JSON pointer (RFC 6901).
-pub fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 fn field_bit(field: &Field) -> u32 {
     match field {
         Field::Id => 1,
@@ -999,25 +971,6 @@ fn field_bit(field: &Field) -> u32 {
         Field::Focus => 1 << 16,
         Field::Other(_) => 0,
     }
-}
-
-/// Bytes of an element's own text: title, url and content strings.
-pub(crate) fn text_bytes(element: &Element<'_>) -> usize {
-    let mut size =
-        element.title.as_deref().map_or(0, str::len) + element.url.as_deref().map_or(0, str::len);
-    for content in &element.content {
-        size += match &content.block {
-            Block::Text { text } => text.len(),
-            Block::Image { data, .. } | Block::Audio { data, .. } => data.len(),
-            Block::ResourceLink { uri, name } => uri.len() + name.len(),
-            Block::Resource { resource } => resource
-                .values()
-                .map(|v| v.as_str().map_or(0, str::len))
-                .sum(),
-            Block::Other { .. } => 0,
-        };
-    }
-    size
 }
 
 /// An element's `content`: its blocks, each read straight into a
@@ -1575,6 +1528,8 @@ impl<'de> ChildrenVisitor<'_, '_, 'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::read_conforming;
+    use crate::model::Block;
 
     fn errors(json: &[u8]) -> Vec<String> {
         let reading = read(json, &Limits::default()).unwrap();

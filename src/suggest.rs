@@ -1,4 +1,8 @@
-//! "Did you mean": the nearest of a set of words, for messages.
+//! "Did you mean": the nearest of a set of words, for messages. Used by
+//! the checker, the policy linter and the importers' messages alike, so
+//! none of them reaches into another for it.
+
+use crate::model::Role;
 
 /// The candidate closest to `word`, if it is close enough to be a likely
 /// misspelling: case-insensitive equality, or an edit distance of at most a
@@ -19,6 +23,18 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     let allowed = (word.chars().count() / 3).max(1);
     best.filter(|&(d, c)| d <= allowed && c != word)
         .map(|(_, c)| c)
+}
+
+/// ` (did you mean `Text`?)` when `word` is close to a role (or is an
+/// Apple role with a counterpart), else empty.
+pub fn role(word: &str) -> String {
+    let near = Role::from_apple(word)
+        .map(Role::as_str)
+        .or_else(|| closest(word, Role::ALL.iter().map(|r| r.as_str())));
+    match near {
+        Some(role) => format!(" (did you mean `{role}`?)"),
+        None => String::new(),
+    }
 }
 
 /// Levenshtein distance over chars.

@@ -80,9 +80,7 @@ impl Meter {
     /// Without the `tokens` feature, token budgets are an error.
     #[cfg(not(feature = "tokens"))]
     fn count_till(&mut self, _: &str, _: usize) -> Result<Option<usize>> {
-        Err(Error::Request(
-            "token budgets need ctxgate built with the `tokens` feature; use a byte budget".into(),
-        ))
+        Err(Error::TokensUnavailable)
     }
 }
 

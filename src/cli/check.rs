@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{read_input, write_stdout, LimitArgs, Outcome};
+use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -18,17 +18,9 @@ pub struct CheckArgs {
     limits: LimitArgs,
 }
 
-pub fn run(args: CheckArgs) -> Outcome {
-    let bytes = match read_input(args.file.as_deref()) {
-        Ok(bytes) => bytes,
-        Err(message) => return Outcome::Failed(message),
-    };
-    let report = match ctxgate::check_bytes(&bytes, &args.limits.limits()) {
-        Ok(report) => report,
-        // Not JSON at all: unreadable (2). Over a limit: judged and rejected (1).
-        Err(err @ ctxgate::Error::Json { .. }) => return Outcome::Failed(format!("{err:#}")),
-        Err(err) => return Outcome::Rejected(Some(format!("{err:#}"))),
-    };
+pub fn run(args: CheckArgs) -> Result<Outcome, Failure> {
+    let bytes = read_input(args.file.as_deref())?;
+    let report = ctxgate::check_bytes(&bytes, &args.limits.limits())?;
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&report).expect("a report serializes");
         text.push('\n');
@@ -36,14 +28,12 @@ pub fn run(args: CheckArgs) -> Outcome {
     } else {
         human(&report)
     };
-    if let Err(message) = write_stdout(text.as_bytes()) {
-        return Outcome::Failed(message);
-    }
-    if report.conforms {
+    write_stdout(text.as_bytes())?;
+    Ok(if report.conforms {
         Outcome::Fine
     } else {
-        Outcome::Rejected(None)
-    }
+        Outcome::Findings(None)
+    })
 }
 
 fn human(report: &ctxgate::CheckReport) -> String {

@@ -7,7 +7,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use ctxgate::import::Format;
 
-use super::{read_input, write_stdout, Outcome};
+use super::{read_input, write_stdout, Failure, Outcome};
 
 #[derive(Args)]
 pub struct ImportArgs {
@@ -23,20 +23,11 @@ pub struct ImportArgs {
     file: Option<PathBuf>,
 }
 
-pub fn run(args: ImportArgs) -> Outcome {
-    let bytes = match read_input(args.file.as_deref()) {
-        Ok(bytes) => bytes,
-        Err(message) => return Outcome::Failed(message),
-    };
-    let answer = match ctxgate::import::import(args.from, &bytes) {
-        Ok(answer) => answer,
-        // The input was read and judged: it is not a tree of that format.
-        Err(err) => return Outcome::Rejected(Some(format!("{err:#}"))),
-    };
+pub fn run(args: ImportArgs) -> Result<Outcome, Failure> {
+    let bytes = read_input(args.file.as_deref())?;
+    let answer = ctxgate::import::import(args.from, &bytes)?;
     let mut text = serde_json::to_vec_pretty(&answer).expect("an answer serializes");
     text.push(b'\n');
-    match write_stdout(&text) {
-        Ok(()) => Outcome::Fine,
-        Err(message) => Outcome::Failed(message),
-    }
+    write_stdout(&text)?;
+    Ok(Outcome::Fine)
 }

@@ -1,10 +1,13 @@
 //! Command-line interface: clap → library → output → exit code.
 //!
-//! Exit codes, for every subcommand: 0 = fine; 1 = the input was judged and
-//! found wanting (does not conform, over a limit, findings, failures,
-//! budget unreachable); 2 = usage, I/O or policy error. Errors go to stderr
-//! as `error: …`. `trim` and `import` write nothing to stdout on a non-zero
-//! exit; `check` and `policy` print their findings there, as their output.
+//! Exit codes, for every subcommand, decided in one place ([`exit_code`]) by
+//! the error's [`ErrorKind`]: 0 = fine; 1 = the input was judged and found
+//! wanting (not JSON or not of the import format, does not conform, over a
+//! limit, budget unreachable, past the deadline) or the command's findings
+//! say so (`check`, `policy check`, failed `policy test`); 2 = usage, I/O,
+//! policy or internal error. Errors go to stderr as `error: …`. `trim` and
+//! `import` write nothing to stdout on a non-zero exit; `check` and `policy`
+//! print their findings there, as their output.
 
 mod check;
 mod import;
@@ -17,6 +20,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use ctxgate::ErrorKind;
 
 /// ctxgate: trims an app's element tree to what a user's action warrants
 /// before it is sent to an AI agent.
@@ -99,21 +103,71 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     }
 }
 
-/// The outcome of a subcommand, mapped to the exit-code contract.
+/// What a subcommand that ran to the end found.
 pub enum Outcome {
     /// Exit 0.
     Fine,
-    /// Exit 1: findings or a rejected input; the message goes to stderr.
-    Rejected(Option<String>),
-    /// Exit 2: usage, I/O or policy error.
-    Failed(String),
+    /// Exit 1: the command's findings (printed on stdout) say the input is
+    /// wanting; a message for stderr, if any.
+    Findings(Option<String>),
+}
+
+/// Why a subcommand stopped: an error of some kind, and its message.
+pub struct Failure {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Failure {
+    /// A failure of the command line itself (what was asked cannot be done).
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            kind: ErrorKind::Usage,
+            message: message.into(),
+        }
+    }
+
+    /// Reading or writing a file or a stream.
+    pub fn io(message: impl Into<String>) -> Failure {
+        Failure {
+            kind: ErrorKind::Io,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ctxgate::Error> for Failure {
+    fn from(err: ctxgate::Error) -> Failure {
+        Failure {
+            kind: err.kind(),
+            message: format!("{err:#}"),
+        }
+    }
+}
+
+/// The exit code for an error of `kind`: the CLI's whole contract.
+pub fn exit_code(kind: ErrorKind) -> u8 {
+    match kind {
+        ErrorKind::InvalidInput
+        | ErrorKind::NotConforming
+        | ErrorKind::OverLimit
+        | ErrorKind::BudgetUnreachable
+        | ErrorKind::Deadline => 1,
+        ErrorKind::Policy | ErrorKind::Io | ErrorKind::Usage | ErrorKind::Internal => 2,
+        // A kind added later is an error until it is placed here.
+        _ => 2,
+    }
 }
 
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
-            let code = if err.use_stderr() { 2 } else { 0 };
+            let code = if err.use_stderr() {
+                exit_code(ErrorKind::Usage)
+            } else {
+                0
+            };
             let _ = err.print();
             return ExitCode::from(code);
         }
@@ -127,16 +181,16 @@ pub fn main() -> ExitCode {
         Command::Synth(args) => synth::run(args),
     };
     match outcome {
-        Outcome::Fine => ExitCode::SUCCESS,
-        Outcome::Rejected(message) => {
+        Ok(Outcome::Fine) => ExitCode::SUCCESS,
+        Ok(Outcome::Findings(message)) => {
             if let Some(message) = message {
                 eprintln!("error: {message}");
             }
             ExitCode::from(1)
         }
-        Outcome::Failed(message) => {
+        Err(Failure { kind, message }) => {
             eprintln!("error: {message}");
-            ExitCode::from(2)
+            ExitCode::from(exit_code(kind))
         }
     }
 }
@@ -158,27 +212,184 @@ fn init_logging() {
 }
 
 /// Reads a file, or stdin for `-` or no path.
-pub fn read_input(path: Option<&Path>) -> Result<Vec<u8>, String> {
+pub fn read_input(path: Option<&Path>) -> Result<Vec<u8>, Failure> {
     match path {
         None => read_stdin(),
         Some(p) if p == Path::new("-") => read_stdin(),
-        Some(p) => std::fs::read(p).map_err(|e| format!("cannot read `{}`: {e}", p.display())),
+        Some(p) => {
+            std::fs::read(p).map_err(|e| Failure::io(format!("cannot read `{}`: {e}", p.display())))
+        }
     }
 }
 
-fn read_stdin() -> Result<Vec<u8>, String> {
+fn read_stdin() -> Result<Vec<u8>, Failure> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read standard input: {e}"))?;
+        .map_err(|e| Failure::io(format!("cannot read standard input: {e}")))?;
     Ok(bytes)
 }
 
 /// Writes all of `bytes` to stdout, or says why not.
-pub fn write_stdout(bytes: &[u8]) -> Result<(), String> {
+pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)
         .and_then(|()| out.flush())
-        .map_err(|e| format!("cannot write standard output: {e}"))
+        .map_err(|e| Failure::io(format!("cannot write standard output: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxgate::{Error, Finding, Requirement, Stage};
+
+    /// Every variant of the library's error, its kind, and the exit code
+    /// the CLI gives it: the whole contract in one table.
+    #[test]
+    fn every_error_has_a_kind_and_an_exit_code() {
+        let finding = Finding::error(Requirement::R4, "/root", None, "repeated id");
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let table: Vec<(Error, ErrorKind, u8)> = vec![
+            (
+                Error::Json {
+                    line: 1,
+                    column: 2,
+                    message: "expected value".into(),
+                },
+                ErrorKind::InvalidInput,
+                1,
+            ),
+            (
+                Error::Import {
+                    format: "ax-json",
+                    line: None,
+                    message: "invalid JSON".into(),
+                },
+                ErrorKind::InvalidInput,
+                1,
+            ),
+            (
+                Error::InputTooLarge { size: 2, limit: 1 },
+                ErrorKind::OverLimit,
+                1,
+            ),
+            (
+                Error::TooDeep {
+                    limit: 1,
+                    place: ctxgate::DepthPlace::Element("/root".into()),
+                },
+                ErrorKind::OverLimit,
+                1,
+            ),
+            (Error::TooManyElements { limit: 1 }, ErrorKind::OverLimit, 1),
+            (
+                Error::TooManyProjections { limit: 1 },
+                ErrorKind::OverLimit,
+                1,
+            ),
+            (
+                Error::ContentTooLarge {
+                    pointer: "/root".into(),
+                    size: 2,
+                    limit: 1,
+                },
+                ErrorKind::OverLimit,
+                1,
+            ),
+            (
+                Error::NotConforming {
+                    findings: vec![finding],
+                },
+                ErrorKind::NotConforming,
+                1,
+            ),
+            (
+                Error::Upgrade {
+                    pointer: "/items/0".into(),
+                    message: "no id".into(),
+                },
+                ErrorKind::NotConforming,
+                1,
+            ),
+            (
+                Error::BudgetUnreachable {
+                    budget: 1,
+                    needed: 2,
+                    unit: "bytes",
+                },
+                ErrorKind::BudgetUnreachable,
+                1,
+            ),
+            (
+                Error::Deadline {
+                    stage: Stage::Read,
+                    limit: std::time::Duration::from_millis(1),
+                },
+                ErrorKind::Deadline,
+                1,
+            ),
+            (
+                Error::Policy {
+                    location: "p.rego:1:1".into(),
+                    message: "bad".into(),
+                },
+                ErrorKind::Policy,
+                2,
+            ),
+            (
+                Error::PolicyEval {
+                    rule: "deny".into(),
+                    message: "bad".into(),
+                },
+                ErrorKind::Policy,
+                2,
+            ),
+            (
+                Error::UnknownTarget { id: "e9".into() },
+                ErrorKind::Usage,
+                2,
+            ),
+            (Error::ZeroBudget, ErrorKind::Usage, 2),
+            (Error::TokensUnavailable, ErrorKind::Usage, 2),
+            (
+                Error::UnknownFormat {
+                    word: "x".into(),
+                    expected: "aria".into(),
+                },
+                ErrorKind::Usage,
+                2,
+            ),
+            (
+                Error::OverBudget {
+                    size: 2,
+                    limit: 1,
+                    unit: "bytes",
+                },
+                ErrorKind::Internal,
+                2,
+            ),
+            (
+                Error::Io {
+                    path: "p".into(),
+                    source: io(),
+                },
+                ErrorKind::Io,
+                2,
+            ),
+        ];
+        // Every variant is in the table (the library's own test matches
+        // them exhaustively); a new one must be added here with its code.
+        assert_eq!(table.len(), 19);
+        for (err, kind, code) in table {
+            assert_eq!(err.kind(), kind, "{err}");
+            assert_eq!(exit_code(kind), code, "{err}");
+            let message = format!("{err:#}");
+            let failure = Failure::from(err);
+            assert_eq!((failure.kind, failure.message), (kind, message));
+        }
+        // The CLI's own failures follow the same table.
+        assert_eq!(exit_code(Failure::usage("x").kind), 2);
+        assert_eq!(exit_code(Failure::io("x").kind), 2);
+    }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use ctxgate::policy::{self as lib, PolicyFile, TestOutcome};
 
-use super::{write_stdout, Outcome};
+use super::{write_stdout, Failure, Outcome};
 
 #[derive(Args)]
 pub struct PolicyArgs {
@@ -46,7 +46,7 @@ enum PolicyCommand {
     },
 }
 
-pub fn run(args: PolicyArgs) -> Outcome {
+pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
     match args.command {
         PolicyCommand::Check { path } => check(path.as_deref()),
         PolicyCommand::Test { path } => test(path.as_deref()),
@@ -59,31 +59,27 @@ pub fn run(args: PolicyArgs) -> Outcome {
     }
 }
 
-fn files(path: Option<&Path>, tests: bool) -> Result<Vec<PolicyFile>, String> {
+fn files(path: Option<&Path>, tests: bool) -> Result<Vec<PolicyFile>, Failure> {
     match path {
         None => Ok(lib::default_files(tests)),
-        Some(path) => lib::load_path(path, tests).map_err(|e| format!("{e:#}")),
+        Some(path) => Ok(lib::load_path(path, tests)?),
     }
 }
 
-fn load(path: Option<&Path>) -> Result<ctxgate::policy::Policy, String> {
+fn load(path: Option<&Path>) -> Result<ctxgate::policy::Policy, Failure> {
     let files = files(path, false)?;
-    lib::Policy::from_sources(files.into_iter().map(|f| (f.name, f.source)).collect())
-        .map_err(|e| format!("{e:#}"))
+    Ok(lib::Policy::from_sources(
+        files.into_iter().map(|f| (f.name, f.source)).collect(),
+    )?)
 }
 
-fn emit(text: &str, outcome: Outcome) -> Outcome {
-    match write_stdout(text.as_bytes()) {
-        Ok(()) => outcome,
-        Err(message) => Outcome::Failed(message),
-    }
+fn emit(text: &str, outcome: Outcome) -> Result<Outcome, Failure> {
+    write_stdout(text.as_bytes())?;
+    Ok(outcome)
 }
 
-fn check(path: Option<&Path>) -> Outcome {
-    let files = match files(path, true) {
-        Ok(files) => files,
-        Err(message) => return Outcome::Failed(message),
-    };
+fn check(path: Option<&Path>) -> Result<Outcome, Failure> {
+    let files = files(path, true)?;
     let findings = lib::check_sources(&files);
     let mut out = String::new();
     for finding in &findings {
@@ -102,7 +98,7 @@ fn check(path: Option<&Path>) -> Outcome {
     emit(
         &out,
         if errors > 0 {
-            Outcome::Rejected(None)
+            Outcome::Findings(None)
         } else {
             Outcome::Fine
         },
@@ -117,15 +113,9 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn test(path: Option<&Path>) -> Outcome {
-    let files = match files(path, true) {
-        Ok(files) => files,
-        Err(message) => return Outcome::Failed(message),
-    };
-    let results = match lib::run_tests(&files) {
-        Ok(results) => results,
-        Err(err) => return Outcome::Failed(format!("{err:#}")),
-    };
+fn test(path: Option<&Path>) -> Result<Outcome, Failure> {
+    let files = files(path, true)?;
+    let results = lib::run_tests(&files)?;
     let mut out = String::new();
     let mut passed = 0;
     for result in &results {
@@ -148,11 +138,11 @@ fn test(path: Option<&Path>) -> Outcome {
     let failed = results.len() - passed;
     let _ = writeln!(out, "{passed} passed, {failed} failed");
     let outcome = if results.is_empty() {
-        Outcome::Rejected(Some(
+        Outcome::Findings(Some(
             "no tests ran: no `test_*` rule in a `*_test.rego` file".to_string(),
         ))
     } else if failed > 0 {
-        Outcome::Rejected(None)
+        Outcome::Findings(None)
     } else {
         Outcome::Fine
     };
@@ -175,28 +165,15 @@ fn one_line(text: &str) -> String {
     out
 }
 
-fn doc(path: Option<&Path>) -> Outcome {
-    let policy = match load(path) {
-        Ok(policy) => policy,
-        Err(message) => return Outcome::Failed(message),
-    };
-    match lib::doc_markdown(&policy) {
-        Ok(text) => emit(&text, Outcome::Fine),
-        Err(err) => Outcome::Failed(format!("{err:#}")),
-    }
+fn doc(path: Option<&Path>) -> Result<Outcome, Failure> {
+    let policy = load(path)?;
+    emit(&lib::doc_markdown(&policy)?, Outcome::Fine)
 }
 
-fn plan(path: Option<&Path>, action: &str, target: Option<&str>) -> Outcome {
-    let policy = match load(path) {
-        Ok(policy) => policy,
-        Err(message) => return Outcome::Failed(message),
-    };
-    match lib::plan_json(&policy, action, target) {
-        Ok(value) => {
-            let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
-            text.push('\n');
-            emit(&text, Outcome::Fine)
-        }
-        Err(err) => Outcome::Failed(format!("{err:#}")),
-    }
+fn plan(path: Option<&Path>, action: &str, target: Option<&str>) -> Result<Outcome, Failure> {
+    let policy = load(path)?;
+    let mut text = serde_json::to_string_pretty(&lib::plan_json(&policy, action, target)?)
+        .expect("JSON serializes");
+    text.push('\n');
+    emit(&text, Outcome::Fine)
 }

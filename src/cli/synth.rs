@@ -4,7 +4,7 @@
 
 use clap::Args;
 
-use super::{write_stdout, Outcome};
+use super::{write_stdout, Failure, Outcome};
 
 #[derive(Args)]
 pub struct SynthArgs {
@@ -16,15 +16,15 @@ pub struct SynthArgs {
     seed: u64,
 }
 
-pub fn run(args: SynthArgs) -> Outcome {
+pub fn run(args: SynthArgs) -> Result<Outcome, Failure> {
     if args.elements == 0 {
-        return Outcome::Failed("`--elements` must be at least 1: a tree has its root".into());
+        return Err(Failure::usage(
+            "`--elements` must be at least 1: a tree has its root",
+        ));
     }
     let answer = ctxgate::synth::synth(args.elements, args.seed);
     let mut text = ctxgate::render::json(&answer);
     text.push('\n');
-    match write_stdout(text.as_bytes()) {
-        Ok(()) => Outcome::Fine,
-        Err(message) => Outcome::Failed(message),
-    }
+    write_stdout(text.as_bytes())?;
+    Ok(Outcome::Fine)
 }

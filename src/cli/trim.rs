@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use ctxgate::policy::Budget;
 use ctxgate::render::Format;
-use ctxgate::{Error, Gate, Request};
+use ctxgate::{Gate, Request};
 
-use super::{read_input, write_stdout, LimitArgs, Outcome};
+use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
 
 #[derive(Args)]
 pub struct TrimArgs {
@@ -49,21 +49,15 @@ enum FormatArg {
     Outline,
 }
 
-pub fn run(args: TrimArgs) -> Outcome {
+pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
     // The token vocabulary loads while the policy compiles and the input is read.
     let warm = std::thread::spawn(ctxgate::Gate::warm_up_tokens);
     let gate = match &args.policy {
         Some(path) => Gate::from_policy_path(path),
         None => Gate::embedded_default(),
-    };
-    let gate = match gate {
-        Ok(gate) => gate.with_limits(args.limits.limits()),
-        Err(err) => return Outcome::Failed(format!("{err:#}")),
-    };
-    let bytes = match read_input(args.file.as_deref()) {
-        Ok(bytes) => bytes,
-        Err(message) => return Outcome::Failed(message),
-    };
+    }?
+    .with_limits(args.limits.limits());
+    let bytes = read_input(args.file.as_deref())?;
     let mut request = Request::new(args.action.clone()).format(match args.format {
         FormatArg::Json => Format::Json,
         FormatArg::Outline => Format::Outline,
@@ -80,38 +74,19 @@ pub fn run(args: TrimArgs) -> Outcome {
         _ => {}
     }
     let _ = warm.join();
-    let trimmed = match gate.trim_bytes(&bytes, &request) {
-        Ok(trimmed) => trimmed,
-        Err(err) => {
-            return match err {
-                Error::Json { .. }
-                | Error::InputTooLarge { .. }
-                | Error::TooDeep { .. }
-                | Error::TooManyElements { .. }
-                | Error::ContentTooLarge { .. }
-                | Error::TooManyProjections { .. }
-                | Error::NotConforming { .. }
-                | Error::Upgrade { .. }
-                | Error::BudgetUnreachable { .. }
-                | Error::Deadline { .. } => Outcome::Rejected(Some(format!("{err:#}"))),
-                _ => Outcome::Failed(format!("{err:#}")),
-            }
-        }
-    };
+    let trimmed = gate.trim_bytes(&bytes, &request)?;
     if let Some(path) = &args.report {
         let mut json = serde_json::to_string_pretty(&trimmed.report).expect("a report serializes");
         json.push('\n');
-        if let Err(e) = std::fs::write(path, json) {
-            return Outcome::Failed(format!(
+        std::fs::write(path, json).map_err(|e| {
+            Failure::io(format!(
                 "cannot write the report to `{}`: {e}",
                 path.display()
-            ));
-        }
+            ))
+        })?;
     }
     // Exactly the bytes the budget measured: no newline is added (the
     // outline's lines end with one already; JSON has none).
-    match write_stdout(trimmed.rendered.as_bytes()) {
-        Ok(()) => Outcome::Fine,
-        Err(message) => Outcome::Failed(message),
-    }
+    write_stdout(trimmed.rendered.as_bytes())?;
+    Ok(Outcome::Fine)
 }

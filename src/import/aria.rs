@@ -36,7 +36,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         if depth > MAX_DEPTH {
             return Err(error(
                 FORMAT,
-                number,
+                Some(number),
                 format!("the outline is deeper than {MAX_DEPTH} levels"),
             ));
         }
@@ -65,7 +65,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
             }
             continue;
         }
-        let node = item_node(item).map_err(|m| error(FORMAT, number, m))?;
+        let node = item_node(item).map_err(|m| error(FORMAT, Some(number), m))?;
         if node.kind == Kind::Secure {
             secure_depth = Some(depth);
         }
@@ -77,7 +77,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     if top.is_empty() {
         return Err(error(
             FORMAT,
-            0,
+            None,
             "the input has no snapshot items (`- role \"name\"`)",
         ));
     }

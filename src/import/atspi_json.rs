@@ -104,7 +104,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let Value::Array(items) = &value else {
         return Err(error(
             FORMAT,
-            0,
+            None,
             "expected a JSON array of AT-SPI cache items (`object`, `parent`, `children`, `role`)",
         ));
     };
@@ -113,14 +113,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         let Some(k) = item.get("object").and_then(key) else {
             return Err(error(
                 FORMAT,
-                0,
+                None,
                 format!(
                     "item {i} has no `object` reference (`{{\"sender\", \"id\"}}` or `{{\"name\", \"path\"}}`)"
                 ),
             ));
         };
         if let Some(problem) = shape_problem(i, item) {
-            return Err(error(FORMAT, 0, problem));
+            return Err(error(FORMAT, None, problem));
         }
         by_key.insert(k, i);
     }
@@ -136,7 +136,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         by_parent,
     };
     let Some(root) = cache.root() else {
-        return Err(error(FORMAT, 0, "the cache has no root item"));
+        return Err(error(FORMAT, None, "the cache has no root item"));
     };
     let start = if role(&items[root]) == "DesktopFrame" {
         cache.application(root).unwrap_or(root)
@@ -211,7 +211,7 @@ impl<'a> Cache<'a> {
         if depth > MAX_DEPTH {
             return Err(error(
                 FORMAT,
-                0,
+                None,
                 format!("the tree is deeper than {MAX_DEPTH} levels"),
             ));
         }

@@ -184,7 +184,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         if depth > MAX_DEPTH {
             return Err(error(
                 FORMAT,
-                number + 1,
+                Some(number + 1),
                 format!("the tree is deeper than {MAX_DEPTH} levels"),
             ));
         }
@@ -195,13 +195,13 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         secure_depth = None;
         let line = tokenize(rest);
         let Some(this) = line.dialect() else {
-            return Err(error(FORMAT, number + 1, not_a_role(line.role)));
+            return Err(error(FORMAT, Some(number + 1), not_a_role(line.role)));
         };
         let (first, first_line) = *dialect.get_or_insert((this, number + 1));
         if this != first {
             return Err(error(
                 FORMAT,
-                number + 1,
+                Some(number + 1),
                 format!(
                     "{} is {} role, but line {first_line} started {} dump; a dump has one dialect",
                     quoted(&line.role.chars().take(32).collect::<String>()),
@@ -224,7 +224,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         attach(&mut stack, &mut top, done);
     }
     if top.is_empty() {
-        return Err(error(FORMAT, 0, "the input has no node lines"));
+        return Err(error(FORMAT, None, "the input has no node lines"));
     }
     Ok(top)
 }

@@ -57,7 +57,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
         }
         _ => Err(error(
             FORMAT,
-            0,
+            None,
             "expected a JSON object with `role` and `children` (or an array of them)",
         )),
     }
@@ -83,7 +83,7 @@ fn not_a_node(pointer: &str, value: &Value) -> crate::error::Error {
     let what = kind_of(value);
     error(
         FORMAT,
-        0,
+        None,
         format!("{} is {what}, not a node: expected an object with `role` (macapptree) or `cls` (Screen2AX)", shown(pointer)),
     )
 }
@@ -97,7 +97,7 @@ fn role_of<'a>(object: &'a Map<String, Value>, pointer: &str) -> Result<(&'a str
             Some(_) => {
                 return Err(error(
                     FORMAT,
-                    0,
+                    None,
                     format!(
                     "`{pointer}/{key}` is not a role name: expected a string such as `AXWindow`"
                 ),
@@ -122,7 +122,7 @@ fn role_of<'a>(object: &'a Map<String, Value>, pointer: &str) -> Result<(&'a str
     };
     Err(error(
         FORMAT,
-        0,
+        None,
         format!(
             "{} has neither `role` (macapptree) nor `cls` (Screen2AX output); {found}",
             shown(pointer)
@@ -134,7 +134,7 @@ fn node(object: &Map<String, Value>, depth: usize, pointer: &mut String) -> Resu
     if depth > super::MAX_DEPTH {
         return Err(error(
             FORMAT,
-            0,
+            None,
             format!("the tree is deeper than {} levels", super::MAX_DEPTH),
         ));
     }
@@ -221,7 +221,7 @@ fn node(object: &Map<String, Value>, depth: usize, pointer: &mut String) -> Resu
         Some(_) => {
             return Err(error(
                 FORMAT,
-                0,
+                None,
                 format!("`{pointer}/children` is not a list of nodes"),
             ))
         }

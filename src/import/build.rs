@@ -96,7 +96,7 @@ pub(crate) fn answer(format: Format, top: Vec<Node>) -> Result<Answer<'static>> 
     if kept == 0 {
         return Err(error(
             format,
-            0,
+            None,
             format!(
                 "nothing in it could be kept: its {sources} {} only controls without a label, window furniture or empty groups; check that `--from {format}` is the input's format",
                 if sources == 1 { "node is" } else { "nodes are" }

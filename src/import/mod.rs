@@ -3,9 +3,9 @@
 //! through the operating system's accessibility interface").
 //!
 //! One file per source format turns its bytes into a neutral source tree
-//! ([`build::Node`]); [`build`] turns that tree into an [`Answer`] that
+//! (`build::Node`); `build` turns that tree into an [`Answer`] that
 //! passes [`crate::check::check`]. Which source role becomes which of the
-//! thirteen roles is data, in [`roles`], one table per source. This module
+//! thirteen roles is data, in `roles`, one table per source. This module
 //! does no I/O: bytes in, an answer out.
 //!
 //! # Decisions
@@ -149,10 +149,10 @@ impl FromStr for Format {
             .find(|f| f.name() == word)
             .ok_or_else(|| {
                 let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                Error::Request(format!(
-                    "unknown import format `{word}`; expected one of {}",
-                    names.join(", ")
-                ))
+                Error::UnknownFormat {
+                    word: word.to_string(),
+                    expected: names.join(", "),
+                }
             })
     }
 }
@@ -181,7 +181,8 @@ pub fn import(format: Format, bytes: &[u8]) -> Result<Answer<'static>> {
 /// the answer (two levels deeper at most) well within the reader's limit.
 const MAX_DEPTH: usize = 256;
 
-fn error(format: Format, line: usize, message: impl Into<String>) -> Error {
+/// An import error, on `line` (1-based) when the problem is on one.
+fn error(format: Format, line: Option<usize>, message: impl Into<String>) -> Error {
     Error::Import {
         format: format.name(),
         line,
@@ -198,7 +199,7 @@ fn utf8(format: Format, bytes: &[u8]) -> Result<&str> {
             .filter(|&&b| b == b'\n')
             .count()
             + 1;
-        error(format, line, "the input is not UTF-8")
+        error(format, Some(line), "the input is not UTF-8")
     })
 }
 
@@ -218,12 +219,12 @@ fn json(format: Format, bytes: &[u8]) -> Result<serde_json::Value> {
     if let Some(line) = too_deep(text.as_bytes(), limit) {
         return Err(error(
             format,
-            line,
+            Some(line),
             format!("JSON nests deeper than {limit} levels (a tree deeper than {MAX_DEPTH} nodes)"),
         ));
     }
     // serde_json's message ends with the line and column.
-    let json_error = |e: serde_json::Error| error(format, 0, format!("invalid JSON: {e}"));
+    let json_error = |e: serde_json::Error| error(format, None, format!("invalid JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
     let mut trail = Trail::default();
@@ -235,7 +236,7 @@ fn json(format: Format, bytes: &[u8]) -> Result<serde_json::Value> {
                 // serde_json places the error just after the second key.
                 Some(key) => error(
                     format,
-                    e.line(),
+                    Some(e.line()),
                     format!(
                         "key {} appears twice in one object, the second time at {}; write each key once (JSON readers differ on which of the two values counts, so neither is taken)",
                         quoted(&key),
@@ -273,12 +274,12 @@ impl Trail {
         for segment in self.path.iter().rev() {
             pointer.push('/');
             match segment {
-                Segment::Key(k) => pointer.push_str(&crate::read::escape_pointer(k)),
+                Segment::Key(k) => pointer.push_str(&crate::finding::escape_pointer(k)),
                 Segment::Index(i) => pointer.push_str(&i.to_string()),
             }
         }
         pointer.push('/');
-        pointer.push_str(&crate::read::escape_pointer(key));
+        pointer.push_str(&crate::finding::escape_pointer(key));
         pointer
     }
 }

@@ -41,7 +41,7 @@ const PANE: u32 = 50033;
 pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let unzipped;
     let bytes = if bytes.starts_with(b"PK\x03\x04") {
-        unzipped = zip::extract(bytes, "el.snapshot").map_err(|m| error(FORMAT, 0, m))?;
+        unzipped = zip::extract(bytes, "el.snapshot").map_err(|m| error(FORMAT, None, m))?;
         &unzipped[..]
     } else {
         bytes
@@ -50,7 +50,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let Value::Object(root) = &value else {
         return Err(error(
             FORMAT,
-            0,
+            None,
             "expected an Axe.Windows element: a JSON object with `Properties` and `Children`",
         ));
     };
@@ -148,14 +148,14 @@ fn node(element: &Map<String, Value>, depth: usize, pointer: &mut String) -> Res
     if depth > MAX_DEPTH {
         return Err(error(
             FORMAT,
-            0,
+            None,
             format!("the tree is deeper than {MAX_DEPTH} levels"),
         ));
     }
     let Some(control) = control_type(element) else {
         return Err(error(
             FORMAT,
-            0,
+            None,
             format!(
                 "{} has no control type: expected `ControlTypeId` or `Properties` › `30003` › `Value` (a number such as 50004)",
                 shown(pointer)
@@ -205,7 +205,7 @@ fn node(element: &Map<String, Value>, depth: usize, pointer: &mut String) -> Res
                 let Value::Object(child) = child else {
                     return Err(error(
                         FORMAT,
-                        0,
+                        None,
                         format!(
                             "`{pointer}` is not an element: expected an object with `Properties`"
                         ),
@@ -218,7 +218,7 @@ fn node(element: &Map<String, Value>, depth: usize, pointer: &mut String) -> Res
         Some(_) => {
             return Err(error(
                 FORMAT,
-                0,
+                None,
                 format!("`{pointer}/Children` is not a list of elements"),
             ))
         }

@@ -115,7 +115,7 @@ impl<'a> Content<'a> {
             Some(BlockValue::Other(other)) => {
                 return Err(format!(
                     "`type` must be a string, found {}",
-                    crate::read::json_kind(&other)
+                    crate::finding::json_kind(&other)
                 ))
             }
             None => return Err("a content block needs a `type`".into()),
@@ -125,7 +125,7 @@ impl<'a> Content<'a> {
                 Some(BlockValue::Str(s)) => Ok(s),
                 Some(BlockValue::Other(other)) => Err(format!(
                     "`{key}` of a `{kind}` block must be a string, found {}",
-                    crate::read::json_kind(&other)
+                    crate::finding::json_kind(&other)
                 )),
                 None => Err(format!("a `{kind}` block needs `{key}`")),
             }
@@ -153,7 +153,7 @@ impl<'a> Content<'a> {
                 Some(other) => {
                     return Err(format!(
                         "`resource` of a `resource` block must be an object, found {}",
-                        crate::read::json_kind(&other)
+                        crate::finding::json_kind(&other)
                     ))
                 }
                 None => return Err("a `resource` block needs `resource`".into()),

@@ -546,6 +546,25 @@ impl Serialize for Answer<'_> {
     }
 }
 
+/// Bytes of an element's own text: title, url and content strings.
+pub(crate) fn text_bytes(element: &Element<'_>) -> usize {
+    let mut size =
+        element.title.as_deref().map_or(0, str::len) + element.url.as_deref().map_or(0, str::len);
+    for content in &element.content {
+        size += match &content.block {
+            Block::Text { text } => text.len(),
+            Block::Image { data, .. } | Block::Audio { data, .. } => data.len(),
+            Block::ResourceLink { uri, name } => uri.len() + name.len(),
+            Block::Resource { resource } => resource
+                .values()
+                .map(|v| v.as_str().map_or(0, str::len))
+                .sum(),
+            Block::Other { .. } => 0,
+        };
+    }
+    size
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,9 +32,9 @@ use foldhash::{HashMap, HashMapExt};
 use serde_json::Value;
 
 use super::{Content, Element, Role};
-use crate::error::{Error, Result};
+use crate::error::{DepthPlace, Error, Result};
+use crate::finding::json_kind;
 use crate::limits::Limits;
-use crate::read::json_kind;
 
 /// The role a 0.1 `type` is read as (case-insensitive); unknown → `Group`.
 ///
@@ -162,7 +162,7 @@ pub fn upgrade(
     let mut parsed: Vec<Item> = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let item = read_item(item, i)?;
-        let size = crate::read::text_bytes(&item.element);
+        let size = super::text_bytes(&item.element);
         if size > limits.max_content_bytes {
             return Err(Error::ContentTooLarge {
                 pointer: format!("/items/{i}"),
@@ -215,7 +215,7 @@ pub fn upgrade(
     if limits.max_depth < 1 {
         return Err(Error::TooDeep {
             limit: limits.max_depth,
-            place: "(at the synthesized root)".into(),
+            place: DepthPlace::SynthesizedRoot,
         });
     }
     // 0 = not reached (yet).
@@ -228,7 +228,7 @@ pub fn upgrade(
         if d as usize > limits.max_depth {
             return Err(Error::TooDeep {
                 limit: limits.max_depth,
-                place: format!("(at /items/{at})"),
+                place: DepthPlace::Element(format!("/items/{at}")),
             });
         }
         depth[at as usize] = d;

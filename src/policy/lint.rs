@@ -490,7 +490,7 @@ fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>)
                 format!(
                     "`{}` is not a role{}",
                     lit.text,
-                    crate::check::did_you_mean(&lit.text)
+                    crate::suggest::role(&lit.text)
                 ),
             ));
         }

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use crate::model::Role;
+pub use crate::redact::Redaction;
 
 mod engine;
 mod inside;
@@ -58,58 +59,6 @@ pub enum Budget {
     Tokens(usize),
     /// Bytes of the rendered output.
     Bytes(usize),
-}
-
-/// A text pattern the policy declares; applied natively to every string
-/// that leaves, all patterns in one pass over the original text (see
-/// [`crate::redact`] for the boundary rule and how overlaps merge).
-#[derive(Debug, Clone)]
-pub struct Redaction {
-    /// The rule's id, named in reports.
-    pub id: String,
-    /// The compiled pattern.
-    pub regex: regex::Regex,
-    /// The replacement, literal text (no `$` captures). No pattern of the
-    /// plan may match it, so redaction is a fixpoint; the plan is refused
-    /// otherwise.
-    pub replace: String,
-    /// The pattern finds digit runs, and only windows of 13 to 19 digits of
-    /// whole groups that pass the Luhn check are replaced (`"luhn": true` in
-    /// the policy; payment cards).
-    pub luhn: bool,
-    /// The pattern with the delimiter before it made part of the search
-    /// (`(?:^|[^A-Za-z0-9])(pattern)`), compiled the first time a string
-    /// needs it: after a few matches glued to a preceding letter or digit,
-    /// searching for the next delimited one directly keeps the work linear.
-    delimited: std::sync::OnceLock<Option<regex::Regex>>,
-}
-
-impl Redaction {
-    /// A redaction rule.
-    pub fn new(
-        id: impl Into<String>,
-        regex: regex::Regex,
-        replace: impl Into<String>,
-        luhn: bool,
-    ) -> Redaction {
-        Redaction {
-            id: id.into(),
-            regex,
-            replace: replace.into(),
-            luhn,
-            delimited: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// [`Redaction::delimited`]'s regex; `None` if it cannot be compiled
-    /// (the search then goes on the slow way, still bounded by the deadline).
-    pub(crate) fn delimited(&self) -> Option<&regex::Regex> {
-        self.delimited
-            .get_or_init(|| {
-                regex::Regex::new(&format!("(?:^|[^A-Za-z0-9])({})", self.regex.as_str())).ok()
-            })
-            .as_ref()
-    }
 }
 
 /// What the policy decided for one request.

@@ -18,9 +18,9 @@ use foldhash::{HashMap, HashMapExt};
 use serde_json::{json, Map, Value};
 
 use super::select::{Fate, Selection};
-use crate::check::{Finding, Requirement};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
+use crate::finding::{Finding, Requirement};
 use crate::model::{Answer, Block, Content, Element, NodeId, Tree};
 use crate::policy::{Budget, RequestPlan};
 use crate::redact::Redactor;
@@ -824,11 +824,11 @@ impl<'f, 'a> Filler<'f, 'a> {
             };
             if size > tokens::limit(budget) {
                 // The search only accepts measured states; this cannot happen.
-                return Err(Error::Request(format!(
-                    "internal error: output of {size} {} over the budget of {}; nothing is sent",
-                    tokens::unit(budget),
-                    tokens::limit(budget)
-                )));
+                return Err(Error::OverBudget {
+                    size,
+                    limit: tokens::limit(budget),
+                    unit: tokens::unit(budget),
+                });
             }
             used.push(size);
         }

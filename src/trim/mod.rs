@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use foldhash::{HashMap, HashMapExt};
 
-use crate::check::Finding;
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
+use crate::finding::Finding;
 use crate::limits::Limits;
 use crate::model::{Answer, Role, Tree};
 use crate::policy::{Action, Budget, Decision, ElementInput, Inside, RequestInput, RequestPlan};
@@ -289,7 +289,7 @@ pub fn fill_prefixes(
 fn budgets(policy: Option<Budget>, request: Option<Budget>) -> Result<Vec<(Budget, &'static str)>> {
     for budget in [policy, request].into_iter().flatten() {
         if crate::tokens::limit(budget) == 0 {
-            return Err(Error::Request("a budget must be at least 1".into()));
+            return Err(Error::ZeroBudget);
         }
     }
     Ok(match (policy, request) {

@@ -216,9 +216,9 @@ fn scope_of(tree: &Tree<'_, '_>, scope: Scope, target: Option<&str>) -> Result<V
     };
     if let Some(target) = target {
         let Some(at) = tree.nodes().iter().position(|n| n.element.id == target) else {
-            return Err(Error::Request(format!(
-                "target `{target}` is not an element of this answer"
-            )));
+            return Err(Error::UnknownTarget {
+                id: target.to_string(),
+            });
         };
         subtree(at as NodeId, &mut in_scope);
         return Ok(in_scope);
