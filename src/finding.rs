@@ -118,11 +118,14 @@ impl fmt::Display for Finding {
         } else {
             &self.pointer
         };
-        write!(f, "{severity}[{}] {pointer}", self.requirement)?;
+        // Pointers, ids and messages carry a provider's keys, ids and role
+        // words: none may start a line or steer a terminal.
+        let visible = crate::escape::visible;
+        write!(f, "{severity}[{}] {}", self.requirement, visible(pointer))?;
         if let Some(id) = &self.id {
-            write!(f, " (id `{id}`)")?;
+            write!(f, " (id `{}`)", visible(id))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", visible(&self.message))
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod check;
 mod deadline;
 mod error;
+mod escape;
 mod finding;
 mod gate;
 pub mod import;

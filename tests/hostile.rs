@@ -857,3 +857,45 @@ impl std::fmt::Write for Bytes<'_> {
 
 #[allow(dead_code)]
 fn _unused(_: Value) {}
+
+#[test]
+fn diagnostics_never_write_a_providers_control_characters() {
+    // An id made to print a fake "conforms" line and hide the real one in a
+    // terminal (ESC[8m): every finding and every error on stderr writes
+    // control, line-breaking and bidi characters as `\uXXXX`.
+    let id = "a\nconforms: 2 elements, 0 errors, 0 warnings\n\u{1b}[8m\u{202e}";
+    let bytes = app(&format!(
+        r#"{{"id":{id},"role":"Text"}},{{"id":{id},"role":"Text"}}"#,
+        id = serde_json::to_string(id).unwrap()
+    ));
+    let dir = std::env::temp_dir().join(format!("ctxgate-forge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("forge.json");
+    std::fs::write(&file, &bytes).unwrap();
+    for args in [vec!["check"], vec!["trim"]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(&args)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        for stream in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8(stream.clone()).unwrap();
+            assert!(
+                !text.contains('\u{1b}')
+                    && !text.contains('\u{202e}')
+                    && !text.contains("\nconforms"),
+                "{args:?}: {text:?}"
+            );
+        }
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            format!("{stdout}{stderr}").contains(
+                r"(id `a\u000aconforms: 2 elements, 0 errors, 0 warnings\u000a\u001b[8m\u202e`)"
+            ),
+            "{stdout}{stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, lowest layer first. A module may use modules of lower
 /// layers only; modules of one layer do not use one another.
 const LAYERS: &[&[&str]] = &[
-    // Leaves: plain data with no dependency inside the crate.
+    // Escaping of provider text for output and diagnostics.
+    &["escape"],
+    // Leaves: plain data with no other dependency inside the crate.
     &["finding", "limits"],
     &["error"],
     &["deadline"],

@@ -184,12 +184,14 @@ pub fn main() -> ExitCode {
         Ok(Outcome::Fine) => ExitCode::SUCCESS,
         Ok(Outcome::Findings(message)) => {
             if let Some(message) = message {
-                eprintln!("error: {message}");
+                eprintln!("error: {}", ctxgate::render::visible(&message));
             }
             ExitCode::from(1)
         }
+        // One line, whatever ids, keys or role words of the input it names:
+        // a control or bidi char in them is written as `\uXXXX`.
         Err(Failure { kind, message }) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", ctxgate::render::visible(&message));
             ExitCode::from(exit_code(kind))
         }
     }

@@ -9,7 +9,8 @@
 //! escaper (`escape`), which never lets a line terminator, another control
 //! char, or a bidi or invisible format char out raw.
 
-mod escape;
+pub(crate) use crate::escape;
+pub use crate::escape::visible;
 mod json;
 mod outline;
 

@@ -113,6 +113,27 @@ fn escape_char<W: Write + ?Sized>(out: &mut W, c: char) -> io::Result<()> {
     out.write_all(short.as_bytes())
 }
 
+/// `text` with every [`hidden`] char written as `\uXXXX` and nothing else
+/// changed: for diagnostics (findings, errors on stderr) that name a
+/// provider's id, role or key, so no input can start a line, move the
+/// cursor or reorder what a terminal or a log shows.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A JSON string literal of `text`, written by [`escape`].
 pub fn quoted<W: Write + ?Sized>(out: &mut W, text: &str) -> io::Result<()> {
     out.write_all(b"\"")?;
