@@ -21,7 +21,6 @@ fn request(action: &str) -> RequestInput {
         },
         instance: "test".to_string(),
         protocol: "0.2.0".to_string(),
-        title: None,
     }
 }
 
@@ -294,7 +293,8 @@ fn a_reason_of_the_wrong_kind_is_named_by_its_kind_not_its_value() {
 }
 
 /// The plan's errors do not show values either: the per-request rules
-/// read `input.app.title`, app text.
+/// read `input.app.instance`, the provider's text (the app's title never
+/// reaches the plan).
 #[test]
 fn plan_errors_name_kinds_and_lengths_not_values() {
     let plan_error = |body: &str| {
@@ -304,17 +304,17 @@ fn plan_errors_name_kinds_and_lengths_not_values() {
         )])
         .unwrap();
         let mut request = request("app");
-        request.title = Some("Secret Bank".to_string());
+        request.instance = "Secret Bank".to_string();
         policy.plan(&request).expect_err("fails").to_string()
     };
     for (body, message) in [
-        ("scope := input.app.title", "policy evaluation failed (scope): `scope` is a string of 11 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"),
-        ("scope := {input.app.title}", "policy evaluation failed (scope): `scope` must be one of `selection`, `focus`, `window`, `app`; it is an array"),
-        ("budget := {input.app.title: 10}", "policy evaluation failed (budget): `budget` has a key of 11 bytes that is neither `tokens` nor `bytes`; it must be `{\"tokens\": N}` or `{\"bytes\": N}`"),
-        ("budget := {\"tokens\": input.app.title}", "policy evaluation failed (budget): `budget.tokens` must be a positive whole number"),
+        ("scope := input.app.instance", "policy evaluation failed (scope): `scope` is a string of 11 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"),
+        ("scope := {input.app.instance}", "policy evaluation failed (scope): `scope` must be one of `selection`, `focus`, `window`, `app`; it is an array"),
+        ("budget := {input.app.instance: 10}", "policy evaluation failed (budget): `budget` has a key of 11 bytes that is neither `tokens` nor `bytes`; it must be `{\"tokens\": N}` or `{\"bytes\": N}`"),
+        ("budget := {\"tokens\": input.app.instance}", "policy evaluation failed (budget): `budget.tokens` must be a positive whole number"),
         ("element_attributes := {1}", "policy evaluation failed (element_attributes): `element_attributes` must hold attribute names (strings); it holds a number"),
-        ("element_attributes := input.app.title", "policy evaluation failed (element_attributes): `element_attributes` must be a set; it is a string"),
-        ("title_patterns := {input.app.title: \"x\"}", "policy evaluation failed (title_patterns): `title_patterns` has a name of 11 bytes that is not a rule id; names reach the policy in `title_matches` and the reviewer's doc, so each must match `[a-z0-9][a-z0-9._:-]{0,63}`"),
+        ("element_attributes := input.app.instance", "policy evaluation failed (element_attributes): `element_attributes` must be a set; it is a string"),
+        ("title_patterns := {input.app.instance: \"x\"}", "policy evaluation failed (title_patterns): `title_patterns` has a name of 11 bytes that is not a rule id; names reach the policy in `title_matches` and the reviewer's doc, so each must match `[a-z0-9][a-z0-9._:-]{0,63}`"),
     ] {
         let err = plan_error(body);
         assert_eq!(err, message, "{body}");

@@ -11,6 +11,7 @@ use regorus::Engine;
 
 use super::engine::{compile_with_heads, probe_request, ELEMENT_RULES, REQUEST_RULES};
 use super::metadata::{tokenize, Token, TokenKind};
+use super::projection::{field_shapes, Field};
 use super::source::{split_regorus_error, PolicyFile};
 use super::tooling::{probes, ACTIONS};
 use super::Policy;
@@ -276,38 +277,41 @@ enum Shape {
 }
 
 const ANCESTOR: Shape = Shape::Object(&[("role", Shape::Leaf), ("subrole", Shape::Leaf)]);
-const INPUT: Shape = Shape::Object(&[
-    (
-        "action",
-        Shape::Object(&[("name", Shape::Leaf), ("target", Shape::Leaf)]),
-    ),
-    (
-        "app",
-        Shape::Object(&[
-            ("instance", Shape::Leaf),
-            ("protocol", Shape::Leaf),
-            ("title", Shape::Leaf),
-        ]),
-    ),
-    (
-        "element",
-        Shape::Object(&[
-            ("role", Shape::Leaf),
-            ("subrole", Shape::Leaf),
-            ("selected", Shape::Leaf),
-            ("focused", Shape::Leaf),
-            ("visible", Shape::Leaf),
-            ("hovered", Shape::Leaf),
-            ("has_title", Shape::Leaf),
-            ("has_content", Shape::Leaf),
-            ("contains_selection", Shape::Leaf),
-            ("attribute_names", Shape::Array(&Shape::Leaf)),
-            ("attributes", Shape::Any),
-            ("title_matches", Shape::Array(&Shape::Leaf)),
-        ]),
-    ),
-    ("inside", Shape::Array(&ANCESTOR)),
-]);
+
+/// The input's shape; `input.element` is the projection's own field list.
+fn input_shape() -> &'static Shape {
+    static INPUT: std::sync::OnceLock<Shape> = std::sync::OnceLock::new();
+    INPUT.get_or_init(|| {
+        let element: Vec<(&'static str, Shape)> = field_shapes()
+            .into_iter()
+            .map(|(name, field)| {
+                let shape = match field {
+                    Field::Role(_) | Field::Text(_) | Field::Flag(_) => Shape::Leaf,
+                    Field::Names(_) => Shape::Array(&Shape::Leaf),
+                    Field::Values(_) => Shape::Any,
+                };
+                (name, shape)
+            })
+            .collect();
+        let fields: Vec<(&'static str, Shape)> = vec![
+            (
+                "action",
+                Shape::Object(&[("name", Shape::Leaf), ("target", Shape::Leaf)]),
+            ),
+            (
+                "app",
+                Shape::Object(&[
+                    ("instance", Shape::Leaf),
+                    ("protocol", Shape::Leaf),
+                    ("title_matches", Shape::Array(&Shape::Leaf)),
+                ]),
+            ),
+            ("element", Shape::Object(element.leak())),
+            ("inside", Shape::Array(&ANCESTOR)),
+        ];
+        Shape::Object(fields.leak())
+    })
+}
 
 /// `input.a.b[...]…` paths that leave the input's shape.
 fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>) {
@@ -319,7 +323,7 @@ fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Fin
             i += 1;
             continue;
         }
-        let mut shape = &INPUT;
+        let mut shape = input_shape();
         let mut path = String::from("input");
         let mut j = i + 1;
         while let Some(next) = tokens.get(j) {

@@ -19,17 +19,16 @@ mod engine;
 mod inside;
 mod lint;
 mod metadata;
+mod projection;
 mod source;
 mod tooling;
 
-pub(crate) use engine::{apply_floor, check_reasons};
-pub use engine::{
-    floor_applies, is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, FLOOR_SECURE_TEXT,
-    MAX_REASON_BYTES,
-};
+pub use engine::{is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, MAX_REASON_BYTES};
 pub use inside::Inside;
 pub use lint::{check_sources, Finding as PolicyFinding, FindingSeverity};
 pub use metadata::{rule_docs, RuleDoc};
+pub(crate) use projection::decide;
+pub use projection::{floor_applies, ElementInput, Floor, FLOOR_SECURE_TEXT};
 pub use source::{load_path, PolicyFile};
 pub use tooling::{
     default_files, doc_markdown, plan_json, probes, run_tests, Probe, TestOutcome, TestResult,
@@ -104,7 +103,10 @@ pub struct Action {
     pub target: Option<String>,
 }
 
-/// The per-request input (`input.action`, `input.app`).
+/// The per-request input (`input.action`, `input.app`). The app's title is
+/// not part of it: element decisions see the names of the title patterns
+/// it matches (`input.app.title_matches`,
+/// [`Policy::evaluator_with_title`]); the plan sees neither.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RequestInput {
     /// The action.
@@ -113,41 +115,6 @@ pub struct RequestInput {
     pub instance: String,
     /// The answer's `protocol`.
     pub protocol: String,
-    /// The root's title.
-    pub title: Option<String>,
-}
-
-/// One element's projection: all a policy sees of it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ElementInput<'a> {
-    /// The role as read.
-    pub role: Role,
-    /// The subrole.
-    pub subrole: Option<&'a str>,
-    /// Effective states (R2).
-    pub selected: bool,
-    /// Effective states (R2).
-    pub focused: bool,
-    /// Effective states (R2).
-    pub visible: bool,
-    /// Effective states (R2).
-    pub hovered: bool,
-    /// Whether it has a title.
-    pub has_title: bool,
-    /// Whether it has content.
-    pub has_content: bool,
-    /// Whether a selected element is inside it (a descendant): lets a rule
-    /// keep the Document that encloses the selection.
-    pub contains_selection: bool,
-    /// Its attribute names, in the provider's order.
-    pub attribute_names: Vec<&'a str>,
-    /// The values of the attributes the policy declares it reads.
-    pub attributes: Vec<(&'a str, &'a serde_json::Value)>,
-    /// Names of the title patterns its title matches.
-    pub title_matches: Vec<&'a str>,
-    /// Its ancestors' roles and subroles, nearest first, as a shared
-    /// chain (`Inside::child` from the parent's; or collect a `Vec`).
-    pub inside: Inside<'a>,
 }
 
 /// The decision for one projection. Reasons are the policy's own strings

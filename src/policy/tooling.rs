@@ -4,8 +4,9 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use super::engine::{compile_with_heads, probe_request, FLOOR_SECURE_TEXT};
+use super::engine::{compile_with_heads, probe_request};
 use super::metadata::{kind_of, rule_docs};
+use super::projection::FLOOR_SECURE_TEXT;
 use super::source::{split_regorus_error, PolicyFile};
 use super::{Budget, Decision, ElementInput, Policy, RequestPlan, Role};
 use crate::error::Result;
