@@ -927,3 +927,46 @@ fn a_selection_inside_a_secure_field_keeps_nothing_and_trimming_again_changes_no
         assert_eq!(twice.rendered, once.rendered, "{document} {field}");
     }
 }
+
+/// Many threads on one `Gate` (so on one policy's shared decision cache,
+/// filled and read concurrently) send exactly what one thread sends.
+#[test]
+fn many_threads_on_one_gate_send_what_one_thread_sends() {
+    use ctxgate::{Gate, Request};
+    let answers: Vec<Vec<u8>> = (0..3)
+        .map(|seed| ctxgate::render::json(&ctxgate::synth::synth(400, seed)).into_bytes())
+        .collect();
+    let requests: Vec<Request> = ["selection", "focus", "window", "app"]
+        .into_iter()
+        .map(|action| Request::new(action).budget(Budget::Tokens(4_000)))
+        .collect();
+    let outcome = |gate: &Gate, a: usize, r: usize| -> String {
+        let out = gate.trim_bytes(&answers[a], &requests[r]).unwrap();
+        let decisions = serde_json::to_string(&out.report.decisions).unwrap();
+        format!("{}\n{decisions}", out.rendered)
+    };
+    let alone = Gate::embedded_default().unwrap();
+    let mut expected = Vec::new();
+    for a in 0..answers.len() {
+        for r in 0..requests.len() {
+            expected.push(((a, r), outcome(&alone, a, r)));
+        }
+    }
+    let shared = Gate::embedded_default().unwrap();
+    std::thread::scope(|scope| {
+        for t in 0..8usize {
+            let (shared, expected, outcome) = (&shared, &expected, &outcome);
+            scope.spawn(move || {
+                // Each thread its own order, so misses and hits interleave.
+                for i in 0..expected.len() {
+                    let ((a, r), want) = &expected[(i * (t + 1) + t) % expected.len()];
+                    assert_eq!(
+                        &outcome(shared, *a, *r),
+                        want,
+                        "thread {t}, answer {a}, request {r}"
+                    );
+                }
+            });
+        }
+    });
+}
