@@ -970,3 +970,39 @@ fn many_threads_on_one_gate_send_what_one_thread_sends() {
         }
     });
 }
+
+/// The app's title never enters Rego: per-element rules see the names of
+/// the title patterns it matches, and the plan sees neither.
+#[test]
+fn the_app_title_reaches_the_policy_only_as_pattern_names() {
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        r#"package ctxgate
+
+title_patterns := {"bank": "(?i)bank", "mail": "(?i)mail"}
+
+deny contains "bank-app" if "bank" in input.app.title_matches
+
+keep contains "no-title" if not input.app.title
+"#
+        .into(),
+    )])
+    .unwrap();
+    let decide = |title: Option<&str>| {
+        let mut evaluator = policy.evaluator_with_title(&request("app"), title).unwrap();
+        let d = evaluator.decide(&element(Role::Text)).unwrap();
+        (
+            d.deny.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+            d.keep.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        decide(Some("My Bank")),
+        (vec!["bank-app".to_string()], vec!["no-title".to_string()])
+    );
+    assert_eq!(
+        decide(Some("Notes")),
+        (vec![], vec!["no-title".to_string()])
+    );
+    assert_eq!(decide(None), (vec![], vec!["no-title".to_string()]));
+}

@@ -149,7 +149,7 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
             files.iter().filter(|f| !f.is_test()).cloned().collect();
         // Compile everything together (unsafe variables, unknown functions).
         match compile_with_heads(files, false) {
-            Err(e) => findings.push(policy_finding(&e)),
+            Err(e) => findings.push(policy_finding(&e, &whole(files))),
             Ok((_, _, heads)) => {
                 check_unused(files, &tokens, &heads, &mut findings);
                 check_request_rules(files, &tokens, &heads, &mut findings);
@@ -162,7 +162,7 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
                     .map(|f| (f.name.clone(), f.source.clone()))
                     .collect(),
             ) {
-                Err(e) => findings.push(policy_finding(&e)),
+                Err(e) => findings.push(policy_finding(&e, &whole(files))),
                 Ok(policy) => probe(&policy, &mut findings),
             }
         }
@@ -185,16 +185,28 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
     findings
 }
 
-fn policy_finding(err: &Error) -> Finding {
+/// Where a finding is when regorus names no place: the policy set as a
+/// whole, named by its files.
+fn whole(files: &[PolicyFile]) -> String {
+    files
+        .iter()
+        .filter(|f| !f.is_test())
+        .map(|f| f.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn policy_finding(err: &Error, whole: &str) -> Finding {
     match err {
         Error::Policy { location, message } => Finding::error(location, message.clone()),
-        Error::PolicyEval { rule, message } => eval_finding(rule, message, ""),
-        other => Finding::error("(policy)", other.to_string()),
+        Error::PolicyEval { rule, message } => eval_finding(rule, message, "", whole),
+        other => Finding::error(whole, other.to_string()),
     }
 }
 
-/// An evaluation error: the place regorus gave, else the policy as a whole.
-fn eval_finding(rule: &str, message: &str, context: &str) -> Finding {
+/// An evaluation error: the place regorus gave, else `whole`, the policy
+/// as a whole.
+fn eval_finding(rule: &str, message: &str, context: &str, whole: &str) -> Finding {
     // `file:line:col: message` when regorus named the place.
     if let Some((location, rest)) = message.split_once(": ") {
         let (file, line, col) = split_location(location);
@@ -208,10 +220,13 @@ fn eval_finding(rule: &str, message: &str, context: &str) -> Finding {
             };
         }
     }
-    Finding::error(
-        "(policy)",
-        format!("{message} (evaluating `{rule}`{context})"),
-    )
+    Finding {
+        file: whole.to_string(),
+        line: 0,
+        col: 0,
+        severity: FindingSeverity::Error,
+        message: format!("{message} (evaluating `{rule}`{context})"),
+    }
 }
 
 /// Evaluates the plan for every action and the decision for every probe;
@@ -221,26 +236,32 @@ fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
     let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
     let whole = files.join(", ");
     let mut seen: HashSet<String> = HashSet::new();
-    let mut place = |err: Error, context: String| -> bool {
-        let timed_out = err.to_string().contains("ran longer than");
+    // Returns whether the evaluation ran out of time: each further probe
+    // would wait out the time limit again.
+    let mut place = |err: Error, context: String, timed_out: bool| -> bool {
         if seen.insert(err.to_string()) {
-            let mut finding = match &err {
-                Error::PolicyEval { rule, message } => eval_finding(rule, message, &context),
+            findings.push(match &err {
+                Error::PolicyEval { rule, message } => {
+                    eval_finding(rule, message, &context, &whole)
+                }
                 other => Finding::error(&whole, other.to_string()),
-            };
-            if finding.file == "(policy)" {
-                finding.file = whole.clone();
-            }
-            findings.push(finding);
+            });
         }
         timed_out
     };
     for action in ACTIONS {
         let request = probe_request(action, None);
+        let timed_out = std::cell::Cell::new(false);
+        if let Err(err) = policy.plan_noting(&request, &timed_out) {
+            if place(err, format!(" for action `{action}`"), timed_out.get()) {
+                return;
+            }
+            continue;
+        }
         let mut evaluator = match policy.evaluator(&request) {
             Ok(e) => e,
             Err(err) => {
-                if place(err, format!(" for action `{action}`")) {
+                if place(err, format!(" for action `{action}`"), false) {
                     return;
                 }
                 continue;
@@ -254,10 +275,10 @@ fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
             .collect();
         for probe in probes(&names) {
             if let Err(err) = evaluator.decide(&probe.input()) {
-                // Each further probe would wait out the time limit again.
                 if place(
                     err,
                     format!(" for element {}, action `{action}`", probe.label),
+                    evaluator.timed_out(),
                 ) {
                     return;
                 }

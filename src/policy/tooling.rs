@@ -338,7 +338,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         );
     }
     let _ = writeln!(out, "\n## Title patterns\n");
-    let _ = writeln!(out, "Matched natively against titles; the policy sees only the names in `input.element.title_matches`.\n");
+    let _ = writeln!(out, "Matched natively against titles; the policy sees only the names in `input.element.title_matches` (an element's title) and `input.app.title_matches` (the app's).\n");
     let _ = writeln!(out, "| name | pattern |");
     let _ = writeln!(out, "|---|---|");
     for (name, pattern) in &title_patterns {
