@@ -1,6 +1,8 @@
 //! The policy engine through the library: load errors with file:line:col,
 //! runtime errors, memoisation and the cross-request cache, the floor,
-//! runaway policies, the default policy's plan and patterns.
+//! runaway policies, the default policy's plan and patterns. Load, plan
+//! and decision cases that need no code are folders of
+//! `tests/cases/policy/` (see `policy_cases.rs`).
 
 mod common;
 
@@ -40,21 +42,6 @@ fn element(role: Role) -> ElementInput<'static> {
         title_matches: Vec::new(),
         inside: vec![(Role::Window, None), (Role::Application, None)].into(),
     }
-}
-
-fn load_error(path: &str) -> String {
-    match Policy::from_path(Path::new(path)) {
-        Ok(_) => panic!("{path} loaded"),
-        Err(err) => err.to_string(),
-    }
-}
-
-#[test]
-fn syntax_error_names_file_line_col() {
-    assert_eq!(
-        load_error("tests/policies/syntax_error.rego"),
-        "policy tests/policies/syntax_error.rego:6:6: expecting `}` while parsing query"
-    );
 }
 
 /// regorus's parser is exponential in bracket nesting: before the bound,
@@ -104,52 +91,6 @@ fn brackets_of_every_kind_nested_deeper_than_10_are_refused_before_regorus_parse
         Policy::from_sources(vec![("ok.rego".into(), source(&y))])
             .unwrap_or_else(|e| panic!("{y}: {e}"));
     }
-}
-
-#[test]
-fn unknown_function_is_reported_at_load() {
-    assert_eq!(
-        load_error("tests/policies/unknown_function.rego"),
-        "policy tests/policies/unknown_function.rego:5:5: unknown function `strings.contains_secure`"
-    );
-}
-
-#[test]
-fn policy_outside_package_ctxgate_is_refused() {
-    let err = Policy::from_sources(vec![(
-        "x.rego".into(),
-        "package other\nkeep := {\"a\"}\n".into(),
-    )])
-    .expect_err("refused");
-    assert_eq!(
-        err.to_string(),
-        "policy x.rego: the file is in `package other`; policy files must be in `package ctxgate`"
-    );
-}
-
-#[test]
-fn runtime_error_for_some_elements_fails_the_request() {
-    let policy = Policy::from_path(Path::new("tests/policies/runtime_error.rego")).unwrap();
-    let mut evaluator = policy.evaluator(&request("focus")).unwrap();
-    assert!(evaluator.decide(&element(Role::Text)).is_ok());
-    let err = evaluator.decide(&element(Role::Image)).expect_err("fails");
-    assert_eq!(
-        err.to_string(),
-        "policy evaluation failed (priority): tests/policies/runtime_error.rego:3:24: could not parse string as number"
-    );
-}
-
-#[test]
-fn recursion_is_refused_at_load() {
-    assert_eq!(
-        load_error("tests/policies/recursion.rego"),
-        "policy tests/policies/recursion.rego:3:1: recursion: `deny` -> `mask` -> `deny`; a rule or function may not depend on itself"
-    );
-    // regorus does not catch this one: it would overflow the stack.
-    assert_eq!(
-        load_error("tests/policies/recursive_function.rego"),
-        "policy tests/policies/recursive_function.rego:4:1: recursion: `depth` -> `depth`; a rule or function may not depend on itself"
-    );
 }
 
 #[test]
@@ -513,52 +454,6 @@ fn default_redactions_catch_secrets_and_spare_prose() {
     assert!(title("pin").is_match("PIN"));
     assert!(!title("pin").is_match("Pin this note"));
     assert!(title("one-time-code").is_match("Verification code"));
-}
-
-#[test]
-fn bad_redact_pattern_names_the_id() {
-    let policy = Policy::from_sources(vec![(
-        "p.rego".into(),
-        "package ctxgate\n\nredact contains {\"id\": \"broken\", \"pattern\": \"(unclosed\"}\n"
-            .into(),
-    )])
-    .unwrap();
-    let err = policy.plan(&request("focus")).expect_err("fails");
-    assert!(
-        err.to_string().starts_with(
-            "policy evaluation failed (redact): the pattern of `broken` is not a valid regex: "
-        ),
-        "{err}"
-    );
-}
-
-#[test]
-fn bad_scope_is_an_error() {
-    let policy = Policy::from_sources(vec![(
-        "p.rego".into(),
-        "package ctxgate\n\nscope := \"everything\"\n".into(),
-    )])
-    .unwrap();
-    assert_eq!(
-        policy.plan(&request("focus")).expect_err("fails").to_string(),
-        "policy evaluation failed (scope): `scope` is a string of 10 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"
-    );
-}
-
-#[test]
-fn attribute_values_reach_the_policy_when_declared() {
-    let policy = Policy::from_sources(vec![(
-        "p.rego".into(),
-        "package ctxgate\n\nelement_attributes := {\"AXDOMClassList\"}\n\ndeny contains \"ads\" if input.element.attributes.AXDOMClassList == \"ad\"\n".into(),
-    )])
-    .unwrap();
-    let mut evaluator = policy.evaluator(&request("app")).unwrap();
-    assert_eq!(evaluator.plan().element_attributes, ["AXDOMClassList"]);
-    let ad = serde_json::json!("ad");
-    let mut e = element(Role::Group);
-    e.attribute_names = vec!["AXDOMClassList"];
-    e.attributes = vec![("AXDOMClassList", &ad)];
-    assert_eq!(evaluator.decide(&e).unwrap().deny, vec![Arc::from("ads")]);
 }
 
 /// Prints the cost of one cold projection (run with `--nocapture`).
