@@ -676,7 +676,7 @@ pub(crate) fn compile_with_heads(
         .collect();
     heads.sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
     heads.dedup();
-    if let Some((file, line, col, message)) = super::lint::find_recursion(files, &heads) {
+    if let Some((file, line, col, message)) = super::recursion::find_recursion(files, &heads) {
         return Err(Error::Policy {
             location: format!("{file}:{line}:{col}"),
             message,

@@ -17,22 +17,20 @@ use crate::model::Role;
 
 mod engine;
 mod inside;
-mod lint;
-mod metadata;
 mod projection;
+mod recursion;
 mod source;
-mod tooling;
+mod token;
+mod tools;
 
 pub use engine::{is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, MAX_REASON_BYTES};
 pub use inside::Inside;
-pub use lint::{check_sources, Finding as PolicyFinding, FindingSeverity};
-pub use metadata::{rule_docs, RuleDoc};
 pub(crate) use projection::decide;
 pub use projection::{floor_applies, ElementInput, Floor, FLOOR_SECURE_TEXT};
 pub use source::{load_path, PolicyFile};
-pub use tooling::{
-    default_files, doc_markdown, plan_json, probes, run_tests, Probe, TestOutcome, TestResult,
-    ACTIONS,
+pub use tools::{
+    check_sources, default_files, doc_markdown, plan_json, probes, rule_docs, run_tests,
+    Finding as PolicyFinding, FindingSeverity, Probe, RuleDoc, TestOutcome, TestResult, ACTIONS,
 };
 
 /// The part of the tree an action warrants.
