@@ -5,11 +5,17 @@
 //! floor applied. Compiled policies, request plans and decisions are cached
 //! across requests.
 //!
-//! Submodules: `source` loads files; `engine` compiles and evaluates them
-//! (the only code calling regorus's evaluation); `lint` checks a policy
-//! against the input's shape; `metadata` reads `# METADATA` comments;
-//! `tooling` runs tests and writes the reviewer's doc and plan. Nothing here
-//! sees titles or content: only the projection in [`ElementInput`].
+//! The runtime a `Gate` needs: `source` loads files; `recursion` (with the
+//! `token`izer) refuses recursion and long rule chains at load; `engine`
+//! compiles, plans and evaluates (the only code calling regorus's
+//! evaluation) and holds the caches (a per-request memo, then a sharded
+//! cache shared across requests and threads); `projection` owns the
+//! element projection ([`ElementInput`]), its Rego input, its cache key and
+//! the floor ([`Floor`]); `inside` its ancestors. The authoring tools
+//! (`tools/`: lint, metadata, probes, test runner, doc and plan) are apart
+//! and use the runtime as a host would. Nothing here sees titles or
+//! content: only the projection, and for the app's title the names of the
+//! patterns it matches.
 
 use std::sync::Arc;
 
@@ -26,7 +32,7 @@ mod tools;
 pub use engine::{is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, MAX_REASON_BYTES};
 pub use inside::Inside;
 pub(crate) use projection::decide;
-pub use projection::{floor_applies, ElementInput, Floor, FLOOR_SECURE_TEXT};
+pub use projection::{ElementInput, Floor, FLOOR_SECURE_TEXT};
 pub use source::{load_path, PolicyFile};
 pub use tools::{
     check_sources, default_files, doc_markdown, plan_json, probes, rule_docs, run_tests,

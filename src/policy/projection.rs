@@ -47,7 +47,8 @@ pub struct ElementInput<'a, A = Inside<'a>> {
     /// Its attribute names, in the provider's order.
     pub attribute_names: Vec<&'a str>,
     /// The values of the attributes the policy declares it reads. A secure
-    /// field's never reach the policy (see [`ElementInput::fields`]).
+    /// field's never reach the policy: the projection leaves them out of
+    /// the input and the key.
     pub attributes: Vec<(&'a str, &'a serde_json::Value)>,
     /// Names of the title patterns its title matches.
     pub title_matches: Vec<&'a str>,
@@ -311,11 +312,6 @@ impl Floor {
             s.contains("secure") || s.contains("password")
         })
     }
-}
-
-/// Whether the floor masks an element with this subrole ([`Floor::applies`]).
-pub fn floor_applies(subrole: Option<&str>) -> bool {
-    Floor::applies(subrole)
 }
 
 /// What holds whatever made a decision: its reasons are rule ids, and the
