@@ -228,12 +228,28 @@ mask contains "secure-text" if {
 
 # METADATA
 # title: Mask text titled like a secret
-# description: Text whose title matches the password, passcode, PIN or
-#   one-time-code pattern: sent as a placeholder (id, role, subrole, states,
-#   and whether it is empty), without its title or content.
+# description: Text, and a Cell or Group (a provider's unknown role, such as
+#   a `TextField`, is read as Group) that carries content of its own, whose
+#   title matches the password, passcode, PIN or one-time-code pattern: sent
+#   as a placeholder (id, role, subrole, states, and whether it is empty),
+#   without its title or content.
 mask contains "secret-title" if {
-	input.element.role == "Text"
+	secret_title_role
 	input.element.title_matches[_] in {"password", "passcode", "pin", "one-time-code"}
+}
+
+# METADATA
+# title: Roles a secret title masks
+# description: Text always; a Cell or Group only when it carries content of
+#   its own (a container titled like a secret holds more than the secret).
+secret_title_role if input.element.role == "Text"
+
+# METADATA
+# title: Roles a secret title masks
+# description: A Cell or Group (unknown roles included) with content.
+secret_title_role if {
+	input.element.role in {"Cell", "Group"}
+	input.element.has_content
 }
 
 # METADATA

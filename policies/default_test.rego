@@ -52,6 +52,14 @@ test_text_titled_like_a_secret_is_masked if {
 	}
 }
 
+test_a_cell_or_group_with_content_titled_like_a_secret_is_masked if {
+	every role in ["Cell", "Group"] {
+		"secret-title" in mask with input as req("focus", {"role": role, "has_content": true, "title_matches": ["password"]})
+		count(mask) == 0 with input as req("focus", {"role": role, "has_content": false, "title_matches": ["password"]})
+	}
+	count(mask) == 0 with input as req("focus", {"role": "Row", "has_content": true, "title_matches": ["password"]})
+}
+
 test_invisible_is_pruned if {
 	"invisible" in prune with input as req("app", {"visible": false})
 	count(prune) == 0 with input as req("app", {})

@@ -127,6 +127,7 @@ impl<'p> Redactor<'p> {
     /// anything but ASCII letters and digits.
     fn find(&mut self, pattern: &Redaction, rule: usize, text: &str, spans: &mut Vec<Span>) {
         let mut from = 0;
+        let mut glued = 0;
         while from <= text.len() {
             let Some(m) = pattern.regex.find_at(text, from) else {
                 break;
@@ -141,8 +142,18 @@ impl<'p> Redactor<'p> {
                 from = end;
             } else if starts_inside_word(text, start) {
                 // Any match starting later in this run of letters and digits
-                // starts inside it too: skip the run (keeps the search linear).
+                // starts inside it too: skip the run.
                 from = end_of_word(text, start);
+                glued += 1;
+                // Each such search may scan to the end of a long match before
+                // it is rejected (`xsk-xsk-…`): after a few, look for a
+                // delimited match directly, in one linear pass.
+                if glued == GLUED_BEFORE_DELIMITED_SEARCH {
+                    if let Some(delimited) = pattern.delimited() {
+                        find_delimited(delimited, rule, text, from, spans);
+                        return;
+                    }
+                }
             } else if ends_inside_word(text, end) {
                 from = next_char(text, start);
             } else {
@@ -203,6 +214,66 @@ impl<'p> Redactor<'p> {
         }
     }
 
+    /// Redacts an element's text blocks as the one text a reader sees:
+    /// joined by line breaks, so a secret split across blocks (a private
+    /// key's BEGIN line in one block, its body in the next) is found. Each
+    /// block keeps its own text outside the secrets; a secret's part in a
+    /// block is replaced by the secret's replacement (once per block).
+    pub fn texts(&mut self, texts: &mut [&mut Cow<'_, str>]) {
+        match texts {
+            [] => return,
+            [one] => return self.cow(one),
+            _ => {}
+        }
+        let mut joined = String::with_capacity(texts.iter().map(|t| t.len() + 1).sum());
+        let mut bounds = Vec::with_capacity(texts.len());
+        for (i, text) in texts.iter().enumerate() {
+            if i > 0 {
+                joined.push('\n');
+            }
+            let start = joined.len();
+            joined.push_str(text);
+            bounds.push((start, joined.len()));
+        }
+        let Cow::Owned(_) = self.text(&joined) else {
+            return;
+        };
+        // `text` left the merged spans of `joined` in `self.spans`, sorted.
+        let merged = self.merged();
+        for (text, &(start, end)) in texts.iter_mut().zip(&bounds) {
+            let mut out = String::new();
+            let mut at = start;
+            let mut changed = false;
+            for &(s, e, rule) in &merged {
+                let (s, e) = (s.max(start), e.min(end));
+                if s >= e {
+                    continue;
+                }
+                out.push_str(&joined[at..s]);
+                out.push_str(&self.patterns[rule].replace);
+                at = e;
+                changed = true;
+            }
+            if changed {
+                out.push_str(&joined[at..end]);
+                **text = Cow::Owned(out);
+            }
+        }
+    }
+
+    /// The spans the last [`Redactor::text`] replaced, merged: (start, end,
+    /// rule of the replacement).
+    fn merged(&self) -> Vec<(usize, usize, usize)> {
+        let mut out: Vec<(usize, usize, usize)> = Vec::new();
+        for span in &self.spans {
+            match out.last_mut() {
+                Some(last) if span.start < last.1 => last.1 = last.1.max(span.end),
+                _ => out.push((span.start, span.end, span.rule)),
+            }
+        }
+        out
+    }
+
     /// Redacts a string in place.
     pub fn string(&mut self, s: &mut String) {
         if let Cow::Owned(new) = self.text(s) {
@@ -255,6 +326,15 @@ impl<'p> Redactor<'p> {
         while let Some(value) = stack.pop() {
             match value {
                 Value::String(s) => self.string(s),
+                // A number is text to the agent too (a card number written
+                // as a JSON number): redacted as its JSON text, and sent as
+                // a string when something in it was replaced.
+                Value::Number(n) => {
+                    let text = n.to_string();
+                    if let Cow::Owned(redacted) = self.text(&text) {
+                        *value = Value::String(redacted);
+                    }
+                }
                 Value::Array(items) => stack.extend(items.iter_mut()),
                 Value::Object(map) => {
                     self.keys(map);
@@ -262,6 +342,37 @@ impl<'p> Redactor<'p> {
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+/// Matches of one pattern glued to a preceding letter or digit after which
+/// the rest of a string is searched with the pattern's delimited form.
+const GLUED_BEFORE_DELIMITED_SEARCH: usize = 4;
+
+/// The spans of `text[from..]` that `delimited` (a pattern preceded by the
+/// start or a delimiter, the pattern in group 1) finds, ending delimited.
+/// Each search starts past the last: linear in the text for patterns whose
+/// matches end where the delimiter rule wants them to. It finds no match
+/// that starts with a delimiter glued to a letter (`x-----BEGIN`), which
+/// [`Redactor::find`] alone would.
+fn find_delimited(
+    delimited: &regex::Regex,
+    rule: usize,
+    text: &str,
+    mut from: usize,
+    spans: &mut Vec<Span>,
+) {
+    while from <= text.len() {
+        let Some(found) = delimited.captures_at(text, from).and_then(|c| c.get(1)) else {
+            break;
+        };
+        let (start, end) = (found.start(), found.end());
+        if start == end || ends_inside_word(text, end) {
+            from = next_char(text, start);
+        } else {
+            spans.push(Span { start, end, rule });
+            from = end;
         }
     }
 }
@@ -414,12 +525,7 @@ mod tests {
     use super::*;
 
     fn rule(id: &str, pattern: &str, replace: &str, luhn: bool) -> Redaction {
-        Redaction {
-            id: id.into(),
-            regex: regex::Regex::new(pattern).unwrap(),
-            replace: replace.into(),
-            luhn,
-        }
+        Redaction::new(id, regex::Regex::new(pattern).unwrap(), replace, luhn)
     }
 
     #[test]

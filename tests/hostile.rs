@@ -624,6 +624,60 @@ fn carried_notice_words_are_ctxgate_labels_and_never_secrets() {
     );
 }
 
+#[test]
+fn a_placeholder_is_empty_only_when_nothing_is_in_it() {
+    // `empty` tells an agent whether a secure field is filled: a value in its
+    // attributes (a 0.1 payload) or in a child is not empty; a title is a
+    // label, not a value.
+    let bytes = app(r#"{"id":"w","role":"Window","focused":true,"children":[
+            {"id":"a","role":"Text","subrole":"password","title":"Password","attributes":{"value":"hunter2"}},
+            {"id":"b","role":"Text","subrole":"password","title":"Password","children":[{"id":"b1","role":"Text","content":[{"type":"text","text":"hunter2"}]}]},
+            {"id":"c","role":"Text","subrole":"password","title":"Password","content":[{"type":"text","text":""}]}]}"#);
+    let out = trim(&bytes, &Request::new("app"));
+    let empty: Vec<(String, serde_json::Value)> = out.answer.root.children[0]
+        .children
+        .iter()
+        .map(|e| {
+            (
+                e.id.to_string(),
+                e.attributes["ctxgate:withheld"]["empty"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        empty,
+        [
+            ("a".to_string(), serde_json::json!(false)),
+            ("b".to_string(), serde_json::json!(false)),
+            ("c".to_string(), serde_json::json!(true)),
+        ]
+    );
+    assert!(!out.rendered.contains("hunter2"));
+}
+
+#[test]
+fn the_floor_reads_a_subrole_as_a_person_does() {
+    for subrole in [
+        "pass_word",
+        "pass word",
+        "ＰＡＳＳＷＯＲＤ",
+        "ſecure-field",
+        "Pass-Wd",
+        "new-passwd",
+    ] {
+        let bytes = app(&format!(
+            r#"{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f","role":"Cell","subrole":{},"content":[{{"type":"text","text":"CANARY"}}]}}]}}"#,
+            serde_json::to_string(subrole).unwrap()
+        ));
+        let out = trim(&bytes, &Request::new("app"));
+        assert!(
+            !out.rendered.contains("CANARY"),
+            "{subrole}: {}",
+            out.rendered
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Big binary content.
 

@@ -252,7 +252,7 @@ fn trim_never_writes_what_a_policy_prints() {
             "{stderr}"
         );
         // The policy still decided: the password field is withheld.
-        assert!(stdout(&output).contains(r#"{"id":"g","role":"Text","attributes":{"ctxgate:withheld":{"rule":"mask:secure-text","empty":true}}}"#), "{}", stdout(&output));
+        assert!(stdout(&output).contains(r#"{"id":"g","role":"Text","attributes":{"ctxgate:withheld":{"rule":"mask:secure-text","empty":false}}}"#), "{}", stdout(&output));
     }
 }
 

@@ -532,3 +532,73 @@ fn the_digit_table_matches_the_regex_crate() {
         assert_eq!(redact(&card), "[card number]", "digits from U+{zero:04X}");
     }
 }
+
+#[test]
+fn a_secret_split_across_text_blocks_is_redacted_in_each() {
+    let body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw";
+    let sent = send(
+        gate(),
+        &[
+            "key file:\n-----BEGIN RSA PRIVATE KEY-----".to_string(),
+            format!("{body}\n-----END RSA PRIVATE KEY-----\nafter"),
+            "next block".to_string(),
+        ],
+    );
+    assert_eq!(
+        sent.blocks,
+        [
+            "key file:\n[private key]",
+            "[private key]\nafter",
+            "next block"
+        ]
+    );
+    assert!(!sent.rendered.contains("MIIE") && !sent.report.contains("MIIE"));
+    // Redacted again: the same (a fixpoint across blocks too).
+    assert_eq!(send(gate(), &sent.blocks).blocks, sent.blocks);
+    // A key whose END line never comes withholds every block after it.
+    let sent = send(
+        gate(),
+        &[
+            "-----BEGIN PRIVATE KEY-----".to_string(),
+            body.to_string(),
+            body.to_string(),
+        ],
+    );
+    assert_eq!(
+        sent.blocks,
+        ["[private key]", "[private key]", "[private key]"]
+    );
+}
+
+#[test]
+fn numbers_in_attributes_are_redacted_as_their_text() {
+    let mut root = Element::new("app", Role::Application);
+    let mut field = Element::new("f", Role::Text);
+    field.attributes.insert(
+        "card".into(),
+        serde_json::json!({"n": 4111111111111111u64, "f": 4.111111111111111e15, "ok": 42}),
+    );
+    root.children = vec![field].into();
+    let answer = Answer {
+        protocol: "0.2.0".into(),
+        instance: "i".into(),
+        root,
+    };
+    let out = gate().trim(&answer, &Request::new("app")).unwrap();
+    assert_eq!(
+        out.answer.root.children[0].attributes["card"],
+        serde_json::json!({"n": "[card number]", "f": "[card number].0", "ok": 42})
+    );
+}
+
+#[test]
+fn tokens_glued_to_letters_again_and_again_cost_linear_time() {
+    // `xsk-` repeated: every `sk-…` match is glued to the `x` before it and
+    // runs to the end of the text. Searching each one to its end made this
+    // quadratic (1 MB: 76 s); it must now end well within the request's
+    // default deadline, which turns a regression into an error here.
+    // (The secret comes first: the default budget cuts the long text.)
+    let text = "sk-abcdefghijklmnopqrstuvwxyz0123 ".to_string() + &"xsk-".repeat(50_000);
+    let out = redact(&text);
+    assert!(out.starts_with("[api key] xsk-xsk-"), "{}", &out[..40]);
+}

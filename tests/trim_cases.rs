@@ -219,6 +219,23 @@ fn carried_omitted_counts_never_wrap() {
         err.to_string(),
         format!("the answer does not conform to protocol 0.2.0: {refused}")
     );
+    // A count that is no whole number from 0 to 2^64 − 1 is refused, never
+    // dropped (a dropped notice would hide an omission too).
+    let bad = format!(
+        "the answer does not conform to protocol 0.2.0: error[4.1] /root/children/0/attributes/ctxgate:omitted (id `w`): a count of `ctxgate:omitted` is not a whole number from 0 to {max}; remove the notice, or send the answer ctxgate trimmed"
+    );
+    for counts in [
+        r#"{"children":18446744073709551616,"reasons":{"budget":18446744073709551616}}"#,
+        r#"{"children":1,"reasons":{"budget":1e3}}"#,
+        r#"{"children":1,"reasons":{"budget":1.0}}"#,
+        r#"{"children":1,"reasons":{"budget":-1}}"#,
+        r#"{"children":2.5,"reasons":{"budget":1}}"#,
+    ] {
+        let err = gate
+            .trim_bytes(&carrying(counts, false), &Request::new("app"))
+            .unwrap_err();
+        assert_eq!(err.to_string(), bad, "{counts}");
+    }
     // Two reasons whose sum overflows.
     let half = max / 2 + 1;
     let err = gate

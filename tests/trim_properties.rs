@@ -53,12 +53,12 @@ fn plan(scope: Scope) -> RequestPlan {
     RequestPlan {
         scope,
         budget: None,
-        redact: vec![Redaction {
-            id: "secret".into(),
-            regex: regex::Regex::new(r"SECRET-[0-9]+").unwrap(),
-            replace: "[redacted]".into(),
-            luhn: false,
-        }],
+        redact: vec![Redaction::new(
+            "secret",
+            regex::Regex::new(r"SECRET-[0-9]+").unwrap(),
+            "[redacted]",
+            false,
+        )],
         title_patterns: vec![],
         element_attributes: vec![],
     }

@@ -848,12 +848,7 @@ fn redaction(item: &serde_json::Value) -> Result<Redaction> {
             ),
         )
     })?;
-    Ok(Redaction {
-        id: id.to_string(),
-        regex,
-        replace,
-        luhn,
-    })
+    Ok(Redaction::new(id, regex, replace, luhn))
 }
 
 /// The longest reason a rule may give.

@@ -280,9 +280,8 @@ pub(crate) struct ProjectionKey(Box<[u8]>);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Floor {
-    /// Secure text: any role whose subrole, lowercased, contains `secure`
-    /// or `password` (a provider's unknown role, read as `Group`,
-    /// included) is masked, with the reason [`Floor::reason`].
+    /// Secure text: any role whose subrole says `secure` or `password`
+    /// ([`Floor::applies`]) is masked, with the reason [`Floor::reason`].
     SecureText,
 }
 
@@ -305,11 +304,28 @@ impl Floor {
         Floor::ALL.into_iter().find(|f| f.reason() == reason)
     }
 
-    /// Whether the secure-text floor masks an element with this subrole.
+    /// Whether the secure-text floor masks an element with this subrole:
+    /// one that contains `secure` or `password` (or `passwd`), whatever the
+    /// element's role (a provider's unknown role, read as `Group`,
+    /// included).
+    ///
+    /// The subrole is read as a person reads it: letters only (spaces, `_`,
+    /// `-` and other separators dropped), fullwidth forms as ASCII, the long
+    /// s as `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
     pub fn applies(subrole: Option<&str>) -> bool {
         subrole.is_some_and(|s| {
-            let s = s.to_lowercase();
-            s.contains("secure") || s.contains("password")
+            let folded: String = s
+                .chars()
+                .map(|c| match c {
+                    '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+                    '\u{017F}' => 's',
+                    '\u{212A}' => 'k',
+                    _ => c,
+                })
+                .flat_map(char::to_lowercase)
+                .filter(|c| c.is_alphanumeric())
+                .collect();
+            folded.contains("secure") || folded.contains("password") || folded.contains("passwd")
         })
     }
 }

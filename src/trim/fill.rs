@@ -69,6 +69,10 @@ struct Carried {
     cut: Option<u64>,
     /// A placeholder's notice: (rule, empty).
     withheld: Option<(String, bool)>,
+    /// A count in a carried `ctxgate:omitted` that is not a whole number
+    /// from 0 to 2^64 − 1 (`1e3`, `-1`, `2.5`, 2^64): refused, never
+    /// dropped or wrapped.
+    bad_count: bool,
 }
 
 /// A rendering measured against every budget.
@@ -518,7 +522,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     fn check_carried_counts(&self) -> Result<()> {
         for (at, carried) in self.carried.iter().enumerate() {
             let Some(carried) = carried else { continue };
-            if carried.omitted.is_empty() {
+            if carried.omitted.is_empty() && !carried.bad_count {
                 continue;
             }
             let children = self.tree.children(at as NodeId).count() as u64;
@@ -526,21 +530,32 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .omitted
                 .values()
                 .try_fold(children, |sum, &n| sum.checked_add(n));
-            if total.is_none() {
-                let id = self.tree.node(at as NodeId).element.id.to_string();
-                return Err(Error::NotConforming {
-                    findings: vec![Finding::error(
-                        Requirement::Schema,
-                        format!("{}/attributes/{}", pointer(self.tree, at as NodeId), notice::OMITTED),
-                        Some(id),
-                        format!(
-                            "the counts of `{}` and the element's own children add up to more than {}; remove the notice, or send the answer ctxgate trimmed",
-                            notice::OMITTED,
-                            u64::MAX
-                        ),
-                    )],
-                });
-            }
+            let problem = match (carried.bad_count, total) {
+                (true, _) => format!(
+                    "a count of `{}` is not a whole number from 0 to {}; remove the notice, or send the answer ctxgate trimmed",
+                    notice::OMITTED,
+                    u64::MAX
+                ),
+                (false, None) => format!(
+                    "the counts of `{}` and the element's own children add up to more than {}; remove the notice, or send the answer ctxgate trimmed",
+                    notice::OMITTED,
+                    u64::MAX
+                ),
+                (false, Some(_)) => continue,
+            };
+            let id = self.tree.node(at as NodeId).element.id.to_string();
+            return Err(Error::NotConforming {
+                findings: vec![Finding::error(
+                    Requirement::Schema,
+                    format!(
+                        "{}/attributes/{}",
+                        pointer(self.tree, at as NodeId),
+                        notice::OMITTED
+                    ),
+                    Some(id),
+                    problem,
+                )],
+            });
         }
         Ok(())
     }
@@ -872,6 +887,17 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .iter()
                 .map(|c| redact_content(c, &mut redactor))
                 .collect();
+            // Text blocks as the one text a reader sees (`redact_content`
+            // leaves them): a secret split across blocks is found too.
+            let mut texts: Vec<&mut Cow<'a, str>> = out
+                .content
+                .iter_mut()
+                .filter_map(|c| match &mut c.block {
+                    Block::Text { text } => Some(text),
+                    _ => None,
+                })
+                .collect();
+            redactor.texts(&mut texts);
             for (key, value) in element.attributes.iter() {
                 if key.starts_with(notice::PREFIX) {
                     continue;
@@ -1032,12 +1058,20 @@ fn copy_states(from: &Element<'_>, to: &mut Element<'_>) {
     to.hovered = from.hovered;
 }
 
-/// Whether a masked element has nothing in it: no content, or only empty text.
+/// Whether a masked element has nothing in it: no content (or only empty
+/// text), no children and no attributes but ctxgate's notices. A title is a
+/// label, not a value. In doubt it is not empty: telling an agent a filled
+/// field is empty misleads it, the other way round only withholds a fact.
 fn is_empty(element: &Element<'_>) -> bool {
-    element.content.iter().all(|c| match &c.block {
-        Block::Text { text } => text.is_empty(),
-        _ => false,
-    })
+    element.children.is_empty()
+        && element
+            .attributes
+            .keys()
+            .all(|k| k.starts_with(notice::PREFIX))
+        && element.content.iter().all(|c| match &c.block {
+            Block::Text { text } => text.is_empty(),
+            _ => false,
+        })
 }
 
 fn omitted_notice(reasons: &BTreeMap<String, u64>) -> Value {
@@ -1049,14 +1083,16 @@ fn omitted_notice(reasons: &BTreeMap<String, u64>) -> Value {
     json!({"children": count, "reasons": reasons})
 }
 
-/// A content block as sent: every string redacted, and every key of its
+/// A content block as sent (text blocks aside: they are redacted together,
+/// by [`Redactor::texts`]): every string redacted, and every key of its
 /// extra fields and embedded resource, except the base64 payloads (image and
 /// audio `data`, a resource's `blob`: binary, not text; SECURITY.md lists
 /// them) and the `type` and `mimeType` ctxgate reads.
 fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Content<'a> {
     let mut out = content.clone();
     match &mut out.block {
-        Block::Text { text } => redactor.cow(text),
+        // All of an element's text blocks at once: `Redactor::texts`.
+        Block::Text { .. } => {}
         Block::ResourceLink { uri, name } => {
             redactor.cow(uri);
             redactor.cow(name);
@@ -1069,7 +1105,9 @@ fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Con
                 }
             }
         }
-        Block::Image { .. } | Block::Audio { .. } | Block::Other { .. } => {}
+        // The base64 payload is binary; the MIME type is text like any other.
+        Block::Image { mime_type, .. } | Block::Audio { mime_type, .. } => redactor.cow(mime_type),
+        Block::Other { .. } => {}
     }
     if let Some(extra) = out.extra.as_deref_mut() {
         redactor.keys(extra);
@@ -1132,11 +1170,20 @@ fn carried_notices(element: &Element) -> Option<Carried> {
             omitted.get("reasons"),
             omitted.len(),
         ) {
+            let whole = |n: &Value| {
+                n.as_u64()
+                    .filter(|_| !n.to_string().contains(['.', 'e', 'E']))
+            };
+            if omitted.get("children").and_then(whole).is_none() {
+                carried.bad_count = true;
+            }
             for (reason, n) in reasons {
-                if let Some(n) = n.as_u64() {
-                    if plain_reason(reason) {
+                match whole(n) {
+                    Some(n) if plain_reason(reason) => {
                         carried.omitted.insert(reason.clone(), n);
                     }
+                    Some(_) => {}
+                    None => carried.bad_count = true,
                 }
             }
         }

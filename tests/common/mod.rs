@@ -81,15 +81,27 @@ pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
 
 /// Runs `f` with every log event and span of the library captured, at
 /// every level (TRACE, span open and close); returns its result and the log.
+///
+/// One global subscriber, installed once, writes to the calling thread's
+/// capture while one is open and enables nothing otherwise. A scoped
+/// subscriber per call (`with_default`) raced with other tests' threads over
+/// tracing's cached callsite interest and lost events now and then.
 pub fn with_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
-    use std::sync::{Arc, Mutex};
+    use std::cell::{Cell, RefCell};
+    use std::sync::Once;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::Layer;
 
-    #[derive(Clone, Default)]
-    struct Logs(Arc<Mutex<Vec<u8>>>);
+    thread_local! {
+        static CAPTURING: Cell<bool> = const { Cell::new(false) };
+        static CAPTURED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
 
-    impl std::io::Write for Logs {
+    struct ThreadCapture;
+
+    impl std::io::Write for ThreadCapture {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
+            CAPTURED.with(|c| c.borrow_mut().extend_from_slice(buf));
             Ok(buf.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
@@ -97,14 +109,22 @@ pub fn with_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
         }
     }
 
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::FULL)
-        .finish();
-    let result = tracing::subscriber::with_default(subscriber, f);
-    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let layer = tracing_subscriber::fmt::layer()
+            .with_writer(|| ThreadCapture)
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::FULL)
+            .with_filter(tracing_subscriber::filter::filter_fn(|_| {
+                CAPTURING.with(Cell::get)
+            }));
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .expect("no other global subscriber in the tests");
+    });
+    CAPTURED.with(|c| c.borrow_mut().clear());
+    CAPTURING.with(|c| c.set(true));
+    let result = f();
+    CAPTURING.with(|c| c.set(false));
+    let logged =
+        CAPTURED.with(|c| String::from_utf8(std::mem::take(&mut *c.borrow_mut())).unwrap());
     (result, logged)
 }
