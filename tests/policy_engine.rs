@@ -794,7 +794,7 @@ fn a_secure_fields_attribute_values_never_reach_the_policy() {
         .unwrap();
     assert_eq!(
         out.rendered,
-        r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":[{"id":"secure","role":"TextField","subrole":"AXSecureTextField","attributes":{"ctxgate:withheld":{"rule":"floor:secure-text","empty":true}}}],"attributes":{"ctxgate:omitted":{"children":1,"reasons":{"deny:saw-value":1}}}}]}}"#
+        r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":[{"id":"secure","role":"TextField","subrole":"AXSecureTextField","attributes":{"ctxgate:withheld":{"rule":"floor:secure-text","empty":false}}}],"attributes":{"ctxgate:omitted":{"children":1,"reasons":{"deny:saw-value":1}}}}]}}"#
     );
 }
 
