@@ -689,7 +689,7 @@ fn errors_say_what_and_where() {
         (
             Format::AxDump,
             b"AXWebArea\n++{\"role\": 1}\n",
-            "cannot import the `ax-dump` input at line 2: `{\"role\":` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
+            "cannot import the `ax-dump` input at line 2: \"{\\\"role\\\":\" is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
         ),
         (
             Format::AxJson,
@@ -1054,12 +1054,12 @@ fn trees_the_importer_does_not_understand_are_refused_naming_what_and_where() {
         (
             Format::AxJson,
             r#"{"kind":"AXWindow","children":[]}"#,
-            "cannot import the `ax-json` input: the top-level object has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are `children`, `kind`",
+            "cannot import the `ax-json` input: the top-level object has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are \"children\", \"kind\"",
         ),
         (
             Format::AxJson,
             r#"{"role":"AXWindow","children":[{"role":"AXGroup","children":[{"name":"x","AXRole":"AXButton"}]}]}"#,
-            "cannot import the `ax-json` input: `/children/0/children/0` has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are `AXRole`, `name`",
+            "cannot import the `ax-json` input: `/children/0/children/0` has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are \"AXRole\", \"name\"",
         ),
         (
             Format::AxJson,
@@ -1079,27 +1079,27 @@ fn trees_the_importer_does_not_understand_are_refused_naming_what_and_where() {
         (
             Format::AxDump,
             "rootWebArea name='x'\n++genericContainer\n",
-            "cannot import the `ax-dump` input at line 1: `rootWebArea` starts a Blink dump (`-expected-blink.txt`), which is not supported; import the platform dump (`-expected-mac.txt`, `-expected-auralinux.txt`, `-expected-uia-win.txt`) instead",
+            "cannot import the `ax-dump` input at line 1: \"rootWebArea\" starts a Blink dump (`-expected-blink.txt`), which is not supported; import the platform dump (`-expected-mac.txt`, `-expected-auralinux.txt`, `-expected-uia-win.txt`) instead",
         ),
         (
             Format::AxDump,
             "ROLE_SYSTEM_DOCUMENT READONLY FOCUSABLE\n",
-            "cannot import the `ax-dump` input at line 1: `ROLE_SYSTEM_DOCUMENT` starts a Windows IA2 dump (`-expected-win.txt`); import the UIA dump (`-expected-uia-win.txt`) instead",
+            "cannot import the `ax-dump` input at line 1: \"ROLE_SYSTEM_DOCUMENT\" starts a Windows IA2 dump (`-expected-win.txt`); import the UIA dump (`-expected-uia-win.txt`) instead",
         ),
         (
             Format::AxDump,
             "android.webkit.WebView focusable focused scrollable\n",
-            "cannot import the `ax-dump` input at line 1: `android.webkit.WebView` starts an Android dump (`-expected-android.txt`), which is not supported",
+            "cannot import the `ax-dump` input at line 1: \"android.webkit.WebView\" starts an Android dump (`-expected-android.txt`), which is not supported",
         ),
         (
             Format::AxDump,
             "AXWebArea\n++AXGroup\n++++[section]\n",
-            "cannot import the `ax-dump` input at line 3: `section` is an AT-SPI (`[role]`) role, but line 1 started a macOS (`AXRole`) dump; a dump has one dialect",
+            "cannot import the `ax-dump` input at line 3: \"section\" is an AT-SPI (`[role]`) role, but line 1 started a macOS (`AXRole`) dump; a dump has one dialect",
         ),
         (
             Format::AxDump,
             "document\n++group\n++++frobnicator Name='x'\n",
-            "cannot import the `ax-dump` input at line 3: `frobnicator` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
+            "cannot import the `ax-dump` input at line 3: \"frobnicator\" is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`",
         ),
         (
             Format::AtspiJson,
@@ -1182,7 +1182,7 @@ fn a_screen2ax_output_tree_is_imported_not_an_empty_shell() {
     assert!(refused.stdout.is_empty());
     assert_eq!(
         String::from_utf8(refused.stderr).unwrap(),
-        "error: cannot import the `ax-json` input: the top-level object has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are `children`\n"
+        "error: cannot import the `ax-json` input: the top-level object has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are \"children\"\n"
     );
 }
 
@@ -1385,4 +1385,214 @@ fn nothing_reads_the_real_trees_from_outside_the_repository() {
         .map(|f| f.strip_prefix(root).unwrap().display().to_string())
         .collect();
     assert!(readers.is_empty(), "{readers:?} read `{needle}`");
+}
+
+// ---------------------------------------------------------------------------
+// Keys written twice (a parser differential: serde_json keeps the last value,
+// other readers the first), and words of the input echoed in messages.
+
+/// The message for `key` written twice, the second time at `pointer`.
+fn repeated(format: &str, line: usize, key: &str, pointer: &str) -> String {
+    format!(
+        "cannot import the `{format}` input at line {line}: key {key} appears twice in one object, the second time at {pointer}; write each key once (JSON readers differ on which of the two values counts, so neither is taken)"
+    )
+}
+
+#[test]
+fn a_key_written_twice_is_refused_at_any_depth_in_every_json_format() {
+    let cases: &[(Format, &str, String)] = &[
+        // At the top level.
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","role":"AXTextField","children":[]}"#,
+            repeated("ax-json", 1, r#""role""#, r#""/role""#),
+        ),
+        (
+            Format::UiaJson,
+            r#"{"ControlTypeId":50032,"Name":"w","ControlTypeId":50004}"#,
+            repeated("uia-json", 1, r#""ControlTypeId""#, r#""/ControlTypeId""#),
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"role":"Frame","role":"Text"}]"#,
+            repeated("atspi-json", 1, r#""role""#, r#""/0/role""#),
+        ),
+        // Nested in a node's properties.
+        (
+            Format::AxJson,
+            "{\n  \"role\": \"AXWindow\",\n  \"box\": {\"x\": 0,\n    \"x\": 1}\n}",
+            repeated("ax-json", 4, r#""x""#, r#""/box/x""#),
+        ),
+        (
+            Format::UiaJson,
+            r#"{"ControlTypeId":50004,"Properties":{"30019":{"Value":true,"Value":false}}}"#,
+            repeated("uia-json", 1, r#""Value""#, r#""/Properties/30019/Value""#),
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r","id":"/s"},"role":"Frame"}]"#,
+            repeated("atspi-json", 1, r#""id""#, r#""/0/object/id""#),
+        ),
+        // Inside `children`, one and two levels down.
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","children":[{"role":"AXGroup"},{"role":"AXGroup","children":[{"cls":"Text","value":"a","value":"b"}]}]}"#,
+            repeated("ax-json", 1, r#""value""#, r#""/children/1/children/0/value""#),
+        ),
+        (
+            Format::UiaJson,
+            "{\"ControlTypeId\":50032,\"Children\":[\n{\"ControlTypeId\":50020,\"Name\":\"a\",\n\"Name\":\"b\"}]}",
+            repeated("uia-json", 3, r#""Name""#, r#""/Children/0/Name""#),
+        ),
+        (
+            Format::AtspiJson,
+            r#"[{"object":{"sender":"a","id":"/r"},"role":"Frame","children":[{"sender":"a","id":"/s","sender":"b"}]}]"#,
+            repeated("atspi-json", 1, r#""sender""#, r#""/0/children/0/sender""#),
+        ),
+        // The pointer's segments are escaped (RFC 6901) and the whole is a
+        // JSON string literal, as the key is.
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","a/b~c":{"k\"":1,"k\"":2}}"#,
+            repeated("ax-json", 1, r#""k\"""#, r#""/a~1b~0c/k\"""#),
+        ),
+        // A key repeated with the same value is refused all the same.
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","role":"AXWindow"}"#,
+            repeated("ax-json", 1, r#""role""#, r#""/role""#),
+        ),
+    ];
+    for (format, input, message) in cases {
+        let err = import(*format, input.as_bytes()).unwrap_err();
+        assert_eq!(err.to_string(), *message, "{format}: {input}");
+    }
+    // On the command line, after a byte-order mark, as Axe.Windows writes.
+    let cli = run(
+        &["import", "--from", "uia-json"],
+        "\u{FEFF}{\"ControlTypeId\":50032,\"ControlTypeId\":50004}".as_bytes(),
+    );
+    assert_eq!(cli.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(cli.stderr).unwrap(),
+        format!(
+            "error: {}\n",
+            repeated("uia-json", 1, r#""ControlTypeId""#, r#""/ControlTypeId""#)
+        )
+    );
+}
+
+#[test]
+fn a_secure_signal_followed_by_a_plain_one_is_refused_not_imported() {
+    // The review's cases: a reader that keeps the first key sees a secure
+    // field; serde_json alone kept the last and sent the value.
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "ax-json",
+            r#"{"role":"AXWindow","children":[{"role":"AXTextField","subrole":"AXSecureTextField","subrole":"AXSearchField","value":"hunter2"}]}"#,
+            r#""subrole""#,
+            r#""/children/0/subrole""#,
+        ),
+        (
+            "ax-json",
+            r#"{"role":"AXWindow","children":[{"role":"AXTextField","role_description":"secure text field","role_description":"text field","value":"hunter2"}]}"#,
+            r#""role_description""#,
+            r#""/children/0/role_description""#,
+        ),
+        (
+            "ax-json",
+            r#"{"role":"AXWindow","role":"AXTextField","value":"hunter2"}"#,
+            r#""role""#,
+            r#""/role""#,
+        ),
+        (
+            "uia-json",
+            r#"{"ControlTypeId":50032,"Children":[{"ControlTypeId":50004,"Properties":{"30019":{"Value":true},"30019":{"Value":false},"30045":{"Value":"hunter2"}}}]}"#,
+            r#""30019""#,
+            r#""/Children/0/Properties/30019""#,
+        ),
+        (
+            "atspi-json",
+            r#"[{"object":{"sender":"a","id":"/r"},"role":"Frame","children":[{"sender":"a","id":"/p"}]},{"object":{"sender":"a","id":"/p"},"parent":{"sender":"a","id":"/r"},"role":"PasswordText","role":"Text","text":"hunter2"}]"#,
+            r#""role""#,
+            r#""/1/role""#,
+        ),
+    ];
+    for (format, input, key, pointer) in cases {
+        let output = run(&["import", "--from", format], input.as_bytes());
+        assert_eq!(output.status.code(), Some(1), "{input}: {output:?}");
+        assert!(output.stdout.is_empty(), "{input}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(
+            stderr,
+            format!("error: {}\n", repeated(format, 1, key, pointer)),
+            "{input}"
+        );
+        assert!(!stderr.contains("hunter2"));
+    }
+    // With the first signal alone, each is a secure field.
+    let first_only: &[(Format, &str)] = &[
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","children":[{"role":"AXTextField","subrole":"AXSecureTextField","value":"hunter2"}]}"#,
+        ),
+        (
+            Format::AxJson,
+            r#"{"role":"AXWindow","children":[{"role":"AXTextField","role_description":"secure text field","value":"hunter2"}]}"#,
+        ),
+    ];
+    for (format, input) in first_only {
+        let answer = import(*format, input.as_bytes()).unwrap();
+        assert_eq!(secure_elements(&answer).len(), 1, "{input}");
+        assert!(!serde_json::to_string(&answer).unwrap().contains("hunter2"));
+    }
+}
+
+#[test]
+fn words_of_the_input_in_messages_are_json_string_literals() {
+    // A newline or an ESC in a key or a role word cannot start a line or a
+    // terminal sequence of its own in the message.
+    let cases: &[(Format, &[u8], &str)] = &[
+        (
+            Format::AxJson,
+            br#"{"a\nb":1,"\u001b[31m":2,"\u009b2J":3}"#,
+            r#"cannot import the `ax-json` input: the top-level object has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are "\u001b[31m", "a\nb", "\u009b2J""#,
+        ),
+        (
+            Format::AxJson,
+            br#"{"role":"AXWindow","x\n\u001b[2J":1,"x\n\u001b[2J":2}"#,
+            r#"cannot import the `ax-json` input at line 1: key "x\n\u001b[2J" appears twice in one object, the second time at "/x\n\u001b[2J"; write each key once (JSON readers differ on which of the two values counts, so neither is taken)"#,
+        ),
+        (
+            Format::AtspiJson,
+            br#"[{"object":{"sender":"a","id":"/r"},"role":"Frame","\u202e\u2028":1,"\u202e\u2028":2}]"#,
+            r#"cannot import the `atspi-json` input at line 1: key "\u202e\u2028" appears twice in one object, the second time at "/0/\u202e\u2028"; write each key once (JSON readers differ on which of the two values counts, so neither is taken)"#,
+        ),
+        (
+            Format::AxDump,
+            b"AXWebArea\n++\x1b[2Jevil\x7f AXTitle='x'\n",
+            r#"cannot import the `ax-dump` input at line 2: "\u001b[2Jevil\u007f" is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`"#,
+        ),
+        (
+            Format::AxDump,
+            "AXWebArea\n++\u{9b}31m\n".as_bytes(),
+            r#"cannot import the `ax-dump` input at line 2: "\u009b31m" is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`"#,
+        ),
+    ];
+    for (format, input, message) in cases {
+        let err = import(*format, input).unwrap_err().to_string();
+        assert_eq!(err, *message, "{format}");
+        assert!(!err.chars().any(char::is_control), "{err:?}");
+    }
+    // And so on the command line's stderr.
+    let output = run(
+        &["import", "--from", "ax-json"],
+        br#"{"\u001b]0;owned\u0007":1}"#,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "error: cannot import the `ax-json` input: the top-level object has neither `role` (macapptree) nor `cls` (Screen2AX output); its keys are \"\\u001b]0;owned\\u0007\"\n"
+    );
 }

@@ -32,7 +32,7 @@
 //! is never decoded or copied.
 
 use super::build::{Kind, Node};
-use super::{error, roles, utf8, Format, MAX_DEPTH};
+use super::{error, quoted, roles, utf8, Format, MAX_DEPTH};
 use crate::error::Result;
 use crate::model::Role;
 
@@ -133,7 +133,8 @@ fn quoted_non_empty(raw: Option<&str>) -> bool {
 
 /// What is wrong with a line whose role word no dialect has.
 fn not_a_role(role: &str) -> String {
-    let shown: String = role.chars().take(32).collect();
+    // A JSON string literal: a newline or an ESC in the word is escaped.
+    let shown = quoted(&role.chars().take(32).collect::<String>());
     let other = if role.starts_with("ROLE_SYSTEM_") || role.starts_with("IA2_ROLE_") {
         Some("a Windows IA2 dump (`-expected-win.txt`); import the UIA dump (`-expected-uia-win.txt`) instead")
     } else if role.starts_with("android.") {
@@ -144,9 +145,9 @@ fn not_a_role(role: &str) -> String {
         None
     };
     match other {
-        Some(what) => format!("`{shown}` starts {what}"),
+        Some(what) => format!("{shown} starts {what}"),
         None => format!(
-            "`{shown}` is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`"
+            "{shown} is not a role: expected `AXRole`, `[at-spi role]` or a UIA control type such as `Edit`"
         ),
     }
 }
@@ -202,8 +203,8 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
                 FORMAT,
                 number + 1,
                 format!(
-                    "`{}` is {} role, but line {first_line} started {} dump; a dump has one dialect",
-                    line.role.chars().take(32).collect::<String>(),
+                    "{} is {} role, but line {first_line} started {} dump; a dump has one dialect",
+                    quoted(&line.role.chars().take(32).collect::<String>()),
                     this.name(),
                     first.name()
                 ),

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use super::build::{Kind, Node};
-use super::{error, json, kind_of, roles, Format};
+use super::{error, json, kind_of, quoted, roles, Format};
 use crate::error::Result;
 use crate::model::Role;
 
@@ -106,7 +106,8 @@ fn role_of<'a>(object: &'a Map<String, Value>, pointer: &str) -> Result<(&'a str
         }
     }
     // Key names only, a few and short: the message says what the node
-    // looks like without copying the input into it.
+    // looks like without copying the input into it. Each is a JSON string
+    // literal, so a newline or an ESC in a key is written escaped.
     let mut keys: Vec<String> = object
         .keys()
         .take(8)
@@ -116,7 +117,8 @@ fn role_of<'a>(object: &'a Map<String, Value>, pointer: &str) -> Result<(&'a str
     let found = if keys.is_empty() {
         "it has no keys".to_string()
     } else {
-        format!("its keys are `{}`", keys.join("`, `"))
+        let keys: Vec<String> = keys.iter().map(|k| quoted(k)).collect();
+        format!("its keys are {}", keys.join(", "))
     };
     Err(error(
         FORMAT,

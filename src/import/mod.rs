@@ -45,6 +45,12 @@
 //!   or in none, Chromium dumps of other platforms (Blink, IA2, Android).
 //!   An import that keeps no element of its source is an error too, never
 //!   an empty app-and-window shell.
+//! * **A key written twice** in one JSON object, at any depth, is refused
+//!   (at its line and the JSON pointer of the second), as the answer reader
+//!   refuses one: readers differ on which value counts, so a second, plain
+//!   `subrole` must not outvote a first `AXSecureTextField`. Words of the
+//!   input a message echoes (keys, role words) are JSON string literals, so
+//!   a newline or an ESC in them is written escaped.
 //! * **Roots below the app**: a web area, a window or a lone control is
 //!   wrapped in a synthesized `Application` (id `app`) and, where there is
 //!   no window, a `Window` (id `window`); an ARIA snapshot's outline is also
@@ -198,9 +204,13 @@ fn utf8(format: Format, bytes: &[u8]) -> Result<&str> {
 
 /// Parses JSON. Nesting is bounded by a byte scan first, so serde_json's
 /// own recursion limit (128) does not cut real trees short and no input
-/// can overflow the stack.
+/// can overflow the stack. A key written twice in one object, at any depth,
+/// is refused ([`Strict`]): JSON readers differ on which of the two values
+/// counts (serde_json keeps the last, others the first), and a secure
+/// field's signal (`"subrole":"AXSecureTextField"`) must not be outvoted by
+/// a second, plain one.
 fn json(format: Format, bytes: &[u8]) -> Result<serde_json::Value> {
-    use serde::Deserialize;
+    use serde::de::DeserializeSeed;
     let text = utf8(format, bytes)?;
     // Each tree level is an object and a `children` array, plus room for
     // nesting inside one node's properties.
@@ -216,10 +226,162 @@ fn json(format: Format, bytes: &[u8]) -> Result<serde_json::Value> {
     let json_error = |e: serde_json::Error| error(format, 0, format!("invalid JSON: {e}"));
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
-    let value = serde_json::Value::deserialize(serde_stacker::Deserializer::new(&mut de))
-        .map_err(json_error)?;
+    let mut trail = Trail::default();
+    let parsed = Strict(&mut trail).deserialize(serde_stacker::Deserializer::new(&mut de));
+    let value = match parsed {
+        Ok(value) => value,
+        Err(e) => {
+            return Err(match trail.repeated.take() {
+                // serde_json places the error just after the second key.
+                Some(key) => error(
+                    format,
+                    e.line(),
+                    format!(
+                        "key {} appears twice in one object, the second time at {}; write each key once (JSON readers differ on which of the two values counts, so neither is taken)",
+                        quoted(&key),
+                        quoted(&trail.pointer(&key))
+                    ),
+                ),
+                None => json_error(e),
+            });
+        }
+    };
     de.end().map_err(json_error)?;
     Ok(value)
+}
+
+/// Where a repeated key was found, filled in only on the way out of a
+/// failed parse (nothing is kept while parsing succeeds).
+#[derive(Default)]
+struct Trail {
+    /// The key written twice, once [`Strict`] meets its second occurrence.
+    repeated: Option<String>,
+    /// The pointer's segments from the document down to the object holding
+    /// the repeated key, innermost first.
+    path: Vec<Segment>,
+}
+
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+impl Trail {
+    /// The JSON pointer (RFC 6901) of `key` in the object the trail ends at.
+    fn pointer(&self, key: &str) -> String {
+        let mut pointer = String::new();
+        for segment in self.path.iter().rev() {
+            pointer.push('/');
+            match segment {
+                Segment::Key(k) => pointer.push_str(&crate::read::escape_pointer(k)),
+                Segment::Index(i) => pointer.push_str(&i.to_string()),
+            }
+        }
+        pointer.push('/');
+        pointer.push_str(&crate::read::escape_pointer(key));
+        pointer
+    }
+}
+
+/// Any JSON value, as serde_json's own `Value` reads it, except that an
+/// object with a key written twice is an error (at the second key, which is
+/// recorded in the [`Trail`] with the way down to it). One parse: the map
+/// is checked as it is built.
+struct Strict<'t>(&'t mut Trail);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict<'_> {
+    type Value = serde_json::Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict<'_> {
+    type Value = serde_json::Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            match seq.next_element_seed(Strict(&mut *self.0)) {
+                Ok(Some(item)) => items.push(item),
+                Ok(None) => return Ok(serde_json::Value::Array(items)),
+                Err(e) => {
+                    self.0.path.push(Segment::Index(items.len()));
+                    return Err(e);
+                }
+            }
+        }
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                self.0.repeated = Some(key);
+                return Err(serde::de::Error::custom(
+                    "a key appears twice in one object",
+                ));
+            }
+            match map.next_value_seed(Strict(&mut *self.0)) {
+                Ok(value) => {
+                    object.insert(key, value);
+                }
+                Err(e) => {
+                    self.0.path.push(Segment::Key(key));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(serde_json::Value::Object(object))
+    }
+}
+
+/// `text` as a JSON string literal, for a message that echoes a word of the
+/// input (a key, a role word): quotes, backslashes and control characters
+/// are escaped, so a newline or an ESC in the input cannot start a line or
+/// a terminal sequence of its own. Beyond what serde_json escapes (below
+/// U+0020), DEL, the C1 controls (U+009B is a CSI), the line and paragraph
+/// separators and the bidirectional overrides are written `\uXXXX` too:
+/// still the same JSON string.
+fn quoted(text: &str) -> String {
+    let json = serde_json::to_string(text).unwrap_or_default();
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        {
+            use std::fmt::Write as _;
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// What kind of JSON value `value` is, for messages (`a number`).

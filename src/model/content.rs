@@ -20,8 +20,10 @@ pub struct Content<'a> {
     pub extra: Option<Box<Map<String, Value>>>,
 }
 
-/// The kinds of MCP content block.
+/// The kinds of MCP content block. `#[non_exhaustive]`: MCP may add kinds,
+/// and a kind read as [`Block::Other`] today may be typed tomorrow.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Block<'a> {
     /// `{"type":"text","text":…}`
     Text {

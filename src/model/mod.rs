@@ -1,8 +1,15 @@
 //! The element model of protocol 0.2.0 (RFC-0001): plain data, serde, and
 //! the derived view that reads states (R2). No I/O, no policy.
 //!
-//! Reading bytes into an [`Answer`] lives in [`crate::read`]; this module only
+//! Reading bytes into an [`Answer`] lives in [`crate::read()`]; this module only
 //! defines what an answer is and how it serializes back.
+//!
+//! Nothing here recurses over the tree: `Clone`, `PartialEq`, `Debug`, drop
+//! and [`Element::into_owned`] walk it with an explicit stack, and
+//! `Serialize` (which serde's data model nests one call per level) runs each
+//! level of children on a stack that grows on the heap as it needs, so an
+//! answer as deep as a host's raised limits allow is cloned, compared,
+//! printed and serialized on a normal thread.
 
 mod content;
 mod role;
@@ -45,7 +52,10 @@ pub struct Answer<'a> {
 ///
 /// States are stored as the provider stated them (`None` = absent); read
 /// their effective values through [`Tree`], which applies R2.
-#[derive(Debug, Clone, PartialEq, Default)]
+///
+/// `Clone`, `PartialEq` and `Debug` are written by hand without recursion
+/// (see the module doc).
+#[derive(Default)]
 pub struct Element<'a> {
     /// Opaque, unique within the answer.
     pub id: Cow<'a, str>,
@@ -81,8 +91,9 @@ impl Default for RoleName {
 
 /// An element's children. A `Vec<Element>` (it derefs to one) whose drop
 /// does not recurse, so a tree as deep as the limits allow (or deeper, if a
-/// host raises them) cannot overflow the stack when it is freed.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// host raises them) cannot overflow the stack when it is freed, cloned,
+/// compared, printed or serialized.
+#[derive(Default)]
 pub struct Children<'a>(pub Vec<Element<'a>>);
 
 impl<'a> std::ops::Deref for Children<'a> {
@@ -117,8 +128,170 @@ impl Drop for Children<'_> {
 }
 
 impl Serialize for Children<'_> {
+    /// A sequence of elements. serde nests one call per level, so each child
+    /// makes sure of room on the stack first (as the reader does): a deep
+    /// tree grows the stack on the heap instead of overflowing it.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for child in &self.0 {
+            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || seq.serialize_element(child))?;
+        }
+        seq.end()
+    }
+}
+
+/// Stack room a level of children makes sure of before it is serialized,
+/// and the size of a new stack segment when there is less (as the reader's).
+const RED_ZONE: usize = 64 * 1024;
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+
+impl<'a> Element<'a> {
+    /// A copy of the element without its children (room made for them).
+    fn shallow_clone(&self) -> Element<'a> {
+        Element {
+            id: self.id.clone(),
+            role: self.role.clone(),
+            subrole: self.subrole.clone(),
+            title: self.title.clone(),
+            content: self.content.clone(),
+            url: self.url.clone(),
+            selected: self.selected,
+            focused: self.focused,
+            visible: self.visible,
+            hovered: self.hovered,
+            children: Children(Vec::with_capacity(self.children.len())),
+            attributes: self.attributes.clone(),
+        }
+    }
+
+    /// Whether two elements are equal apart from their children's contents
+    /// (their number counts).
+    fn shallow_eq(&self, other: &Element<'_>) -> bool {
+        self.id == other.id
+            && self.role == other.role
+            && self.subrole == other.subrole
+            && self.title == other.title
+            && self.content == other.content
+            && self.url == other.url
+            && self.selected == other.selected
+            && self.focused == other.focused
+            && self.visible == other.visible
+            && self.hovered == other.hovered
+            && self.children.len() == other.children.len()
+            && self.attributes == other.attributes
+    }
+}
+
+impl Clone for Element<'_> {
+    /// A deep copy, built with an explicit stack.
+    fn clone(&self) -> Self {
+        if self.children.is_empty() {
+            // The fitter clones childless elements per probe: no stack.
+            return self.shallow_clone();
+        }
+        // Each frame: the copy so far, its source, the next child to copy.
+        let mut stack = vec![(self.shallow_clone(), self, 0)];
+        loop {
+            let (_, source, next) = stack.last_mut().expect("the root frame stays");
+            let source: &Element<'_> = source;
+            if let Some(child) = source.children.get(*next) {
+                *next += 1;
+                stack.push((child.shallow_clone(), child, 0));
+                continue;
+            }
+            let (done, _, _) = stack.pop().expect("checked above");
+            match stack.last_mut() {
+                Some((parent, _, _)) => parent.children.0.push(done),
+                None => return done,
+            }
+        }
+    }
+}
+
+impl Clone for Children<'_> {
+    fn clone(&self) -> Self {
+        Children(self.0.iter().map(Element::clone).collect())
+    }
+}
+
+impl<'b> PartialEq<Element<'b>> for Element<'_> {
+    /// Field by field, over the whole subtree, with an explicit stack.
+    fn eq(&self, other: &Element<'b>) -> bool {
+        if self.children.is_empty() || other.children.is_empty() {
+            return self.shallow_eq(other);
+        }
+        let mut stack: Vec<(&Element<'_>, &Element<'_>)> = vec![(self, other)];
+        while let Some((a, b)) = stack.pop() {
+            if !a.shallow_eq(b) {
+                return false;
+            }
+            stack.extend(a.children.iter().zip(b.children.iter()));
+        }
+        true
+    }
+}
+
+impl<'b> PartialEq<Children<'b>> for Children<'_> {
+    fn eq(&self, other: &Children<'b>) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b)
+    }
+}
+
+impl std::fmt::Debug for Element<'_> {
+    /// Every field, as a derived `Debug` would name them, the children
+    /// written as a list of elements; iterative, and always on one line
+    /// (`{:#?}` would indent a deep tree quadratically).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn head(f: &mut std::fmt::Formatter<'_>, e: &Element<'_>) -> std::fmt::Result {
+            write!(
+                f,
+                "Element {{ id: {:?}, role: {:?}, subrole: {:?}, title: {:?}, content: {:?}, \
+                 url: {:?}, selected: {:?}, focused: {:?}, visible: {:?}, hovered: {:?}, \
+                 children: [",
+                e.id,
+                e.role,
+                e.subrole,
+                e.title,
+                e.content,
+                e.url,
+                e.selected,
+                e.focused,
+                e.visible,
+                e.hovered
+            )
+        }
+        // Each frame: an element whose head is written, the next child.
+        let mut stack: Vec<(&Element<'_>, usize)> = vec![(self, 0)];
+        head(f, self)?;
+        while let Some((element, next)) = stack.last_mut() {
+            let element: &Element<'_> = element;
+            if let Some(child) = element.children.get(*next) {
+                if *next > 0 {
+                    f.write_str(", ")?;
+                }
+                *next += 1;
+                head(f, child)?;
+                stack.push((child, 0));
+            } else {
+                write!(f, "], attributes: {:?} }}", element.attributes)?;
+                stack.pop();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Children<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Children([")?;
+        for (at, child) in self.0.iter().enumerate() {
+            if at > 0 {
+                f.write_str(", ")?;
+            }
+            child.fmt(f)?;
+        }
+        f.write_str("])")
     }
 }
 
@@ -275,6 +448,17 @@ impl<'a> Element<'a> {
 fn reversed<T>(mut items: Vec<T>) -> Vec<T> {
     items.reverse();
     items
+}
+
+impl<'a> Answer<'a> {
+    /// An answer of this crate's [`PROTOCOL`] from `instance`, with `root`.
+    pub fn new(instance: impl Into<String>, root: Element<'a>) -> Answer<'a> {
+        Answer {
+            protocol: PROTOCOL.to_string(),
+            instance: instance.into(),
+            root,
+        }
+    }
 }
 
 impl Answer<'_> {

@@ -7,7 +7,11 @@
 use std::fmt;
 
 /// One of the thirteen roles of the element model (RFC-0001 4.2).
+///
+/// `#[non_exhaustive]`: an amendment of the RFC may add a word (as RFC-0003
+/// added a state); match with a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Role {
     /// The app; always and only the root.
     Application,

@@ -10,9 +10,11 @@ use super::{Element, Role};
 pub type NodeId = u32;
 
 /// One element with what R2 derives for it.
-#[derive(Debug, Clone, Copy)]
 ///
 /// `'t` borrows the answer; `'a` is the input the answer's strings borrow.
+/// `Debug` names the element by its id (printing it whole would print its
+/// subtree once per ancestor: quadratic in the depth).
+#[derive(Clone, Copy)]
 pub struct Node<'t, 'a> {
     /// The element.
     pub element: &'t Element<'a>,
@@ -32,6 +34,22 @@ pub struct Node<'t, 'a> {
     pub hovered: bool,
     /// `visible`, absent read as the parent's value; the root is visible.
     pub visible: bool,
+}
+
+impl std::fmt::Debug for Node<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("id", &self.element.id)
+            .field("parent", &self.parent)
+            .field("index", &self.index)
+            .field("depth", &self.depth)
+            .field("end", &self.end)
+            .field("selected", &self.selected)
+            .field("focused", &self.focused)
+            .field("hovered", &self.hovered)
+            .field("visible", &self.visible)
+            .finish()
+    }
 }
 
 impl Node<'_, '_> {

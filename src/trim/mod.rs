@@ -89,7 +89,10 @@ impl Request {
 }
 
 /// What may be sent, and the account of it.
+///
+/// Built only by the library (`#[non_exhaustive]`): hosts read its fields.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Trimmed<'a> {
     /// The trimmed answer (conforms to 0.2.0); its strings borrow from the
     /// input's where they were sent unchanged.
@@ -98,6 +101,20 @@ pub struct Trimmed<'a> {
     pub rendered: String,
     /// What was sent, withheld and why.
     pub report: Report<'a>,
+}
+
+impl Trimmed<'_> {
+    /// The same result detached from the input it was trimmed from (the
+    /// answer's strings and the report's ids its own), for a host that keeps
+    /// it after the input is gone (an audit log, another task).
+    /// Iterative, as [`Answer::into_owned`] is.
+    pub fn into_owned(self) -> Trimmed<'static> {
+        Trimmed {
+            answer: self.answer.into_owned(),
+            rendered: self.rendered,
+            report: self.report.into_owned(),
+        }
+    }
 }
 
 /// What trimming needs of a policy: a decision per element projection.

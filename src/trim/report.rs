@@ -2,6 +2,12 @@
 //! rule decided; totals per rule; the budget; the policy's hash. It carries
 //! ids, roles, rule ids and counts only — never titles, content, urls or
 //! attribute values — so it can be logged and shown to a reviewer.
+//!
+//! Its ids borrow from the input, as the answer's strings do;
+//! [`Report::into_owned`] detaches a report a host keeps (an async audit
+//! log) after the input is gone. The report's types are built only by the
+//! library and are `#[non_exhaustive]`: hosts read them and match on
+//! [`Outcome`] with a wildcard arm.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -14,6 +20,7 @@ use crate::policy::Scope;
 /// What happened to one element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Outcome {
     /// Sent whole.
     Sent,
@@ -36,6 +43,7 @@ pub enum Outcome {
 
 /// One element's line in the report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ElementReport<'a> {
     /// The element's id (borrowed from the input, as the answer's is).
     pub id: Cow<'a, str>,
@@ -53,6 +61,7 @@ pub struct ElementReport<'a> {
 
 /// The budget as applied.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct BudgetReport {
     /// `bytes` or `tokens`.
     pub unit: &'static str,
@@ -66,6 +75,7 @@ pub struct BudgetReport {
 
 /// The report of one trim.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Report<'a> {
     /// Hash of the policy set (its files' names and sources).
     pub policy_hash: String,
@@ -99,4 +109,44 @@ pub struct Report<'a> {
     pub reserved_attributes_dropped: usize,
     /// Every input element, in document order.
     pub decisions: Vec<ElementReport<'a>>,
+}
+
+impl ElementReport<'_> {
+    /// The same line with its id its own.
+    pub fn into_owned(self) -> ElementReport<'static> {
+        ElementReport {
+            id: Cow::Owned(self.id.into_owned()),
+            outcome: self.outcome,
+            rule: self.rule,
+            inherited: self.inherited,
+        }
+    }
+}
+
+impl Report<'_> {
+    /// The same report with every id its own, detached from the input
+    /// (one pass over the decisions; rule names stay shared).
+    pub fn into_owned(self) -> Report<'static> {
+        Report {
+            policy_hash: self.policy_hash,
+            action: self.action,
+            target: self.target,
+            scope: self.scope,
+            format: self.format,
+            budgets: self.budgets,
+            output_bytes: self.output_bytes,
+            evaluations: self.evaluations,
+            probes: self.probes,
+            elements: self.elements,
+            outcomes: self.outcomes,
+            rules: self.rules,
+            redactions: self.redactions,
+            reserved_attributes_dropped: self.reserved_attributes_dropped,
+            decisions: self
+                .decisions
+                .into_iter()
+                .map(ElementReport::into_owned)
+                .collect(),
+        }
+    }
 }

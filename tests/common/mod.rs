@@ -114,7 +114,9 @@ pub fn with_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
         let layer = tracing_subscriber::fmt::layer()
             .with_writer(|| ThreadCapture)
             .with_span_events(tracing_subscriber::fmt::format::FmtSpan::FULL)
-            .with_filter(tracing_subscriber::filter::filter_fn(|_| {
+            // Dynamic: asked at every event (a `filter_fn` caches its first
+            // answer per callsite, which another thread may have given).
+            .with_filter(tracing_subscriber::filter::dynamic_filter_fn(|_, _| {
                 CAPTURING.with(Cell::get)
             }));
         tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
