@@ -57,53 +57,9 @@ fn fifty_rule_policy() -> Policy {
     .expect("the 50-rule policy loads")
 }
 
-/// The projections trimming asks about, built as `trim` builds them.
+/// The projections trimming asks about: the trimmer's own.
 fn projections<'a>(tree: &Tree<'a, '_>, plan: &'a RequestPlan) -> Vec<ElementInput<'a>> {
-    let nodes = tree.nodes();
-    let mut contains_selection = vec![false; nodes.len()];
-    for (at, node) in nodes.iter().enumerate() {
-        if node.selected {
-            for a in tree.ancestors(at as u32) {
-                contains_selection[a as usize] = true;
-            }
-        }
-    }
-    nodes
-        .iter()
-        .enumerate()
-        .map(|(at, node)| {
-            let element = node.element;
-            ElementInput {
-                role: node.role(),
-                subrole: element.subrole.as_deref(),
-                selected: node.selected,
-                focused: node.focused,
-                visible: node.visible,
-                hovered: node.hovered,
-                has_title: element.title.is_some(),
-                has_content: !element.content.is_empty(),
-                contains_selection: contains_selection[at],
-                attribute_names: element.attributes.keys().map(String::as_str).collect(),
-                attributes: Vec::new(),
-                title_matches: match &element.title {
-                    Some(title) => plan
-                        .title_patterns
-                        .iter()
-                        .filter(|(_, regex)| regex.is_match(title))
-                        .map(|(name, _)| name.as_str())
-                        .collect(),
-                    None => Vec::new(),
-                },
-                inside: tree
-                    .ancestors(at as u32)
-                    .map(|a| {
-                        let a = tree.node(a);
-                        (a.role(), a.element.subrole.as_deref())
-                    })
-                    .collect(),
-            }
-        })
-        .collect()
+    ctxgate::trim::projections(tree, plan)
 }
 
 fn request_input(answer: &Answer) -> RequestInput {
@@ -114,7 +70,6 @@ fn request_input(answer: &Answer) -> RequestInput {
         },
         instance: answer.instance.clone(),
         protocol: answer.protocol.clone(),
-        title: answer.root.title.as_deref().map(str::to_string),
     }
 }
 

@@ -11,8 +11,8 @@ use crate::deadline::{Deadline, Stage};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::Answer;
-use crate::policy::{Decision, ElementInput, Evaluator, Policy};
-use crate::trim::{request_input, trim_checked, Decider, Request, Trimmed};
+use crate::policy::Policy;
+use crate::trim::{request_input, trim_checked, Request, Trimmed};
 
 /// A compiled policy and the limits on what is read.
 #[derive(Clone)]
@@ -98,29 +98,19 @@ impl Gate {
         deadline.check(Stage::Check)?;
         let input = request_input(answer, request);
         // No single evaluation may run past what is left of the request.
-        let evaluator = self.policy.evaluator_within(&input, *deadline)?;
+        let mut evaluator =
+            self.policy
+                .evaluator_within(&input, answer.root.title.as_deref(), *deadline)?;
         let plan = evaluator.plan().clone();
-        let mut decider = PolicyDecider(evaluator);
         trim_checked(
             answer,
             request,
             &plan,
-            &mut decider,
+            &mut evaluator,
             self.policy.hash(),
             &self.limits,
             deadline,
         )
-    }
-}
-
-struct PolicyDecider<'p>(Evaluator<'p>);
-
-impl Decider for PolicyDecider<'_> {
-    fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
-        self.0.decide(element)
-    }
-    fn evaluations(&self) -> usize {
-        self.0.evaluations()
     }
 }
 

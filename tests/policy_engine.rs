@@ -1,6 +1,8 @@
 //! The policy engine through the library: load errors with file:line:col,
 //! runtime errors, memoisation and the cross-request cache, the floor,
-//! runaway policies, the default policy's plan and patterns.
+//! runaway policies, the default policy's plan and patterns. Load, plan
+//! and decision cases that need no code are folders of
+//! `tests/cases/policy/` (see `policy_cases.rs`).
 
 mod common;
 
@@ -21,7 +23,6 @@ fn request(action: &str) -> RequestInput {
         },
         instance: "test".to_string(),
         protocol: "0.2.0".to_string(),
-        title: None,
     }
 }
 
@@ -41,21 +42,6 @@ fn element(role: Role) -> ElementInput<'static> {
         title_matches: Vec::new(),
         inside: vec![(Role::Window, None), (Role::Application, None)].into(),
     }
-}
-
-fn load_error(path: &str) -> String {
-    match Policy::from_path(Path::new(path)) {
-        Ok(_) => panic!("{path} loaded"),
-        Err(err) => err.to_string(),
-    }
-}
-
-#[test]
-fn syntax_error_names_file_line_col() {
-    assert_eq!(
-        load_error("tests/policies/syntax_error.rego"),
-        "policy tests/policies/syntax_error.rego:6:6: expecting `}` while parsing query"
-    );
 }
 
 /// regorus's parser is exponential in bracket nesting: before the bound,
@@ -105,52 +91,6 @@ fn brackets_of_every_kind_nested_deeper_than_10_are_refused_before_regorus_parse
         Policy::from_sources(vec![("ok.rego".into(), source(&y))])
             .unwrap_or_else(|e| panic!("{y}: {e}"));
     }
-}
-
-#[test]
-fn unknown_function_is_reported_at_load() {
-    assert_eq!(
-        load_error("tests/policies/unknown_function.rego"),
-        "policy tests/policies/unknown_function.rego:5:5: unknown function `strings.contains_secure`"
-    );
-}
-
-#[test]
-fn policy_outside_package_ctxgate_is_refused() {
-    let err = Policy::from_sources(vec![(
-        "x.rego".into(),
-        "package other\nkeep := {\"a\"}\n".into(),
-    )])
-    .expect_err("refused");
-    assert_eq!(
-        err.to_string(),
-        "policy x.rego: the file is in `package other`; policy files must be in `package ctxgate`"
-    );
-}
-
-#[test]
-fn runtime_error_for_some_elements_fails_the_request() {
-    let policy = Policy::from_path(Path::new("tests/policies/runtime_error.rego")).unwrap();
-    let mut evaluator = policy.evaluator(&request("focus")).unwrap();
-    assert!(evaluator.decide(&element(Role::Text)).is_ok());
-    let err = evaluator.decide(&element(Role::Image)).expect_err("fails");
-    assert_eq!(
-        err.to_string(),
-        "policy evaluation failed (priority): tests/policies/runtime_error.rego:3:24: could not parse string as number"
-    );
-}
-
-#[test]
-fn recursion_is_refused_at_load() {
-    assert_eq!(
-        load_error("tests/policies/recursion.rego"),
-        "policy tests/policies/recursion.rego:3:1: recursion: `deny` -> `mask` -> `deny`; a rule or function may not depend on itself"
-    );
-    // regorus does not catch this one: it would overflow the stack.
-    assert_eq!(
-        load_error("tests/policies/recursive_function.rego"),
-        "policy tests/policies/recursive_function.rego:4:1: recursion: `depth` -> `depth`; a rule or function may not depend on itself"
-    );
 }
 
 #[test]
@@ -294,7 +234,8 @@ fn a_reason_of_the_wrong_kind_is_named_by_its_kind_not_its_value() {
 }
 
 /// The plan's errors do not show values either: the per-request rules
-/// read `input.app.title`, app text.
+/// read `input.app.instance`, the provider's text (the app's title never
+/// reaches the plan).
 #[test]
 fn plan_errors_name_kinds_and_lengths_not_values() {
     let plan_error = |body: &str| {
@@ -304,17 +245,17 @@ fn plan_errors_name_kinds_and_lengths_not_values() {
         )])
         .unwrap();
         let mut request = request("app");
-        request.title = Some("Secret Bank".to_string());
+        request.instance = "Secret Bank".to_string();
         policy.plan(&request).expect_err("fails").to_string()
     };
     for (body, message) in [
-        ("scope := input.app.title", "policy evaluation failed (scope): `scope` is a string of 11 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"),
-        ("scope := {input.app.title}", "policy evaluation failed (scope): `scope` must be one of `selection`, `focus`, `window`, `app`; it is an array"),
-        ("budget := {input.app.title: 10}", "policy evaluation failed (budget): `budget` has a key of 11 bytes that is neither `tokens` nor `bytes`; it must be `{\"tokens\": N}` or `{\"bytes\": N}`"),
-        ("budget := {\"tokens\": input.app.title}", "policy evaluation failed (budget): `budget.tokens` must be a positive whole number"),
+        ("scope := input.app.instance", "policy evaluation failed (scope): `scope` is a string of 11 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"),
+        ("scope := {input.app.instance}", "policy evaluation failed (scope): `scope` must be one of `selection`, `focus`, `window`, `app`; it is an array"),
+        ("budget := {input.app.instance: 10}", "policy evaluation failed (budget): `budget` has a key of 11 bytes that is neither `tokens` nor `bytes`; it must be `{\"tokens\": N}` or `{\"bytes\": N}`"),
+        ("budget := {\"tokens\": input.app.instance}", "policy evaluation failed (budget): `budget.tokens` must be a positive whole number"),
         ("element_attributes := {1}", "policy evaluation failed (element_attributes): `element_attributes` must hold attribute names (strings); it holds a number"),
-        ("element_attributes := input.app.title", "policy evaluation failed (element_attributes): `element_attributes` must be a set; it is a string"),
-        ("title_patterns := {input.app.title: \"x\"}", "policy evaluation failed (title_patterns): `title_patterns` has a name of 11 bytes that is not a rule id; names reach the policy in `title_matches` and the reviewer's doc, so each must match `[a-z0-9][a-z0-9._:-]{0,63}`"),
+        ("element_attributes := input.app.instance", "policy evaluation failed (element_attributes): `element_attributes` must be a set; it is a string"),
+        ("title_patterns := {input.app.instance: \"x\"}", "policy evaluation failed (title_patterns): `title_patterns` has a name of 11 bytes that is not a rule id; names reach the policy in `title_matches` and the reviewer's doc, so each must match `[a-z0-9][a-z0-9._:-]{0,63}`"),
     ] {
         let err = plan_error(body);
         assert_eq!(err, message, "{body}");
@@ -513,52 +454,6 @@ fn default_redactions_catch_secrets_and_spare_prose() {
     assert!(title("pin").is_match("PIN"));
     assert!(!title("pin").is_match("Pin this note"));
     assert!(title("one-time-code").is_match("Verification code"));
-}
-
-#[test]
-fn bad_redact_pattern_names_the_id() {
-    let policy = Policy::from_sources(vec![(
-        "p.rego".into(),
-        "package ctxgate\n\nredact contains {\"id\": \"broken\", \"pattern\": \"(unclosed\"}\n"
-            .into(),
-    )])
-    .unwrap();
-    let err = policy.plan(&request("focus")).expect_err("fails");
-    assert!(
-        err.to_string().starts_with(
-            "policy evaluation failed (redact): the pattern of `broken` is not a valid regex: "
-        ),
-        "{err}"
-    );
-}
-
-#[test]
-fn bad_scope_is_an_error() {
-    let policy = Policy::from_sources(vec![(
-        "p.rego".into(),
-        "package ctxgate\n\nscope := \"everything\"\n".into(),
-    )])
-    .unwrap();
-    assert_eq!(
-        policy.plan(&request("focus")).expect_err("fails").to_string(),
-        "policy evaluation failed (scope): `scope` is a string of 10 bytes that is none of `selection`, `focus`, `window`, `app`; it must be one of them"
-    );
-}
-
-#[test]
-fn attribute_values_reach_the_policy_when_declared() {
-    let policy = Policy::from_sources(vec![(
-        "p.rego".into(),
-        "package ctxgate\n\nelement_attributes := {\"AXDOMClassList\"}\n\ndeny contains \"ads\" if input.element.attributes.AXDOMClassList == \"ad\"\n".into(),
-    )])
-    .unwrap();
-    let mut evaluator = policy.evaluator(&request("app")).unwrap();
-    assert_eq!(evaluator.plan().element_attributes, ["AXDOMClassList"]);
-    let ad = serde_json::json!("ad");
-    let mut e = element(Role::Group);
-    e.attribute_names = vec!["AXDOMClassList"];
-    e.attributes = vec![("AXDOMClassList", &ad)];
-    assert_eq!(evaluator.decide(&e).unwrap().deny, vec![Arc::from("ads")]);
 }
 
 /// Prints the cost of one cold projection (run with `--nocapture`).
@@ -926,4 +821,83 @@ fn a_selection_inside_a_secure_field_keeps_nothing_and_trimming_again_changes_no
         let twice = gate.trim_bytes(once.rendered.as_bytes(), &request).unwrap();
         assert_eq!(twice.rendered, once.rendered, "{document} {field}");
     }
+}
+
+/// Many threads on one `Gate` (so on one policy's shared decision cache,
+/// filled and read concurrently) send exactly what one thread sends.
+#[test]
+fn many_threads_on_one_gate_send_what_one_thread_sends() {
+    use ctxgate::{Gate, Request};
+    let answers: Vec<Vec<u8>> = (0..3)
+        .map(|seed| ctxgate::render::json(&ctxgate::synth::synth(400, seed)).into_bytes())
+        .collect();
+    let requests: Vec<Request> = ["selection", "focus", "window", "app"]
+        .into_iter()
+        .map(|action| Request::new(action).budget(Budget::Tokens(4_000)))
+        .collect();
+    let outcome = |gate: &Gate, a: usize, r: usize| -> String {
+        let out = gate.trim_bytes(&answers[a], &requests[r]).unwrap();
+        let decisions = serde_json::to_string(&out.report.decisions).unwrap();
+        format!("{}\n{decisions}", out.rendered)
+    };
+    let alone = Gate::embedded_default().unwrap();
+    let mut expected = Vec::new();
+    for a in 0..answers.len() {
+        for r in 0..requests.len() {
+            expected.push(((a, r), outcome(&alone, a, r)));
+        }
+    }
+    let shared = Gate::embedded_default().unwrap();
+    std::thread::scope(|scope| {
+        for t in 0..8usize {
+            let (shared, expected, outcome) = (&shared, &expected, &outcome);
+            scope.spawn(move || {
+                // Each thread its own order, so misses and hits interleave.
+                for i in 0..expected.len() {
+                    let ((a, r), want) = &expected[(i * (t + 1) + t) % expected.len()];
+                    assert_eq!(
+                        &outcome(shared, *a, *r),
+                        want,
+                        "thread {t}, answer {a}, request {r}"
+                    );
+                }
+            });
+        }
+    });
+}
+
+/// The app's title never enters Rego: per-element rules see the names of
+/// the title patterns it matches, and the plan sees neither.
+#[test]
+fn the_app_title_reaches_the_policy_only_as_pattern_names() {
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        r#"package ctxgate
+
+title_patterns := {"bank": "(?i)bank", "mail": "(?i)mail"}
+
+deny contains "bank-app" if "bank" in input.app.title_matches
+
+keep contains "no-title" if not input.app.title
+"#
+        .into(),
+    )])
+    .unwrap();
+    let decide = |title: Option<&str>| {
+        let mut evaluator = policy.evaluator_with_title(&request("app"), title).unwrap();
+        let d = evaluator.decide(&element(Role::Text)).unwrap();
+        (
+            d.deny.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+            d.keep.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        decide(Some("My Bank")),
+        (vec!["bank-app".to_string()], vec!["no-title".to_string()])
+    );
+    assert_eq!(
+        decide(Some("Notes")),
+        (vec![], vec!["no-title".to_string()])
+    );
+    assert_eq!(decide(None), (vec![], vec!["no-title".to_string()]));
 }

@@ -10,9 +10,10 @@
 //! Five separate `eval_rule` calls measured faster (55 µs) than one rule
 //! gathering the five (66 µs) or one query (125 µs).
 
-use std::collections::hash_map::DefaultHasher;
+use std::cell::Cell;
+use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,11 +23,9 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
-use super::inside::Digest32;
-use super::source::{eval_error, load_path, policy_error, PolicyFile};
-use super::{
-    Action, Budget, Decision, ElementInput, Redaction, RequestInput, RequestPlan, Role, Scope,
-};
+use super::projection::{enforce, ElementInput, ProjectionKey};
+use super::source::{eval_error, is_time_limit, load_path, policy_error, PolicyFile};
+use super::{Action, Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 
@@ -34,9 +33,6 @@ use crate::error::{Error, Result};
 /// limit is cooperative: regorus checks it between steps, so one long
 /// builtin call (e.g. `numbers.range` over a billion) can overrun it.
 pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(1);
-
-/// The mask reason the floor adds to secure text, whatever the policy says.
-pub const FLOOR_SECURE_TEXT: &str = "floor:secure-text";
 
 /// The per-element rules, in the order they are evaluated.
 pub(crate) const ELEMENT_RULES: [&str; 5] = ["deny", "mask", "keep", "prune", "priority"];
@@ -61,9 +57,13 @@ const INTERNAL_NAME: &str = "<ctxgate>";
 const INTERNAL_SOURCE: &str = "package ctxgate_internal\n\nready := true\n";
 const INTERNAL_ENTRY: &str = "data.ctxgate_internal.ready";
 
-/// Bounds of the caches shared across requests; a full cache is emptied.
+/// Bounds of the caches shared across requests; a full cache (or shard)
+/// is emptied.
 const PLAN_CACHE: usize = 256;
 const DECISION_CACHE: usize = 65_536;
+/// Shards of the decision cache: a miss locks one, chosen by the
+/// projection's key, so threads deciding at once rarely wait on each other.
+const DECISION_SHARDS: usize = 32;
 
 /// A loaded, compiled policy set. `Send + Sync`; share it through an `Arc`.
 /// It caches request plans and element decisions across requests.
@@ -75,7 +75,7 @@ pub struct Policy {
     /// Rule names defined in `package ctxgate`.
     rules: BTreeSet<String>,
     plans: Mutex<HashMap<RequestInput, Arc<RequestPlan>>>,
-    decisions: Mutex<DecisionCache>,
+    decisions: DecisionCache,
     /// Every string constant of the policy files that is a rule id: the
     /// only reasons a rule may give.
     constants: HashSet<Box<str>>,
@@ -94,14 +94,68 @@ impl std::fmt::Debug for Policy {
     }
 }
 
-#[derive(Default)]
+/// The decision cache shared across requests and threads: shards chosen by
+/// the projection key's hash, each its own lock. The key is owned and
+/// compared exactly; the hasher is randomly keyed (SipHash), as the cache
+/// lives as long as the policy and fills from many providers' input.
 struct DecisionCache {
-    len: usize,
-    by_request: HashMap<RequestInput, Table>,
+    hasher: RandomState,
+    shards: Box<[Mutex<Shard>]>,
 }
 
-/// Decisions by projection hash; collisions are told apart by comparing.
-type Table = HashMap<u64, Vec<(OwnedProjection, Arc<Decision>)>>;
+#[derive(Default)]
+struct Shard {
+    len: usize,
+    by_request: HashMap<Arc<RequestKey>, Table>,
+}
+
+/// Decisions by projection key.
+type Table = HashMap<ProjectionKey, Arc<Decision>>;
+
+/// What of a request the element decisions depend on: the request input
+/// and the names of the title patterns the app's title matches (never the
+/// title itself).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RequestKey {
+    request: RequestInput,
+    title_matches: Vec<String>,
+}
+
+impl Default for DecisionCache {
+    fn default() -> Self {
+        DecisionCache {
+            hasher: RandomState::new(),
+            shards: (0..DECISION_SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
+}
+
+impl DecisionCache {
+    fn shard(&self, key: &ProjectionKey) -> &Mutex<Shard> {
+        &self.shards[self.hasher.hash_one(key) as usize % DECISION_SHARDS]
+    }
+
+    fn get(&self, request: &RequestKey, key: &ProjectionKey) -> Option<Arc<Decision>> {
+        lock(self.shard(key))
+            .by_request
+            .get(request)?
+            .get(key)
+            .cloned()
+    }
+
+    fn insert(&self, request: &Arc<RequestKey>, key: ProjectionKey, decision: Arc<Decision>) {
+        let mut shard = lock(self.shard(&key));
+        if shard.len >= DECISION_CACHE / DECISION_SHARDS {
+            *shard = Shard::default();
+        }
+        shard.len += 1;
+        shard
+            .by_request
+            .entry(request.clone())
+            .or_default()
+            .insert(key, decision);
+    }
+}
 
 impl Policy {
     /// The default policy shipped in `policies/default.rego`.
@@ -144,7 +198,7 @@ impl Policy {
             time_limit: DEFAULT_TIME_LIMIT,
             rules,
             plans: Mutex::default(),
-            decisions: Mutex::default(),
+            decisions: DecisionCache::default(),
             constants,
         })
     }
@@ -182,6 +236,16 @@ impl Policy {
     /// The per-request results (scope, budget, redaction, title patterns,
     /// attributes to read), cached across requests by `request`.
     pub fn plan(&self, request: &RequestInput) -> Result<Arc<RequestPlan>> {
+        self.plan_noting(request, &Cell::new(false))
+    }
+
+    /// [`Policy::plan`], setting `timed_out` when an evaluation ran out of
+    /// time (for the tools, which stop probing then).
+    pub(crate) fn plan_noting(
+        &self,
+        request: &RequestInput,
+        timed_out: &Cell<bool>,
+    ) -> Result<Arc<RequestPlan>> {
         if let Some(plan) = lock(&self.plans).get(request) {
             return Ok(plan.clone());
         }
@@ -189,7 +253,7 @@ impl Policy {
         let _entered = span.enter();
         let mut engine = lock(&self.engine).clone();
         engine.set_input(Value::from(request_json(request)));
-        let plan = Arc::new(self.evaluate_plan(&mut engine)?);
+        let plan = Arc::new(self.evaluate_plan(&mut engine, timed_out)?);
         tracing::debug!(scope = ?plan.scope, redactions = plan.redact.len(), "plan evaluated");
         let mut plans = lock(&self.plans);
         if plans.len() >= PLAN_CACHE {
@@ -199,37 +263,67 @@ impl Policy {
         Ok(plan)
     }
 
-    /// A per-request handle for element decisions.
+    /// A per-request handle for element decisions, for an app without a
+    /// title (`input.app.title_matches` is empty).
     pub fn evaluator(&self, request: &RequestInput) -> Result<Evaluator<'_>> {
+        self.evaluator_with_title(request, None)
+    }
+
+    /// A per-request handle for element decisions in an app whose root has
+    /// this title. The title never enters Rego: the policy sees the names
+    /// of the plan's title patterns it matches, in `input.app.title_matches`.
+    pub fn evaluator_with_title(
+        &self,
+        request: &RequestInput,
+        title: Option<&str>,
+    ) -> Result<Evaluator<'_>> {
+        let plan = self.plan(request)?;
+        let title_matches: Vec<String> = match title {
+            Some(title) => plan
+                .title_patterns
+                .iter()
+                .filter(|(_, regex)| regex.is_match(title))
+                .map(|(name, _)| name.clone())
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut value = request_json(request);
+        value["app"]["title_matches"] = title_matches.clone().into();
         Ok(Evaluator {
             policy: self,
-            plan: self.plan(request)?,
-            request: request.clone(),
-            request_value: Value::from(request_json(request)),
+            plan,
+            request: Arc::new(RequestKey {
+                request: request.clone(),
+                title_matches,
+            }),
+            request_value: Value::from(value),
             engine: None,
             memo: Table::new(),
             evaluations: 0,
             deadline: None,
+            timed_out: Cell::new(false),
         })
     }
 
-    /// [`Policy::evaluator`] whose evaluations each stop by `deadline`.
+    /// [`Policy::evaluator_with_title`] whose evaluations each stop by
+    /// `deadline`.
     pub(crate) fn evaluator_within(
         &self,
         request: &RequestInput,
+        title: Option<&str>,
         deadline: Deadline,
     ) -> Result<Evaluator<'_>> {
-        let mut evaluator = self.evaluator(request)?;
+        let mut evaluator = self.evaluator_with_title(request, title)?;
         evaluator.deadline = Some(deadline);
         Ok(evaluator)
     }
 
-    fn evaluate_plan(&self, engine: &mut Engine) -> Result<RequestPlan> {
+    fn evaluate_plan(&self, engine: &mut Engine, timed_out: &Cell<bool>) -> Result<RequestPlan> {
         let mut eval = |rule: &str| -> Result<serde_json::Value> {
             if !self.defines(rule) {
                 return Ok(serde_json::Value::Null);
             }
-            let value = eval_silently(engine, rule)?;
+            let value = eval_silently(engine, rule, timed_out)?;
             to_json(&value, rule)
         };
         let scope = match eval("scope")? {
@@ -365,7 +459,8 @@ impl Policy {
 pub struct Evaluator<'p> {
     policy: &'p Policy,
     plan: Arc<RequestPlan>,
-    request: RequestInput,
+    /// The shared cache's request part.
+    request: Arc<RequestKey>,
     /// `input.action` and `input.app`, built once per request.
     request_value: Value,
     /// Cloned from the policy on the first evaluation.
@@ -374,6 +469,8 @@ pub struct Evaluator<'p> {
     evaluations: usize,
     /// The request's deadline: no evaluation runs past it.
     deadline: Option<Deadline>,
+    /// Whether an evaluation ran out of time.
+    timed_out: Cell<bool>,
 }
 
 impl Evaluator<'_> {
@@ -386,27 +483,26 @@ impl Evaluator<'_> {
     /// distinct projection; later requests with the same request input get
     /// it from the policy's cache.
     pub fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
-        let mut key = Key::new(element);
-        if let Some(found) = find(&self.memo, &mut key) {
-            return Ok(found);
+        enforce(element.subrole, self.policy_decision(element)?)
+    }
+
+    /// The policy's own decision, before the floor: from this request's
+    /// memo (no lock), else the shared cache (one shard's lock), else
+    /// evaluated.
+    fn policy_decision(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
+        let key = element.key();
+        if let Some(found) = self.memo.get(&key) {
+            return Ok(found.clone());
         }
-        if let Some(found) = lock(&self.policy.decisions)
-            .by_request
-            .get(&self.request)
-            .and_then(|table| find(table, &mut key))
-        {
-            insert(&mut self.memo, &mut key, found.clone());
+        if let Some(found) = self.policy.decisions.get(&self.request, &key) {
+            self.memo.insert(key, found.clone());
             return Ok(found);
         }
         let decision = Arc::new(self.evaluate(element)?);
-        insert(&mut self.memo, &mut key, decision.clone());
-        let mut shared = lock(&self.policy.decisions);
-        if shared.len >= DECISION_CACHE {
-            *shared = DecisionCache::default();
-        }
-        shared.len += 1;
-        let table = shared.by_request.entry(self.request.clone()).or_default();
-        insert(table, &mut key, decision.clone());
+        self.memo.insert(key.clone(), decision.clone());
+        self.policy
+            .decisions
+            .insert(&self.request, key, decision.clone());
         Ok(decision)
     }
 
@@ -417,13 +513,13 @@ impl Evaluator<'_> {
         self.evaluations
     }
 
+    /// Whether an evaluation of this request ran out of time.
+    pub(crate) fn timed_out(&self) -> bool {
+        self.timed_out.get()
+    }
+
     fn evaluate(&mut self, element: &ElementInput<'_>) -> Result<Decision> {
-        let mut input = self.request_value.clone();
-        let map = input
-            .as_object_mut()
-            .map_err(|e| shape("input", format!("the request input cannot be built: {e}")))?;
-        map.insert(Value::from("element"), element_value(element));
-        map.insert(Value::from("inside"), element.inside.to_value());
+        let input = element.rego_input(&self.request_value);
         let policy = self.policy;
         let deadline = self.deadline;
         let engine = self
@@ -441,7 +537,7 @@ impl Evaluator<'_> {
                 continue;
             }
             self.evaluations += 1;
-            let value = match eval_silently(engine, rule) {
+            let value = match eval_silently(engine, rule, &self.timed_out) {
                 Ok(value) => value,
                 // Stopped by the request's deadline rather than its own limit.
                 Err(err) => match &deadline {
@@ -460,43 +556,18 @@ impl Evaluator<'_> {
                 _ => decision.prune = reasons(&value, rule, &policy.constants)?,
             }
         }
-        apply_floor(element.subrole, &mut decision);
         Ok(decision)
     }
 }
 
-/// Whether the floor masks an element with this subrole: one that,
-/// lowercased, contains `secure` or `password`, whatever the element's role
-/// (a provider's unknown role, read as `Group`, included).
-///
-/// The subrole is read as a person reads it: letters only (spaces, `_`, `-`
-/// and other separators dropped), fullwidth forms as ASCII, the long s as
-/// `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
-pub fn floor_applies(subrole: Option<&str>) -> bool {
-    subrole.is_some_and(|s| {
-        let folded: String = s
-            .chars()
-            .map(|c| match c {
-                '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-                '\u{017F}' => 's',
-                '\u{212A}' => 'k',
-                _ => c,
-            })
-            .flat_map(char::to_lowercase)
-            .filter(|c| c.is_alphanumeric())
-            .collect();
-        folded.contains("secure") || folded.contains("password") || folded.contains("passwd")
-    })
-}
-
-/// The floor no policy can lower: adds [`FLOOR_SECURE_TEXT`] to the mask
-/// reasons of an element [`floor_applies`] to. Applied by
-/// [`Evaluator::decide`] and again by the trimmer to every decision,
-/// whatever [`crate::trim::Decider`] made it.
-pub(crate) fn apply_floor(subrole: Option<&str>, decision: &mut Decision) {
-    if floor_applies(subrole) && !decision.mask.iter().any(|r| &**r == FLOOR_SECURE_TEXT) {
-        decision.mask.push(Arc::from(FLOOR_SECURE_TEXT));
-        decision.mask.sort();
+/// The trimmer's view: the policy's decision, to which the trimmer applies
+/// the floor (as it does to any decider's).
+impl crate::trim::Decider for Evaluator<'_> {
+    fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
+        self.policy_decision(element)
+    }
+    fn evaluations(&self) -> usize {
+        self.evaluations
     }
 }
 
@@ -605,7 +676,7 @@ pub(crate) fn compile_with_heads(
         .collect();
     heads.sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
     heads.dedup();
-    if let Some((file, line, col, message)) = super::lint::find_recursion(files, &heads) {
+    if let Some((file, line, col, message)) = super::recursion::find_recursion(files, &heads) {
         return Err(Error::Policy {
             location: format!("{file}:{line}:{col}"),
             message,
@@ -632,13 +703,19 @@ pub(crate) fn compile_with_heads(
 /// during a request, `print()` output reaches neither stderr nor the logs
 /// (only its count, at TRACE), as it can carry what the policy reads
 /// (declared attribute values, the app title). `policy test` shows it.
-fn eval_silently(engine: &mut Engine, rule: &str) -> Result<Value> {
+/// A failure that was regorus's time limit sets `timed_out`.
+fn eval_silently(engine: &mut Engine, rule: &str, timed_out: &Cell<bool>) -> Result<Value> {
     let result = engine.eval_rule(format!("data.ctxgate.{rule}"));
     let printed = engine.take_prints().map(|p| p.len()).unwrap_or(0);
     if printed > 0 {
         tracing::trace!(rule, printed, "policy prints dropped");
     }
-    result.map_err(|e| eval_error(&e, rule))
+    result.map_err(|e| {
+        if is_time_limit(&e) {
+            timed_out.set(true);
+        }
+        eval_error(&e, rule)
+    })
 }
 
 pub(crate) fn timer(limit: Duration) -> ExecutionTimerConfig {
@@ -679,53 +756,7 @@ pub(crate) fn request_json(request: &RequestInput) -> serde_json::Value {
     let mut app = serde_json::Map::new();
     app.insert("instance".into(), request.instance.clone().into());
     app.insert("protocol".into(), request.protocol.clone().into());
-    if let Some(title) = &request.title {
-        app.insert("title".into(), title.clone().into());
-    }
     serde_json::json!({ "action": action, "app": app })
-}
-
-/// `input.element`, built straight into regorus values (a round trip
-/// through serde_json cost more than the rules).
-fn element_value(element: &ElementInput<'_>) -> Value {
-    let mut el = Value::new_object();
-    let map = el.as_object_mut().expect("an object");
-    map.insert(Value::from("role"), Value::from(element.role.as_str()));
-    if let Some(subrole) = element.subrole {
-        map.insert(Value::from("subrole"), Value::from(subrole));
-    }
-    for (name, value) in [
-        ("selected", element.selected),
-        ("focused", element.focused),
-        ("visible", element.visible),
-        ("hovered", element.hovered),
-        ("has_title", element.has_title),
-        ("has_content", element.has_content),
-        ("contains_selection", element.contains_selection),
-    ] {
-        map.insert(Value::from(name), Value::from(value));
-    }
-    let strings =
-        |items: &[&str]| Value::from(items.iter().map(|s| Value::from(*s)).collect::<Vec<_>>());
-    map.insert(
-        Value::from("attribute_names"),
-        strings(&element.attribute_names),
-    );
-    let mut attributes = Value::new_object();
-    let attrs = attributes.as_object_mut().expect("an object");
-    // A secure field's values never reach Rego (the trimmer does not hand
-    // them over either; this holds for any caller of `decide`).
-    if !floor_applies(element.subrole) {
-        for (k, v) in &element.attributes {
-            attrs.insert(Value::from(*k), Value::from((*v).clone()));
-        }
-    }
-    map.insert(Value::from("attributes"), attributes);
-    map.insert(
-        Value::from("title_matches"),
-        strings(&element.title_matches),
-    );
-    el
 }
 
 fn to_json(value: &Value, rule: &str) -> Result<serde_json::Value> {
@@ -941,131 +972,6 @@ fn priority(value: &Value) -> Result<f64> {
     }
 }
 
-/// An element projection that owns its strings: the cache key.
-#[derive(Debug, Clone, PartialEq)]
-struct OwnedProjection {
-    role: Role,
-    subrole: Option<Box<str>>,
-    states: [bool; 7],
-    attribute_names: Vec<Box<str>>,
-    attributes: Vec<(Box<str>, serde_json::Value)>,
-    title_matches: Vec<Box<str>>,
-    /// The ancestors as a SHA-256 digest, not a copy: a copy costs depth ×
-    /// subrole bytes per cached decision, and an 8 MB answer (one 8 MB
-    /// subrole above 2,000 distinct children) made the caches take 24 GB.
-    inside: Digest32,
-}
-
-fn states(e: &ElementInput<'_>) -> [bool; 7] {
-    [
-        e.selected,
-        e.focused,
-        e.visible,
-        e.hovered,
-        e.has_title,
-        e.has_content,
-        e.contains_selection,
-    ]
-}
-
-impl OwnedProjection {
-    fn new(e: &ElementInput<'_>, inside: Digest32) -> OwnedProjection {
-        OwnedProjection {
-            role: e.role,
-            subrole: e.subrole.map(Box::from),
-            states: states(e),
-            attribute_names: e.attribute_names.iter().map(|s| Box::from(*s)).collect(),
-            attributes: e
-                .attributes
-                .iter()
-                .map(|(k, v)| (Box::from(*k), (*v).clone()))
-                .collect(),
-            title_matches: e.title_matches.iter().map(|s| Box::from(*s)).collect(),
-            inside,
-        }
-    }
-
-    fn matches(&self, e: &ElementInput<'_>, inside: &Digest32) -> bool {
-        self.role == e.role
-            && self.subrole.as_deref() == e.subrole
-            && self.states == states(e)
-            && self.attribute_names.len() == e.attribute_names.len()
-            && self
-                .attribute_names
-                .iter()
-                .zip(&e.attribute_names)
-                .all(|(a, b)| &**a == *b)
-            && self.attributes.len() == e.attributes.len()
-            && self
-                .attributes
-                .iter()
-                .zip(&e.attributes)
-                .all(|((k, v), (k2, v2))| &**k == *k2 && v == *v2)
-            && self.title_matches.len() == e.title_matches.len()
-            && self
-                .title_matches
-                .iter()
-                .zip(&e.title_matches)
-                .all(|(a, b)| &**a == *b)
-            && self.inside == *inside
-    }
-}
-
-/// SipHash, not the fast hasher of the per-request maps: this cache lives
-/// as long as the policy and fills from many requests' provider input, so a
-/// provider could probe it over time; foldhash's per-process seed (from
-/// addresses and the clock) is not meant to resist that. SipHash's key is
-/// fixed here, but a chain only grows on a full 64-bit collision, and many
-/// of those are out of reach; the table itself is randomly keyed. It runs
-/// once per distinct projection (decide_all deduplicates first): ~3 M
-/// instructions of a 1.9 G request at 100k elements.
-fn projection_hash(element: &ElementInput<'_>) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    element.hash(&mut hasher);
-    hasher.finish()
-}
-
-/// A projection's lookup key: a 64-bit hash for the table, and the
-/// ancestors' digest, computed once and only when a lookup needs it.
-struct Key<'e, 'a> {
-    hash: u64,
-    element: &'e ElementInput<'a>,
-    inside: Option<Digest32>,
-}
-
-impl<'e, 'a> Key<'e, 'a> {
-    fn new(element: &'e ElementInput<'a>) -> Self {
-        Key {
-            hash: projection_hash(element),
-            element,
-            inside: None,
-        }
-    }
-
-    fn inside(&mut self) -> Digest32 {
-        *self
-            .inside
-            .get_or_insert_with(|| self.element.inside.digest())
-    }
-}
-
-fn find(table: &Table, key: &mut Key<'_, '_>) -> Option<Arc<Decision>> {
-    let entries = table.get(&key.hash)?;
-    let inside = key.inside();
-    entries
-        .iter()
-        .find(|(p, _)| p.matches(key.element, &inside))
-        .map(|(_, d)| d.clone())
-}
-
-fn insert(table: &mut Table, key: &mut Key<'_, '_>, decision: Arc<Decision>) {
-    let inside = key.inside();
-    table
-        .entry(key.hash)
-        .or_default()
-        .push((OwnedProjection::new(key.element, inside), decision));
-}
-
 /// A request input for tools: the given action, a probe app.
 pub(crate) fn probe_request(action: &str, target: Option<&str>) -> RequestInput {
     RequestInput {
@@ -1075,7 +981,6 @@ pub(crate) fn probe_request(action: &str, target: Option<&str>) -> RequestInput 
         },
         instance: "probe".to_string(),
         protocol: "0.2.0".to_string(),
-        title: None,
     }
 }
 

@@ -5,11 +5,17 @@
 //! floor applied. Compiled policies, request plans and decisions are cached
 //! across requests.
 //!
-//! Submodules: `source` loads files; `engine` compiles and evaluates them
-//! (the only code calling regorus's evaluation); `lint` checks a policy
-//! against the input's shape; `metadata` reads `# METADATA` comments;
-//! `tooling` runs tests and writes the reviewer's doc and plan. Nothing here
-//! sees titles or content: only the projection in [`ElementInput`].
+//! The runtime a `Gate` needs: `source` loads files; `recursion` (with the
+//! `token`izer) refuses recursion and long rule chains at load; `engine`
+//! compiles, plans and evaluates (the only code calling regorus's
+//! evaluation) and holds the caches (a per-request memo, then a sharded
+//! cache shared across requests and threads); `projection` owns the
+//! element projection ([`ElementInput`]), its Rego input, its cache key and
+//! the floor ([`Floor`]); `inside` its ancestors. The authoring tools
+//! (`tools/`: lint, metadata, probes, test runner, doc and plan) are apart
+//! and use the runtime as a host would. Nothing here sees titles or
+//! content: only the projection, and for the app's title the names of the
+//! patterns it matches.
 
 use std::sync::Arc;
 
@@ -18,23 +24,20 @@ pub use crate::redact::Redaction;
 
 mod engine;
 mod inside;
-mod lint;
-mod metadata;
+mod projection;
+mod recursion;
 mod source;
-mod tooling;
+mod token;
+mod tools;
 
-pub(crate) use engine::{apply_floor, check_reasons};
-pub use engine::{
-    floor_applies, is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, FLOOR_SECURE_TEXT,
-    MAX_REASON_BYTES,
-};
+pub use engine::{is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, MAX_REASON_BYTES};
 pub use inside::Inside;
-pub use lint::{check_sources, Finding as PolicyFinding, FindingSeverity};
-pub use metadata::{rule_docs, RuleDoc};
+pub(crate) use projection::decide;
+pub use projection::{ElementInput, Floor, FLOOR_SECURE_TEXT};
 pub use source::{load_path, PolicyFile};
-pub use tooling::{
-    default_files, doc_markdown, plan_json, probes, run_tests, Probe, TestOutcome, TestResult,
-    ACTIONS,
+pub use tools::{
+    check_sources, default_files, doc_markdown, plan_json, probes, rule_docs, run_tests,
+    Finding as PolicyFinding, FindingSeverity, Probe, RuleDoc, TestOutcome, TestResult, ACTIONS,
 };
 
 /// The part of the tree an action warrants.
@@ -86,7 +89,10 @@ pub struct Action {
     pub target: Option<String>,
 }
 
-/// The per-request input (`input.action`, `input.app`).
+/// The per-request input (`input.action`, `input.app`). The app's title is
+/// not part of it: element decisions see the names of the title patterns
+/// it matches (`input.app.title_matches`,
+/// [`Policy::evaluator_with_title`]); the plan sees neither.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RequestInput {
     /// The action.
@@ -95,41 +101,6 @@ pub struct RequestInput {
     pub instance: String,
     /// The answer's `protocol`.
     pub protocol: String,
-    /// The root's title.
-    pub title: Option<String>,
-}
-
-/// One element's projection: all a policy sees of it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ElementInput<'a> {
-    /// The role as read.
-    pub role: Role,
-    /// The subrole.
-    pub subrole: Option<&'a str>,
-    /// Effective states (R2).
-    pub selected: bool,
-    /// Effective states (R2).
-    pub focused: bool,
-    /// Effective states (R2).
-    pub visible: bool,
-    /// Effective states (R2).
-    pub hovered: bool,
-    /// Whether it has a title.
-    pub has_title: bool,
-    /// Whether it has content.
-    pub has_content: bool,
-    /// Whether a selected element is inside it (a descendant): lets a rule
-    /// keep the Document that encloses the selection.
-    pub contains_selection: bool,
-    /// Its attribute names, in the provider's order.
-    pub attribute_names: Vec<&'a str>,
-    /// The values of the attributes the policy declares it reads.
-    pub attributes: Vec<(&'a str, &'a serde_json::Value)>,
-    /// Names of the title patterns its title matches.
-    pub title_matches: Vec<&'a str>,
-    /// Its ancestors' roles and subroles, nearest first, as a shared
-    /// chain (`Inside::child` from the parent's; or collect a `Vec`).
-    pub inside: Inside<'a>,
 }
 
 /// The decision for one projection. Reasons are the policy's own strings

@@ -164,6 +164,12 @@ fn tidy(message: &str) -> String {
     message.to_string()
 }
 
+/// Whether regorus stopped an evaluation at its time limit (its error is
+/// untyped: this is the one place its text is matched for that).
+pub(crate) fn is_time_limit(err: &anyhow::Error) -> bool {
+    format!("{err:#}").contains("execution exceeded time limit")
+}
+
 /// A load or compile error as [`Error::Policy`].
 pub(crate) fn policy_error(err: &anyhow::Error, file: &str) -> Error {
     let (location, message) = split_regorus_error(err);

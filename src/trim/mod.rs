@@ -20,7 +20,9 @@ use crate::error::{Error, Result};
 use crate::finding::Finding;
 use crate::limits::Limits;
 use crate::model::{Answer, Role, Tree};
-use crate::policy::{Action, Budget, Decision, ElementInput, Inside, RequestInput, RequestPlan};
+use crate::policy::{
+    Action, Budget, Decision, ElementInput, Floor, Inside, RequestInput, RequestPlan,
+};
 use crate::render::{notice, Format};
 
 pub use fill::Mode;
@@ -116,20 +118,22 @@ impl Trimmed<'_> {
 }
 
 /// What trimming needs of a policy: a decision per element projection.
+/// The trimmer applies the floor ([`Floor`]) and the rule-id check to
+/// every decision a decider gives; a decider cannot skip either.
 pub trait Decider {
-    /// The decision for one projection.
+    /// The decision for one projection, before the floor.
     fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>>;
     /// Evaluations run so far for this request.
     fn evaluations(&self) -> usize;
 }
 
-/// The request input the policy sees for `answer` and `request`.
+/// The request input the policy sees for `answer` and `request` (the
+/// root's title is not part of it; see [`RequestInput`]).
 pub fn request_input(answer: &Answer<'_>, request: &Request) -> RequestInput {
     RequestInput {
         action: request.action.clone(),
         instance: answer.instance.clone(),
         protocol: answer.protocol.clone(),
-        title: answer.root.title.as_deref().map(str::to_string),
     }
 }
 
@@ -314,21 +318,12 @@ fn budgets(policy: Option<Budget>, request: Option<Budget>) -> Result<Vec<(Budge
     })
 }
 
-/// What makes two elements look the same to a policy: their projection,
-/// with their own and their ancestors' roles and subroles interned as a
-/// context id (so a subrole is hashed once per element, not once per map).
-#[derive(PartialEq, Eq, Hash)]
-struct ProjectionKey<'a> {
-    context: u32,
-    states: u8,
-    attribute_names: Vec<&'a str>,
-    declared: String,
-    title_matches: Vec<u16>,
-}
-
-/// Asks the decider about every distinct projection, once. The projection
-/// holds no title, content, url or attribute value other than those the
-/// policy declared.
+/// Asks the decider about every distinct projection, once, floor enforced
+/// ([`crate::policy::decide`]). Within the request, projections are told
+/// apart by [`ElementInput`] itself with the ancestors given by their
+/// chain's id (derived equality over every field, so nothing the policy
+/// sees can be missed), and a chain is built only for a projection not
+/// seen before.
 fn decide_all(
     tree: &Tree<'_, '_>,
     plan: &RequestPlan,
@@ -336,151 +331,171 @@ fn decide_all(
     max_projections: usize,
     deadline: &Deadline,
 ) -> Result<Vec<Arc<Decision>>> {
-    let n = tree.len();
-    // Whether a selected element is below each element: children come
-    // after their parent in document order, so one backward pass. A
-    // selection inside a secure field counts neither for the field nor
-    // above it: nothing inside the field is ever sent, so it must not make
-    // the policy keep the field or its ancestors (and trimming the output
-    // again, where the field is a placeholder, would decide otherwise).
-    let mut contains_selection = vec![false; n];
-    for (at, node) in tree.nodes().iter().enumerate().rev() {
-        if let Some(parent) = node.parent {
-            if (node.selected || contains_selection[at])
-                && !crate::policy::floor_applies(tree.node(parent).element.subrole.as_deref())
-            {
-                contains_selection[parent as usize] = true;
-            }
-        }
-    }
-    // The context an element's children see: its own context plus itself.
-    // Both maps live for this request only and are keyed by this answer's
-    // own roles and projections: a fast hasher, seeded per map, is enough,
-    // as nothing about them (order, hashes) leaves the request. The
-    // policy's cross-request cache keeps SipHash (see `projection_hash`).
-    let mut contexts: HashMap<(u32, Role, Option<&str>), u32> = HashMap::new();
-    let mut child_context: Vec<u32> = Vec::with_capacity(n);
-    // Each context's chain of ancestors, built from its parent's (one link,
-    // one digest) the first time a projection under it is decided: a
-    // projection then costs the same at any depth.
-    let mut chains = Chains {
-        links: vec![(0, Role::Group, None)],
-        built: vec![Some(Inside::new())],
-    };
-    let mut seen: HashMap<ProjectionKey<'_>, Arc<Decision>> = HashMap::new();
-    let mut decisions = Vec::with_capacity(n);
-    for (at, node) in tree.nodes().iter().enumerate() {
+    let mut projector = Projector::new(tree, plan);
+    let mut seen: HashMap<ElementInput<'_, u32>, Arc<Decision>> = HashMap::new();
+    let mut decisions = Vec::with_capacity(tree.len());
+    for at in 0..tree.len() {
         deadline.every(at, Stage::Decide)?;
-        let element = node.element;
-        let context = node.parent.map_or(0, |p| child_context[p as usize]);
-        let next = contexts.len() as u32 + 1;
-        let mine = *contexts
-            .entry((context, node.role(), element.subrole.as_deref()))
-            .or_insert(next);
-        if mine == next {
-            chains
-                .links
-                .push((context, node.role(), element.subrole.as_deref()));
-            chains.built.push(None);
-        }
-        child_context.push(mine);
-
-        let title_matches: Vec<u16> = match &element.title {
-            Some(title) if !plan.title_patterns.is_empty() => plan
-                .title_patterns
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, regex))| regex.is_match(title))
-                .map(|(i, _)| i as u16)
-                .collect(),
-            _ => Vec::new(),
-        };
-        let attribute_names: Vec<&str> = element
-            .attributes
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !k.starts_with(notice::PREFIX))
-            .collect();
-        // A secure field's attribute values (its value, say) never reach
-        // the policy, declared or not: nothing it could print or turn into
-        // a reason. The floor masks the field whatever the policy decides.
-        let secure = crate::policy::floor_applies(element.subrole.as_deref());
-        let declared_names: &[String] = if secure {
-            &[]
-        } else {
-            &plan.element_attributes
-        };
-        let mut declared = String::new();
-        for name in declared_names {
-            if let Some(value) = element.attributes.get(name.as_str()) {
-                declared.push_str(&serde_json::to_string(&(name, value)).expect("JSON serializes"));
-            }
-        }
-        let flags = [
-            node.selected,
-            node.focused,
-            node.visible,
-            node.hovered,
-            element.title.is_some(),
-            !element.content.is_empty(),
-            contains_selection[at],
-        ];
-        let key = ProjectionKey {
-            context: mine,
-            states: flags
-                .iter()
-                .enumerate()
-                .fold(0u8, |acc, (i, &f)| acc | (u8::from(f) << i)),
-            attribute_names,
-            declared,
-            title_matches,
-        };
+        let key = projector.key(at);
         if let Some(decision) = seen.get(&key) {
             decisions.push(decision.clone());
             continue;
         }
         // A projection not seen in this request: the policy may be asked.
         deadline.check(Stage::Decide)?;
-        let inside = chains.get(context);
-        let input = ElementInput {
+        if seen.len() >= max_projections {
+            return Err(Error::TooManyProjections {
+                limit: max_projections,
+            });
+        }
+        let input = projector.input(&key);
+        let decision = crate::policy::decide(decider, &input)?;
+        decisions.push(decision.clone());
+        seen.insert(key, decision);
+    }
+    tracing::debug!(
+        projections = seen.len(),
+        contexts = projector.contexts.len(),
+        links = projector.chains.links_built(),
+        "projections"
+    );
+    Ok(decisions)
+}
+
+/// Every element's projection as the trimmer builds it, in document order
+/// (for benches and tools; not a stable API).
+#[doc(hidden)]
+pub fn projections<'t>(tree: &Tree<'t, '_>, plan: &'t RequestPlan) -> Vec<ElementInput<'t>> {
+    let mut projector = Projector::new(tree, plan);
+    (0..tree.len())
+        .map(|at| {
+            let key = projector.key(at);
+            projector.input(&key)
+        })
+        .collect()
+}
+
+/// Builds one request's projections, element by element in document order.
+/// The projection holds no title, content, url or attribute value other
+/// than those the policy declared.
+struct Projector<'p, 't, 'a> {
+    tree: &'p Tree<'t, 'a>,
+    plan: &'t RequestPlan,
+    /// Whether a selected element is below each element.
+    contains_selection: Vec<bool>,
+    /// Context ids by (parent context, role, subrole). Both maps live for
+    /// this request only and are keyed by this answer's own roles and
+    /// projections: a fast hasher, seeded per map, is enough, as nothing
+    /// about them (order, hashes) leaves the request. The policy's
+    /// cross-request cache keys its hasher randomly.
+    contexts: HashMap<(u32, Role, Option<&'t str>), u32>,
+    /// The context an element's children see: its own context plus itself.
+    child_context: Vec<u32>,
+    /// Each context's chain of ancestors, built from its parent's (one
+    /// link, one digest) the first time a projection under it is decided: a
+    /// projection then costs the same at any depth.
+    chains: Chains<'t>,
+}
+
+impl<'p, 't, 'a> Projector<'p, 't, 'a> {
+    fn new(tree: &'p Tree<'t, 'a>, plan: &'t RequestPlan) -> Self {
+        let n = tree.len();
+        // Children come after their parent in document order, so one
+        // backward pass. A selection inside a secure field counts neither
+        // for the field nor above it: nothing inside the field is ever
+        // sent, so it must not make the policy keep the field or its
+        // ancestors (and trimming the output again, where the field is a
+        // placeholder, would decide otherwise).
+        let mut contains_selection = vec![false; n];
+        for (at, node) in tree.nodes().iter().enumerate().rev() {
+            if let Some(parent) = node.parent {
+                if (node.selected || contains_selection[at])
+                    && !Floor::applies(tree.node(parent).element.subrole.as_deref())
+                {
+                    contains_selection[parent as usize] = true;
+                }
+            }
+        }
+        Projector {
+            tree,
+            plan,
+            contains_selection,
+            contexts: HashMap::new(),
+            child_context: Vec::with_capacity(n),
+            chains: Chains {
+                links: vec![(0, Role::Group, None)],
+                built: vec![Some(Inside::new())],
+            },
+        }
+    }
+
+    /// The projection of the element at `at`, its ancestors by context id.
+    /// Called for every element in document order.
+    fn key(&mut self, at: usize) -> ElementInput<'t, u32> {
+        let node = &self.tree.nodes()[at];
+        let element: &'t crate::model::Element<'a> = node.element;
+        let plan = self.plan;
+        let context = node.parent.map_or(0, |p| self.child_context[p as usize]);
+        let next = self.contexts.len() as u32 + 1;
+        let subrole = element.subrole.as_deref();
+        let mine = *self
+            .contexts
+            .entry((context, node.role(), subrole))
+            .or_insert(next);
+        if mine == next {
+            self.chains.links.push((context, node.role(), subrole));
+            self.chains.built.push(None);
+        }
+        self.child_context.push(mine);
+
+        let title_matches: Vec<&str> = match &element.title {
+            Some(title) if !plan.title_patterns.is_empty() => plan
+                .title_patterns
+                .iter()
+                .filter(|(_, regex)| regex.is_match(title))
+                .map(|(name, _)| name.as_str())
+                .collect(),
+            _ => Vec::new(),
+        };
+        // A secure field's attribute values (its value, say) never reach
+        // the policy, declared or not: nothing it could print or turn into
+        // a reason. The floor masks the field whatever the policy decides.
+        let declared_names: &[String] = if Floor::applies(subrole) {
+            &[]
+        } else {
+            &plan.element_attributes
+        };
+        ElementInput {
             role: node.role(),
-            subrole: element.subrole.as_deref(),
+            subrole,
             selected: node.selected,
             focused: node.focused,
             visible: node.visible,
             hovered: node.hovered,
             has_title: element.title.is_some(),
             has_content: !element.content.is_empty(),
-            contains_selection: contains_selection[at],
-            attribute_names: key.attribute_names.clone(),
+            contains_selection: self.contains_selection[at],
+            attribute_names: element
+                .attributes
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !k.starts_with(notice::PREFIX))
+                .collect(),
             attributes: declared_names
                 .iter()
                 .filter_map(|name| element.attributes.get_key_value(name.as_str()))
                 .map(|(k, v)| (k.as_str(), v))
                 .collect(),
-            title_matches: key
-                .title_matches
-                .iter()
-                .map(|&i| plan.title_patterns[i as usize].0.as_str())
-                .collect(),
-            inside,
-        };
-        if seen.len() >= max_projections {
-            return Err(Error::TooManyProjections {
-                limit: max_projections,
-            });
+            title_matches,
+            inside: context,
         }
-        let decision = enforce(element.subrole.as_deref(), decider.decide(&input)?)?;
-        decisions.push(decision.clone());
-        seen.insert(key, decision);
     }
-    tracing::debug!(
-        projections = seen.len(),
-        contexts = contexts.len(),
-        links = chains.links_built(),
-        "projections"
-    );
-    Ok(decisions)
+
+    /// The projection the policy sees, its chain of ancestors built.
+    fn input(&mut self, key: &ElementInput<'t, u32>) -> ElementInput<'t> {
+        let inside = self.chains.get(key.inside);
+        key.clone().with_inside(inside)
+    }
 }
 
 /// The chains of ancestors of one request's contexts, by context id (0: no
@@ -519,22 +534,6 @@ impl<'a> Chains<'a> {
         }
         inside
     }
-}
-
-/// What holds whatever the decider: reasons are rule ids, and the floor
-/// masks secure text of any role (`floor:secure-text`). A host's own
-/// [`Decider`] cannot skip either.
-fn enforce(subrole: Option<&str>, mut decision: Arc<Decision>) -> Result<Arc<Decision>> {
-    crate::policy::check_reasons(&decision)?;
-    if crate::policy::floor_applies(subrole)
-        && !decision
-            .mask
-            .iter()
-            .any(|r| &**r == crate::policy::FLOOR_SECURE_TEXT)
-    {
-        crate::policy::apply_floor(subrole, Arc::make_mut(&mut decision));
-    }
-    Ok(decision)
 }
 
 #[allow(clippy::too_many_arguments)]

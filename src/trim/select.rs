@@ -8,7 +8,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::error::{Error, Result};
 use crate::model::{NodeId, Role, Tree};
-use crate::policy::{Decision, Scope};
+use crate::policy::{Decision, Floor, Scope};
 
 /// Why an element is or is not sent, before the budget.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +33,7 @@ pub enum Fate {
 
 /// The rule label a report and a notice use for a decision.
 pub fn label(kind: &str, reason: &str) -> String {
-    if reason.starts_with("floor:") {
+    if Floor::of_reason(reason).is_some() {
         reason.to_string()
     } else {
         format!("{kind}:{reason}")
@@ -69,7 +69,7 @@ impl Labelled {
         } else if let Some(reason) = decision
             .mask
             .iter()
-            .find(|r| !r.starts_with("floor:"))
+            .find(|r| Floor::of_reason(r).is_none())
             .or(decision.mask.first())
         {
             // The policy's own rule names the mask; the floor only when the

@@ -1,8 +1,8 @@
 //! What regorus drops: comments. `# METADATA` blocks are read here from
-//! the source text and attached to the rule that follows; and a small
-//! tokenizer gives the linter exact line:col for identifiers and strings.
+//! the source text and attached to the rule that follows (the tokenizer
+//! the linter uses is the runtime's, `policy::token`).
 
-use super::source::PolicyFile;
+use crate::policy::source::PolicyFile;
 
 /// One rule definition's documentation, from the `# METADATA` block above it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -112,135 +112,10 @@ pub(crate) fn kind_of(name: &str) -> String {
     }
 }
 
-/// A token of Rego source with its 1-based line and column.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Token {
-    pub kind: TokenKind,
-    pub text: String,
-    pub line: usize,
-    pub col: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TokenKind {
-    Ident,
-    /// A string literal; `text` is its value (escapes left as written).
-    Str,
-    Number,
-    Punct,
-}
-
-/// Tokenizes Rego well enough for the linter: identifiers, strings (both
-/// kinds), numbers, and punctuation (`==`, `!=`, `:=`, `<=`, `>=` as one);
-/// comments and whitespace are dropped. Columns count characters.
-pub(crate) fn tokenize(source: &str) -> Vec<Token> {
-    let chars: Vec<char> = source.chars().collect();
-    let mut tokens = Vec::new();
-    let (mut i, mut line, mut col) = (0usize, 1usize, 1usize);
-    let advance = |i: &mut usize, line: &mut usize, col: &mut usize, c: char| {
-        *i += 1;
-        if c == '\n' {
-            *line += 1;
-            *col = 1;
-        } else {
-            *col += 1;
-        }
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        let (start_line, start_col) = (line, col);
-        if c.is_whitespace() {
-            advance(&mut i, &mut line, &mut col, c);
-        } else if c == '#' {
-            while i < chars.len() && chars[i] != '\n' {
-                {
-                    let ch = chars[i];
-                    advance(&mut i, &mut line, &mut col, ch);
-                }
-            }
-        } else if c == '"' || c == '`' {
-            let mut text = String::new();
-            advance(&mut i, &mut line, &mut col, c);
-            while i < chars.len() && chars[i] != c {
-                if c == '"' && chars[i] == '\\' && i + 1 < chars.len() {
-                    text.push(chars[i]);
-                    advance(&mut i, &mut line, &mut col, '\\');
-                }
-                text.push(chars[i]);
-                {
-                    let ch = chars[i];
-                    advance(&mut i, &mut line, &mut col, ch);
-                }
-            }
-            if i < chars.len() {
-                advance(&mut i, &mut line, &mut col, c);
-            }
-            tokens.push(Token {
-                kind: TokenKind::Str,
-                text,
-                line: start_line,
-                col: start_col,
-            });
-        } else if c.is_alphabetic() || c == '_' {
-            let mut text = String::new();
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                text.push(chars[i]);
-                {
-                    let ch = chars[i];
-                    advance(&mut i, &mut line, &mut col, ch);
-                }
-            }
-            tokens.push(Token {
-                kind: TokenKind::Ident,
-                text,
-                line: start_line,
-                col: start_col,
-            });
-        } else if c.is_ascii_digit() {
-            let mut text = String::new();
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
-                text.push(chars[i]);
-                {
-                    let ch = chars[i];
-                    advance(&mut i, &mut line, &mut col, ch);
-                }
-            }
-            tokens.push(Token {
-                kind: TokenKind::Number,
-                text,
-                line: start_line,
-                col: start_col,
-            });
-        } else {
-            let next = chars.get(i + 1).copied();
-            let two = matches!(
-                (c, next),
-                ('=', Some('='))
-                    | ('!', Some('='))
-                    | (':', Some('='))
-                    | ('<', Some('='))
-                    | ('>', Some('='))
-            );
-            let mut text = String::from(c);
-            advance(&mut i, &mut line, &mut col, c);
-            if two {
-                text.push(next.expect("checked"));
-                advance(&mut i, &mut line, &mut col, next.expect("checked"));
-            }
-            tokens.push(Token {
-                kind: TokenKind::Punct,
-                text,
-                line: start_line,
-                col: start_col,
-            });
-        }
-    }
-    tokens
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::token::tokenize;
 
     #[test]
     fn metadata_attaches_to_the_next_rule() {

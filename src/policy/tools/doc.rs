@@ -1,204 +1,16 @@
-//! Tools around a policy: the probe set of element kinds, the test runner
-//! (regorus has none), the reviewer's Markdown, and the plan as JSON.
+//! `ctxgate policy doc` and `plan`: the reviewer's Markdown and the plan
+//! as JSON, from the rules' metadata and the probe set.
 
 use std::fmt::Write;
 use std::sync::Arc;
 
-use super::engine::{compile_with_heads, probe_request, FLOOR_SECURE_TEXT};
-use super::metadata::{kind_of, rule_docs};
-use super::source::{split_regorus_error, PolicyFile};
-use super::{Budget, Decision, ElementInput, Policy, RequestPlan, Role};
 use crate::error::Result;
+use crate::policy::engine::{compile_with_heads, probe_request};
+use crate::policy::projection::FLOOR_SECURE_TEXT;
+use crate::policy::{Budget, Decision, Policy, RequestPlan};
 
-/// The actions the tools probe, narrowest first.
-pub const ACTIONS: [&str; 4] = ["selection", "focus", "window", "app"];
-
-/// One kind of element the tools decide, to show what a policy does.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    /// What it is, for a reader (`Text, subrole AXSecureTextField`).
-    pub label: String,
-    role: Role,
-    subrole: Option<String>,
-    focused: bool,
-    selected: bool,
-    hovered: bool,
-    visible: bool,
-    title_matches: Vec<String>,
-    contains_selection: bool,
-    inside: Vec<Role>,
-}
-
-impl Probe {
-    fn new(label: impl Into<String>, role: Role) -> Probe {
-        let inside = match role {
-            Role::Application => vec![],
-            Role::Window => vec![Role::Application],
-            Role::Document => vec![Role::Window, Role::Application],
-            _ => vec![Role::Group, Role::Window, Role::Application],
-        };
-        Probe {
-            label: label.into(),
-            role,
-            subrole: None,
-            focused: false,
-            selected: false,
-            hovered: false,
-            visible: true,
-            title_matches: Vec::new(),
-            contains_selection: false,
-            inside,
-        }
-    }
-
-    /// The projection the policy sees.
-    pub fn input(&self) -> ElementInput<'_> {
-        ElementInput {
-            role: self.role,
-            subrole: self.subrole.as_deref(),
-            selected: self.selected,
-            focused: self.focused,
-            visible: self.visible,
-            hovered: self.hovered,
-            has_title: true,
-            has_content: self.role == Role::Text,
-            contains_selection: self.contains_selection,
-            attribute_names: Vec::new(),
-            attributes: Vec::new(),
-            title_matches: self.title_matches.iter().map(String::as_str).collect(),
-            inside: self.inside.iter().map(|r| (*r, None)).collect(),
-        }
-    }
-}
-
-/// The probe set: each role; common subroles (secure and password text,
-/// a secure field of a role ctxgate does not know, read as `Group`; pane,
-/// comment); each state; a Text whose title matches each title pattern.
-pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
-    let mut out: Vec<Probe> = Role::ALL
-        .iter()
-        .map(|r| Probe::new(r.as_str(), *r))
-        .collect();
-    for (role, subrole) in [
-        (Role::Text, "AXSecureTextField"),
-        (Role::Text, "password"),
-        (Role::Group, "AXSecureTextField"),
-        (Role::Window, "pane"),
-        (Role::Row, "comment"),
-    ] {
-        let mut p = Probe::new(format!("{role}, subrole {subrole}"), role);
-        p.subrole = Some(subrole.to_string());
-        out.push(p);
-    }
-    for role in [Role::Text, Role::Document] {
-        let mut p = Probe::new(format!("{role}, focused"), role);
-        p.focused = true;
-        out.push(p);
-        let mut p = Probe::new(format!("{role}, selected"), role);
-        p.selected = true;
-        out.push(p);
-    }
-    let mut p = Probe::new("Document, with the selection inside", Role::Document);
-    p.contains_selection = true;
-    out.push(p);
-    let mut p = Probe::new("Text, hovered", Role::Text);
-    p.hovered = true;
-    out.push(p);
-    for role in [Role::Group, Role::Text] {
-        let mut p = Probe::new(format!("{role}, invisible"), role);
-        p.visible = false;
-        out.push(p);
-    }
-    for name in title_patterns {
-        let mut p = Probe::new(format!("Text, title matches `{name}`"), Role::Text);
-        p.title_matches = vec![name.clone()];
-        out.push(p);
-    }
-    out
-}
-
-/// How one test ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestOutcome {
-    /// The rule was true.
-    Pass,
-    /// The rule was false or undefined.
-    Fail,
-    /// The rule could not be evaluated.
-    Error(String),
-}
-
-/// One `test_*` rule's result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestResult {
-    /// The rule's name (`test_…`).
-    pub name: String,
-    /// Its file.
-    pub file: String,
-    /// How it ended.
-    pub outcome: TestOutcome,
-    /// What the test's `print()` calls wrote, in order, each as
-    /// `file:line: text` (during `trim`, prints are dropped; here they are
-    /// the author's to read).
-    pub prints: Vec<String>,
-}
-
-/// Runs every `test_*` rule defined in a `*_test.rego` file of `files`
-/// (policy and test files together), in file and line order.
-pub fn run_tests(files: &[PolicyFile]) -> Result<Vec<TestResult>> {
-    let (engine, _, heads) = compile_with_heads(files, false)?;
-    let mut results: Vec<TestResult> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for head in heads {
-        let name = head.name().to_string();
-        if !name.starts_with("test_")
-            || !super::source::is_test_name(&head.file)
-            || !seen.insert(head.path.clone())
-        {
-            continue;
-        }
-        let mut engine = engine.clone();
-        let result = engine.eval_rule(head.path.clone());
-        let prints = engine.take_prints().unwrap_or_default();
-        let outcome = match result {
-            Ok(regorus::Value::Bool(true)) => TestOutcome::Pass,
-            Ok(_) => TestOutcome::Fail,
-            Err(e) => {
-                let (location, message) = split_regorus_error(&e);
-                TestOutcome::Error(match location {
-                    Some(l) => format!("{l}: {message}"),
-                    None => message,
-                })
-            }
-        };
-        results.push(TestResult {
-            name,
-            file: head.file.clone(),
-            outcome,
-            prints,
-        });
-    }
-    Ok(results)
-}
-
-/// The embedded default policy's files: `policies/default.rego`, and
-/// with `tests` also `policies/default_test.rego`.
-pub fn default_files(tests: bool) -> Vec<PolicyFile> {
-    let mut files = vec![
-        PolicyFile {
-            name: super::engine::DEFAULT_NAME.to_string(),
-            source: super::engine::DEFAULT_SOURCE.to_string(),
-        },
-        PolicyFile {
-            name: super::engine::DEFAULT_TEST_NAME.to_string(),
-            source: super::engine::DEFAULT_TEST_SOURCE.to_string(),
-        },
-    ];
-    if !tests {
-        files.pop();
-    }
-    files
-}
+use super::metadata::{kind_of, rule_docs};
+use super::probes::{probes, ACTIONS};
 
 fn cell(decision: &Decision) -> String {
     let (class, reasons) = decision.outcome();
@@ -337,7 +149,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         );
     }
     let _ = writeln!(out, "\n## Title patterns\n");
-    let _ = writeln!(out, "Matched natively against titles; the policy sees only the names in `input.element.title_matches`.\n");
+    let _ = writeln!(out, "Matched natively against titles; the policy sees only the names in `input.element.title_matches` (an element's title) and `input.app.title_matches` (the app's).\n");
     let _ = writeln!(out, "| name | pattern |");
     let _ = writeln!(out, "|---|---|");
     for (name, pattern) in &title_patterns {

@@ -4,18 +4,19 @@
 //! and unused rules are checked on the source text; then every rule runs
 //! once against the probe set to surface runtime errors.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use regorus::Engine;
 
-use super::engine::{compile_with_heads, probe_request, ELEMENT_RULES, REQUEST_RULES};
-use super::metadata::{tokenize, Token, TokenKind};
-use super::source::{split_regorus_error, PolicyFile};
-use super::tooling::{probes, ACTIONS};
-use super::Policy;
+use super::probes::{probes, ACTIONS};
 use crate::error::Error;
 use crate::model::Role;
+use crate::policy::engine::{compile_with_heads, probe_request, ELEMENT_RULES, REQUEST_RULES};
+use crate::policy::projection::{field_shapes, Field};
+use crate::policy::source::{split_regorus_error, PolicyFile};
+use crate::policy::token::{tokenize, Token, TokenKind};
+use crate::policy::Policy;
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -148,7 +149,7 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
             files.iter().filter(|f| !f.is_test()).cloned().collect();
         // Compile everything together (unsafe variables, unknown functions).
         match compile_with_heads(files, false) {
-            Err(e) => findings.push(policy_finding(&e)),
+            Err(e) => findings.push(policy_finding(&e, &whole(files))),
             Ok((_, _, heads)) => {
                 check_unused(files, &tokens, &heads, &mut findings);
                 check_request_rules(files, &tokens, &heads, &mut findings);
@@ -161,7 +162,7 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
                     .map(|f| (f.name.clone(), f.source.clone()))
                     .collect(),
             ) {
-                Err(e) => findings.push(policy_finding(&e)),
+                Err(e) => findings.push(policy_finding(&e, &whole(files))),
                 Ok(policy) => probe(&policy, &mut findings),
             }
         }
@@ -184,16 +185,28 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
     findings
 }
 
-fn policy_finding(err: &Error) -> Finding {
+/// Where a finding is when regorus names no place: the policy set as a
+/// whole, named by its files.
+fn whole(files: &[PolicyFile]) -> String {
+    files
+        .iter()
+        .filter(|f| !f.is_test())
+        .map(|f| f.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn policy_finding(err: &Error, whole: &str) -> Finding {
     match err {
         Error::Policy { location, message } => Finding::error(location, message.clone()),
-        Error::PolicyEval { rule, message } => eval_finding(rule, message, ""),
-        other => Finding::error("(policy)", other.to_string()),
+        Error::PolicyEval { rule, message } => eval_finding(rule, message, "", whole),
+        other => Finding::error(whole, other.to_string()),
     }
 }
 
-/// An evaluation error: the place regorus gave, else the policy as a whole.
-fn eval_finding(rule: &str, message: &str, context: &str) -> Finding {
+/// An evaluation error: the place regorus gave, else `whole`, the policy
+/// as a whole.
+fn eval_finding(rule: &str, message: &str, context: &str, whole: &str) -> Finding {
     // `file:line:col: message` when regorus named the place.
     if let Some((location, rest)) = message.split_once(": ") {
         let (file, line, col) = split_location(location);
@@ -207,10 +220,13 @@ fn eval_finding(rule: &str, message: &str, context: &str) -> Finding {
             };
         }
     }
-    Finding::error(
-        "(policy)",
-        format!("{message} (evaluating `{rule}`{context})"),
-    )
+    Finding {
+        file: whole.to_string(),
+        line: 0,
+        col: 0,
+        severity: FindingSeverity::Error,
+        message: format!("{message} (evaluating `{rule}`{context})"),
+    }
 }
 
 /// Evaluates the plan for every action and the decision for every probe;
@@ -220,26 +236,32 @@ fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
     let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
     let whole = files.join(", ");
     let mut seen: HashSet<String> = HashSet::new();
-    let mut place = |err: Error, context: String| -> bool {
-        let timed_out = err.to_string().contains("ran longer than");
+    // Returns whether the evaluation ran out of time: each further probe
+    // would wait out the time limit again.
+    let mut place = |err: Error, context: String, timed_out: bool| -> bool {
         if seen.insert(err.to_string()) {
-            let mut finding = match &err {
-                Error::PolicyEval { rule, message } => eval_finding(rule, message, &context),
+            findings.push(match &err {
+                Error::PolicyEval { rule, message } => {
+                    eval_finding(rule, message, &context, &whole)
+                }
                 other => Finding::error(&whole, other.to_string()),
-            };
-            if finding.file == "(policy)" {
-                finding.file = whole.clone();
-            }
-            findings.push(finding);
+            });
         }
         timed_out
     };
     for action in ACTIONS {
         let request = probe_request(action, None);
+        let timed_out = std::cell::Cell::new(false);
+        if let Err(err) = policy.plan_noting(&request, &timed_out) {
+            if place(err, format!(" for action `{action}`"), timed_out.get()) {
+                return;
+            }
+            continue;
+        }
         let mut evaluator = match policy.evaluator(&request) {
             Ok(e) => e,
             Err(err) => {
-                if place(err, format!(" for action `{action}`")) {
+                if place(err, format!(" for action `{action}`"), false) {
                     return;
                 }
                 continue;
@@ -253,10 +275,10 @@ fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
             .collect();
         for probe in probes(&names) {
             if let Err(err) = evaluator.decide(&probe.input()) {
-                // Each further probe would wait out the time limit again.
                 if place(
                     err,
                     format!(" for element {}, action `{action}`", probe.label),
+                    evaluator.timed_out(),
                 ) {
                     return;
                 }
@@ -276,38 +298,41 @@ enum Shape {
 }
 
 const ANCESTOR: Shape = Shape::Object(&[("role", Shape::Leaf), ("subrole", Shape::Leaf)]);
-const INPUT: Shape = Shape::Object(&[
-    (
-        "action",
-        Shape::Object(&[("name", Shape::Leaf), ("target", Shape::Leaf)]),
-    ),
-    (
-        "app",
-        Shape::Object(&[
-            ("instance", Shape::Leaf),
-            ("protocol", Shape::Leaf),
-            ("title", Shape::Leaf),
-        ]),
-    ),
-    (
-        "element",
-        Shape::Object(&[
-            ("role", Shape::Leaf),
-            ("subrole", Shape::Leaf),
-            ("selected", Shape::Leaf),
-            ("focused", Shape::Leaf),
-            ("visible", Shape::Leaf),
-            ("hovered", Shape::Leaf),
-            ("has_title", Shape::Leaf),
-            ("has_content", Shape::Leaf),
-            ("contains_selection", Shape::Leaf),
-            ("attribute_names", Shape::Array(&Shape::Leaf)),
-            ("attributes", Shape::Any),
-            ("title_matches", Shape::Array(&Shape::Leaf)),
-        ]),
-    ),
-    ("inside", Shape::Array(&ANCESTOR)),
-]);
+
+/// The input's shape; `input.element` is the projection's own field list.
+fn input_shape() -> &'static Shape {
+    static INPUT: std::sync::OnceLock<Shape> = std::sync::OnceLock::new();
+    INPUT.get_or_init(|| {
+        let element: Vec<(&'static str, Shape)> = field_shapes()
+            .into_iter()
+            .map(|(name, field)| {
+                let shape = match field {
+                    Field::Role(_) | Field::Text(_) | Field::Flag(_) => Shape::Leaf,
+                    Field::Names(_) => Shape::Array(&Shape::Leaf),
+                    Field::Values(_) => Shape::Any,
+                };
+                (name, shape)
+            })
+            .collect();
+        let fields: Vec<(&'static str, Shape)> = vec![
+            (
+                "action",
+                Shape::Object(&[("name", Shape::Leaf), ("target", Shape::Leaf)]),
+            ),
+            (
+                "app",
+                Shape::Object(&[
+                    ("instance", Shape::Leaf),
+                    ("protocol", Shape::Leaf),
+                    ("title_matches", Shape::Array(&Shape::Leaf)),
+                ]),
+            ),
+            ("element", Shape::Object(element.leak())),
+            ("inside", Shape::Array(&ANCESTOR)),
+        ];
+        Shape::Object(fields.leak())
+    })
+}
 
 /// `input.a.b[...]…` paths that leave the input's shape.
 fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>) {
@@ -319,7 +344,7 @@ fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Fin
             i += 1;
             continue;
         }
-        let mut shape = &INPUT;
+        let mut shape = input_shape();
         let mut path = String::from("input");
         let mut j = i + 1;
         while let Some(next) = tokens.get(j) {
@@ -501,7 +526,7 @@ fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>)
 fn check_unused(
     files: &[PolicyFile],
     tokens: &[Vec<Token>],
-    heads: &[super::engine::RuleHead],
+    heads: &[crate::policy::engine::RuleHead],
     findings: &mut Vec<Finding>,
 ) {
     let known: Vec<&str> = ELEMENT_RULES
@@ -511,7 +536,7 @@ fn check_unused(
         .collect();
     // The identifier naming each head (after `default` if present).
     let mut head_tokens: HashSet<(String, usize, usize)> = HashSet::new();
-    let mut head_names: Vec<(String, &super::engine::RuleHead, Token)> = Vec::new();
+    let mut head_names: Vec<(String, &crate::policy::engine::RuleHead, Token)> = Vec::new();
     for head in heads {
         let Some(index) = files.iter().position(|f| f.name == head.file) else {
             continue;
@@ -537,7 +562,7 @@ fn check_unused(
             .path
             .strip_prefix("data.ctxgate.")
             .is_some_and(|rest| rest == name);
-        let is_test = name.starts_with("test_") && super::source::is_test_name(&head.file);
+        let is_test = name.starts_with("test_") && crate::policy::source::is_test_name(&head.file);
         if !in_package
             || is_test
             || known.contains(&name.as_str())
@@ -566,152 +591,12 @@ fn check_unused(
     }
 }
 
-/// Rego forbids recursion, but regorus detects it only between rules, not
-/// through functions, and a recursive function overflows the stack. So the
-/// call graph is built from the source text: a definition's body runs from
-/// its head to the next head of the same file; an identifier in it that
-/// names a rule or function of the set is an edge. The first cycle found is
-/// reported at the head of the rule that starts it.
-pub(crate) fn find_recursion(
-    files: &[PolicyFile],
-    heads: &[super::engine::RuleHead],
-) -> Option<(String, usize, usize, String)> {
-    use std::collections::BTreeMap;
-    // Each name's first head (file, line, col), and its bodies' identifiers.
-    let mut names: BTreeMap<String, (String, usize, usize)> = BTreeMap::new();
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let tokens = tokenize(&file.source);
-        let mut starts: Vec<(usize, String)> = Vec::new();
-        for head in heads.iter().filter(|h| h.file == file.name) {
-            let Some(mut k) = tokens
-                .iter()
-                .position(|t| (t.line, t.col) >= (head.line, head.col))
-            else {
-                continue;
-            };
-            if tokens[k].text == "default" {
-                k += 1;
-            }
-            let Some(token) = tokens.get(k) else { continue };
-            let name = head.name().to_string();
-            names
-                .entry(name.clone())
-                .or_insert((file.name.clone(), token.line, token.col));
-            starts.push((k, name));
-        }
-        starts.sort();
-        for (n, (start, name)) in starts.iter().enumerate() {
-            let end = starts.get(n + 1).map_or(tokens.len(), |(next, _)| *next);
-            let body = edges.entry(name.clone()).or_default();
-            // Two heads can start at one token (`de.y contains r` gives the
-            // heads `de` and `de.y`): the first then has an empty body.
-            for t in tokens.get(start + 1..end).unwrap_or_default() {
-                if t.kind == TokenKind::Ident {
-                    body.insert(t.text.clone());
-                }
-            }
-        }
-    }
-    for set in edges.values_mut() {
-        set.retain(|n| names.contains_key(n));
-    }
-    // Depth-first without recursion: a policy of thousands of chained
-    // rules must not overflow the stack of the check meant to protect it.
-    // Also measures each name's longest chain of dependencies: regorus
-    // evaluates one rule inside another on its stack.
-    fn visit(
-        start: &str,
-        edges: &BTreeMap<String, BTreeSet<String>>,
-        done: &mut HashMap<String, usize>,
-    ) -> Option<Vec<String>> {
-        if done.contains_key(start) {
-            return None;
-        }
-        let next_of = |name: &str| -> Vec<&str> {
-            edges
-                .get(name)
-                .map_or_else(Vec::new, |set| set.iter().map(String::as_str).collect())
-        };
-        // The path from `start`: each step's name, its edges, the next edge.
-        let mut stack: Vec<(&str, Vec<&str>, usize)> = vec![(start, next_of(start), 0)];
-        let mut on_path: HashSet<&str> = HashSet::from([start]);
-        while let Some((name, nexts, at)) = stack.last_mut() {
-            let Some(&next) = nexts.get(*at) else {
-                let name = *name;
-                let chain = 1 + nexts
-                    .iter()
-                    .filter_map(|n| done.get(*n))
-                    .max()
-                    .unwrap_or(&0);
-                stack.pop();
-                on_path.remove(name);
-                done.insert(name.to_string(), chain);
-                continue;
-            };
-            *at += 1;
-            if on_path.contains(next) {
-                let from = stack.iter().position(|(n, ..)| *n == next).unwrap_or(0);
-                let mut cycle: Vec<String> =
-                    stack[from..].iter().map(|(n, ..)| n.to_string()).collect();
-                cycle.push(next.to_string());
-                return Some(cycle);
-            }
-            if !done.contains_key(next) {
-                on_path.insert(next);
-                stack.push((next, next_of(next), 0));
-            }
-        }
-        None
-    }
-    // Depth-first, in name order, for stable messages.
-    let mut done = HashMap::new();
-    for name in names.keys() {
-        if let Some(cycle) = visit(name, &edges, &mut done) {
-            let (file, line, col) = names[&cycle[0]].clone();
-            let chain: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
-            return Some((
-                file,
-                line,
-                col,
-                format!(
-                    "recursion: {}; a rule or function may not depend on itself",
-                    chain.join(" -> ")
-                ),
-            ));
-        }
-    }
-    // The longest chain, first in name order among equals.
-    let deepest = names
-        .keys()
-        .filter_map(|n| Some((done.get(n.as_str())?, n)))
-        .max_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(a.1)));
-    if let Some((&chain, name)) = deepest.filter(|(&chain, _)| chain > MAX_RULE_CHAIN) {
-        let (file, line, col) = names[name].clone();
-        return Some((
-            file,
-            line,
-            col,
-            format!(
-                "`{name}` starts a chain of {chain} rules and functions, each depending on the next; the limit is {MAX_RULE_CHAIN}, as deeper chains can overflow the evaluator's stack"
-            ),
-        ));
-    }
-    None
-}
-
-/// The longest chain of rules and functions depending on each other that a
-/// policy may have. regorus evaluates each link on the stack, ~25 KiB a
-/// link in a debug build: 85 links overflowed a 2 MiB thread stack (the
-/// default for spawned threads); real policies chain 3 to 5.
-pub(crate) const MAX_RULE_CHAIN: usize = 32;
-
 /// Per-request rules run before any element exists: `input.element` and
 /// `input.inside` are undefined there, so a rule reading them never holds.
 fn check_request_rules(
     files: &[PolicyFile],
     tokens: &[Vec<Token>],
-    heads: &[super::engine::RuleHead],
+    heads: &[crate::policy::engine::RuleHead],
     findings: &mut Vec<Finding>,
 ) {
     for (file, tokens) in files.iter().zip(tokens) {

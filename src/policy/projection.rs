@@ -1,0 +1,522 @@
+//! The element projection: all a policy ever sees of one element, and the
+//! one place that says so. The struct ([`ElementInput`]) lists the fields;
+//! [`ElementInput::fields`] names each one as the policy reads it; the Rego
+//! input (`input.element`), the decision caches' key and lint's picture of
+//! the input's shape are all built from that list, so adding a field is
+//! one edit and the key cannot miss a field the policy sees (a test proves
+//! that equal keys give equal inputs and different inputs different keys).
+//!
+//! The secure-text floor lives here too ([`Floor`]): it is a property of
+//! the projection (its subrole), applied to every decision on its way out
+//! of [`decide`], whatever made the decision.
+
+use std::sync::Arc;
+
+use regorus::Value;
+
+use super::inside::{Digest32, Inside};
+use super::Decision;
+use crate::error::Result;
+use crate::model::Role;
+
+/// One element's projection: all a policy sees of it. `A` is how its
+/// ancestors are given: an [`Inside`] chain for the policy, or a
+/// per-request id of that chain for the trimmer's deduplication (derived
+/// equality and hashing then cover every field).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ElementInput<'a, A = Inside<'a>> {
+    /// The role as read.
+    pub role: Role,
+    /// The subrole.
+    pub subrole: Option<&'a str>,
+    /// Effective states (R2).
+    pub selected: bool,
+    /// Effective states (R2).
+    pub focused: bool,
+    /// Effective states (R2).
+    pub visible: bool,
+    /// Effective states (R2).
+    pub hovered: bool,
+    /// Whether it has a title.
+    pub has_title: bool,
+    /// Whether it has content.
+    pub has_content: bool,
+    /// Whether a selected element is inside it (a descendant): lets a rule
+    /// keep the Document that encloses the selection.
+    pub contains_selection: bool,
+    /// Its attribute names, in the provider's order.
+    pub attribute_names: Vec<&'a str>,
+    /// The values of the attributes the policy declares it reads. A secure
+    /// field's never reach the policy: the projection leaves them out of
+    /// the input and the key.
+    pub attributes: Vec<(&'a str, &'a serde_json::Value)>,
+    /// Names of the title patterns its title matches.
+    pub title_matches: Vec<&'a str>,
+    /// Its ancestors' roles and subroles, nearest first (`input.inside`).
+    pub inside: A,
+}
+
+/// One field of `input.element`, as the policy reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Field<'p> {
+    /// The role's word.
+    Role(Role),
+    /// A string, absent from the input when `None`.
+    Text(Option<&'p str>),
+    /// A boolean.
+    Flag(bool),
+    /// An array of strings.
+    Names(&'p [&'p str]),
+    /// An object of provider values.
+    Values(&'p [(&'p str, &'p serde_json::Value)]),
+}
+
+/// How many fields `input.element` has.
+pub(crate) const FIELDS: usize = 12;
+
+/// The fields of `input.element` with an example of each kind, in the
+/// order [`ElementInput::fields`] gives them (lint's picture of the input).
+pub(crate) fn field_shapes() -> [(&'static str, Field<'static>); FIELDS] {
+    let probe: ElementInput<'static, ()> = ElementInput {
+        role: Role::Group,
+        subrole: None,
+        selected: false,
+        focused: false,
+        visible: false,
+        hovered: false,
+        has_title: false,
+        has_content: false,
+        contains_selection: false,
+        attribute_names: Vec::new(),
+        attributes: Vec::new(),
+        title_matches: Vec::new(),
+        inside: (),
+    };
+    probe.fields().map(|(name, field)| {
+        let field = match field {
+            Field::Role(role) => Field::Role(role),
+            Field::Text(_) => Field::Text(None),
+            Field::Flag(flag) => Field::Flag(flag),
+            Field::Names(_) => Field::Names(&[]),
+            Field::Values(_) => Field::Values(&[]),
+        };
+        (name, field)
+    })
+}
+
+impl<'a, A> ElementInput<'a, A> {
+    /// Every field of `input.element`, named as the policy reads it. The
+    /// only list of them: the Rego input and the cache key are built from
+    /// it, and the destructuring makes a new struct field a compile error
+    /// until it is named here.
+    pub(crate) fn fields(&self) -> [(&'static str, Field<'_>); FIELDS] {
+        let ElementInput {
+            role,
+            subrole,
+            selected,
+            focused,
+            visible,
+            hovered,
+            has_title,
+            has_content,
+            contains_selection,
+            attribute_names,
+            attributes,
+            title_matches,
+            inside: _,
+        } = self;
+        // A secure field's attribute values (its value, say) never reach
+        // the policy, whoever built the projection.
+        let attributes: &[(&str, &serde_json::Value)] = match Floor::applies(*subrole) {
+            true => &[],
+            false => attributes,
+        };
+        [
+            ("role", Field::Role(*role)),
+            ("subrole", Field::Text(*subrole)),
+            ("selected", Field::Flag(*selected)),
+            ("focused", Field::Flag(*focused)),
+            ("visible", Field::Flag(*visible)),
+            ("hovered", Field::Flag(*hovered)),
+            ("has_title", Field::Flag(*has_title)),
+            ("has_content", Field::Flag(*has_content)),
+            ("contains_selection", Field::Flag(*contains_selection)),
+            ("attribute_names", Field::Names(attribute_names)),
+            ("attributes", Field::Values(attributes)),
+            ("title_matches", Field::Names(title_matches)),
+        ]
+    }
+
+    /// The same projection with its ancestors given another way.
+    pub(crate) fn with_inside<B>(self, inside: B) -> ElementInput<'a, B> {
+        let ElementInput {
+            role,
+            subrole,
+            selected,
+            focused,
+            visible,
+            hovered,
+            has_title,
+            has_content,
+            contains_selection,
+            attribute_names,
+            attributes,
+            title_matches,
+            inside: _,
+        } = self;
+        ElementInput {
+            role,
+            subrole,
+            selected,
+            focused,
+            visible,
+            hovered,
+            has_title,
+            has_content,
+            contains_selection,
+            attribute_names,
+            attributes,
+            title_matches,
+            inside,
+        }
+    }
+
+    /// `input.element`, built straight into regorus values (a round trip
+    /// through serde_json cost more than the rules).
+    pub(crate) fn element_value(&self) -> Value {
+        let mut element = Value::new_object();
+        let map = element.as_object_mut().expect("an object");
+        let strings =
+            |items: &[&str]| Value::from(items.iter().map(|s| Value::from(*s)).collect::<Vec<_>>());
+        for (name, field) in self.fields() {
+            let value = match field {
+                Field::Role(role) => Value::from(role.as_str()),
+                Field::Text(None) => continue,
+                Field::Text(Some(text)) => Value::from(text),
+                Field::Flag(flag) => Value::from(flag),
+                Field::Names(names) => strings(names),
+                Field::Values(values) => {
+                    let mut object = Value::new_object();
+                    let entries = object.as_object_mut().expect("an object");
+                    for (k, v) in values {
+                        entries.insert(Value::from(*k), Value::from((*v).clone()));
+                    }
+                    object
+                }
+            };
+            map.insert(Value::from(name), value);
+        }
+        element
+    }
+
+    /// The fields' bytes, unambiguous (tags and lengths), for the key.
+    fn key_bytes(&self, out: &mut Vec<u8>) {
+        fn text(out: &mut Vec<u8>, s: &str) {
+            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        for (_, field) in self.fields() {
+            match field {
+                Field::Role(role) => {
+                    out.push(0);
+                    text(out, role.as_str());
+                }
+                Field::Text(None) => out.push(1),
+                Field::Text(Some(s)) => {
+                    out.push(2);
+                    text(out, s);
+                }
+                Field::Flag(flag) => out.push(3 + u8::from(flag)),
+                Field::Names(names) => {
+                    out.push(5);
+                    out.extend_from_slice(&(names.len() as u64).to_le_bytes());
+                    for name in names {
+                        text(out, name);
+                    }
+                }
+                Field::Values(values) => {
+                    out.push(6);
+                    out.extend_from_slice(&(values.len() as u64).to_le_bytes());
+                    for (k, v) in values {
+                        text(out, k);
+                        text(out, &serde_json::to_string(v).expect("JSON serializes"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ElementInput<'_> {
+    /// The decision caches' key: the fields as [`ElementInput::fields`]
+    /// gives them, then the ancestors' SHA-256 digest (a digest, not a
+    /// copy: a copy costs depth × subrole bytes per cached decision).
+    pub(crate) fn key(&self) -> ProjectionKey {
+        let mut out = Vec::with_capacity(64);
+        self.key_bytes(&mut out);
+        let digest: Digest32 = self.inside.digest();
+        out.extend_from_slice(&digest);
+        ProjectionKey(out.into_boxed_slice())
+    }
+
+    /// The whole Rego input for this element under a request's
+    /// `input.action` and `input.app` (an object).
+    pub(crate) fn rego_input(&self, request: &Value) -> Value {
+        let mut input = request.clone();
+        if let Ok(map) = input.as_object_mut() {
+            map.insert(Value::from("element"), self.element_value());
+            map.insert(Value::from("inside"), self.inside.to_value());
+        }
+        input
+    }
+}
+
+/// What makes two projections the same decision: owned, compared exactly
+/// (no hash collisions to tell apart).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ProjectionKey(Box<[u8]>);
+
+/// A floor no policy can lower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Floor {
+    /// Secure text: any role whose subrole says `secure` or `password`
+    /// ([`Floor::applies`]) is masked, with the reason [`Floor::reason`].
+    SecureText,
+}
+
+/// The mask reason the floor adds to secure text, whatever the policy says.
+pub const FLOOR_SECURE_TEXT: &str = "floor:secure-text";
+
+impl Floor {
+    /// Every floor.
+    pub const ALL: [Floor; 1] = [Floor::SecureText];
+
+    /// The mask reason it gives.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Floor::SecureText => FLOOR_SECURE_TEXT,
+        }
+    }
+
+    /// The floor a reason names, if it is one of the floors' reasons.
+    pub fn of_reason(reason: &str) -> Option<Floor> {
+        Floor::ALL.into_iter().find(|f| f.reason() == reason)
+    }
+
+    /// Whether the secure-text floor masks an element with this subrole:
+    /// one that contains `secure` or `password` (or `passwd`), whatever the
+    /// element's role (a provider's unknown role, read as `Group`,
+    /// included).
+    ///
+    /// The subrole is read as a person reads it: letters only (spaces, `_`,
+    /// `-` and other separators dropped), fullwidth forms as ASCII, the long
+    /// s as `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
+    pub fn applies(subrole: Option<&str>) -> bool {
+        subrole.is_some_and(|s| {
+            let folded: String = s
+                .chars()
+                .map(|c| match c {
+                    '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+                    '\u{017F}' => 's',
+                    '\u{212A}' => 'k',
+                    _ => c,
+                })
+                .flat_map(char::to_lowercase)
+                .filter(|c| c.is_alphanumeric())
+                .collect();
+            folded.contains("secure") || folded.contains("password") || folded.contains("passwd")
+        })
+    }
+}
+
+/// What holds whatever made a decision: its reasons are rule ids, and the
+/// floor masks secure text. The one place the floor is applied.
+pub(crate) fn enforce(subrole: Option<&str>, mut decision: Arc<Decision>) -> Result<Arc<Decision>> {
+    super::engine::check_reasons(&decision)?;
+    let floor = Floor::SecureText;
+    if Floor::applies(subrole) && !decision.mask.iter().any(|r| &**r == floor.reason()) {
+        let decision = Arc::make_mut(&mut decision);
+        decision.mask.push(Arc::from(floor.reason()));
+        decision.mask.sort();
+    }
+    Ok(decision)
+}
+
+/// A decision for `element` from `decider`, floor enforced: the only way
+/// the trimmer obtains one.
+pub(crate) fn decide(
+    decider: &mut dyn crate::trim::Decider,
+    element: &ElementInput<'_>,
+) -> Result<Arc<Decision>> {
+    enforce(element.subrole, decider.decide(element)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json(input: &ElementInput<'_>) -> serde_json::Value {
+        let request = Value::from(serde_json::json!({"action": {"name": "app"}, "app": {}}));
+        serde_json::from_str(&input.rego_input(&request).to_json_str().unwrap()).unwrap()
+    }
+
+    const ROLES: [Role; 4] = [Role::Text, Role::Group, Role::Window, Role::Document];
+    const WORDS: [&str; 5] = ["", "a", "secure", "AXSecureTextField", "pane"];
+
+    fn values() -> &'static [serde_json::Value; 4] {
+        static VALUES: std::sync::OnceLock<[serde_json::Value; 4]> = std::sync::OnceLock::new();
+        VALUES.get_or_init(|| {
+            [
+                serde_json::json!(1),
+                serde_json::json!("1"),
+                serde_json::json!({"a": [1, null]}),
+                serde_json::json!(null),
+            ]
+        })
+    }
+
+    #[derive(Debug, Clone)]
+    struct Spec {
+        role: usize,
+        subrole: Option<usize>,
+        flags: [bool; 7],
+        names: Vec<usize>,
+        attributes: Vec<(usize, usize)>,
+        matches: Vec<usize>,
+        inside: Vec<(usize, Option<usize>)>,
+    }
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        let word = 0..WORDS.len();
+        (
+            0..ROLES.len(),
+            proptest::option::of(word.clone()),
+            proptest::array::uniform7(any::<bool>()),
+            proptest::collection::vec(word.clone(), 0..3),
+            proptest::collection::vec((word.clone(), 0..4usize), 0..3),
+            proptest::collection::vec(word.clone(), 0..2),
+            proptest::collection::vec((0..ROLES.len(), proptest::option::of(word)), 0..3),
+        )
+            .prop_map(
+                |(role, subrole, flags, names, attributes, matches, inside)| Spec {
+                    role,
+                    subrole,
+                    flags,
+                    names,
+                    attributes,
+                    matches,
+                    inside,
+                },
+            )
+    }
+
+    fn build(s: &Spec) -> ElementInput<'static> {
+        ElementInput {
+            role: ROLES[s.role],
+            subrole: s.subrole.map(|w| WORDS[w]),
+            selected: s.flags[0],
+            focused: s.flags[1],
+            visible: s.flags[2],
+            hovered: s.flags[3],
+            has_title: s.flags[4],
+            has_content: s.flags[5],
+            contains_selection: s.flags[6],
+            attribute_names: s.names.iter().map(|&w| WORDS[w]).collect(),
+            // Attribute names are unique, as in a provider's map.
+            attributes: {
+                let mut seen = Vec::new();
+                s.attributes
+                    .iter()
+                    .filter(|(k, _)| {
+                        !seen.contains(k) && {
+                            seen.push(*k);
+                            true
+                        }
+                    })
+                    .map(|&(k, v)| (WORDS[k], &values()[v]))
+                    .collect()
+            },
+            title_matches: s.matches.iter().map(|&w| WORDS[w]).collect(),
+            inside: s
+                .inside
+                .iter()
+                .map(|&(r, w)| (ROLES[r], w.map(|w| WORDS[w])))
+                .collect(),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// The key and the Rego input cannot disagree: equal keys give
+        /// identical input JSON, and different input JSON different keys.
+        #[test]
+        fn equal_keys_mean_equal_inputs_and_different_inputs_different_keys(
+            a in spec(), b in spec()
+        ) {
+            let (a, b) = (build(&a), build(&b));
+            let same_key = a.key() == b.key();
+            let same_input = json(&a) == json(&b);
+            prop_assert_eq!(same_key, same_input, "{:?} / {:?}", a, b);
+            // The trimmer's per-request key (derived over every field,
+            // ancestors by id) is at least as fine as the input.
+            let (ia, ib) = (a.inside.clone(), b.inside.clone());
+            let da = a.clone().with_inside(ia.digest());
+            let db = b.clone().with_inside(ib.digest());
+            if da == db {
+                prop_assert!(same_input);
+            }
+        }
+    }
+
+    #[test]
+    fn the_input_has_exactly_the_named_fields() {
+        let values = values();
+        let input = ElementInput {
+            subrole: Some("pane"),
+            attributes: vec![("k", &values[0])],
+            ..build(&Spec {
+                role: 0,
+                subrole: None,
+                flags: [true; 7],
+                names: vec![1],
+                attributes: vec![],
+                matches: vec![1],
+                inside: vec![],
+            })
+        };
+        let json = json(&input);
+        let mut got: Vec<&str> = json["element"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut want: Vec<&str> = field_shapes().iter().map(|(n, _)| *n).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_secure_fields_values_never_reach_the_input_and_the_floor_is_typed() {
+        let values = values();
+        let mut input = build(&Spec {
+            role: 1,
+            subrole: Some(3),
+            flags: [false; 7],
+            names: vec![],
+            attributes: vec![],
+            matches: vec![],
+            inside: vec![],
+        });
+        input.attributes = vec![("value", &values[1])];
+        assert_eq!(json(&input)["element"]["attributes"], serde_json::json!({}));
+        assert_eq!(Floor::of_reason(FLOOR_SECURE_TEXT), Some(Floor::SecureText));
+        assert_eq!(Floor::of_reason("floor:other"), None);
+        let d = enforce(input.subrole, Arc::new(Decision::default())).unwrap();
+        assert_eq!(d.mask, vec![Arc::<str>::from(FLOOR_SECURE_TEXT)]);
+    }
+}

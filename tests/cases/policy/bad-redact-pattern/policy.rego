@@ -1,0 +1,3 @@
+package ctxgate
+
+redact contains {"id": "broken", "pattern": "(unclosed"}

@@ -1,0 +1,2 @@
+package other
+keep := {"a"}
