@@ -40,11 +40,9 @@ const LAYERS: &[&[&str]] = &[
 const POLICY_TOOLS: &str = "tools";
 
 /// Edges inside `src/policy/` known to close a cycle, tolerated until the
-/// change that removes them: `engine` refuses recursive policies with
-/// `lint::find_recursion` while `lint` uses the engine (issue 13: the policy
-/// split moves the recursion check into the runtime: delete the entry then).
-/// Only these exact edges are skipped; any other cycle fails.
-const TOLERATED: &[(&str, &str)] = &[("policy::engine", "policy::lint")];
+/// change that removes them. None: the policy split moved the recursion check
+/// into the runtime. Only listed edges are skipped; any other cycle fails.
+const TOLERATED: &[(&str, &str)] = &[];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

@@ -23,7 +23,8 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
-use super::projection::{enforce, ElementInput, ProjectionKey};
+use super::projection::{Decider, ElementInput, Floor, ProjectionKey};
+use super::recursion::RuleHead;
 use super::source::{eval_error, is_time_limit, load_path, policy_error, PolicyFile};
 use super::{Action, Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
 use crate::deadline::{Deadline, Stage};
@@ -562,13 +563,35 @@ impl Evaluator<'_> {
 
 /// The trimmer's view: the policy's decision, to which the trimmer applies
 /// the floor (as it does to any decider's).
-impl crate::trim::Decider for Evaluator<'_> {
+impl Decider for Evaluator<'_> {
     fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
         self.policy_decision(element)
     }
     fn evaluations(&self) -> usize {
         self.evaluations
     }
+}
+
+/// What holds whatever made a decision: its reasons are rule ids, and the
+/// floor masks secure text. The one place the floor is applied.
+pub(crate) fn enforce(subrole: Option<&str>, mut decision: Arc<Decision>) -> Result<Arc<Decision>> {
+    check_reasons(&decision)?;
+    let floor = Floor::SecureText;
+    if Floor::applies(subrole) && !decision.mask.iter().any(|r| &**r == floor.reason()) {
+        let decision = Arc::make_mut(&mut decision);
+        decision.mask.push(Arc::from(floor.reason()));
+        decision.mask.sort();
+    }
+    Ok(decision)
+}
+
+/// A decision for `element` from `decider`, floor enforced: the only way
+/// the trimmer obtains one.
+pub(crate) fn decide(
+    decider: &mut dyn Decider,
+    element: &ElementInput<'_>,
+) -> Result<Arc<Decision>> {
+    enforce(element.subrole, decider.decide(element)?)
 }
 
 /// Refuses a decision with a reason that is not a rule id, from whatever
@@ -603,22 +626,6 @@ fn not_a_rule_id(rule: &str, len: usize) -> Error {
 pub(crate) fn compile(files: &[PolicyFile], rvm: bool) -> Result<(Engine, BTreeSet<String>)> {
     let (engine, rules, _) = compile_with_heads(files, rvm)?;
     Ok((engine, rules))
-}
-
-/// Where a rule definition starts: its full path, file, line and column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RuleHead {
-    pub path: String,
-    pub file: String,
-    pub line: usize,
-    pub col: usize,
-}
-
-impl RuleHead {
-    /// The rule's own name: the last part of its path (`deny` for `data.ctxgate.deny`).
-    pub fn name(&self) -> &str {
-        self.path.rsplit('.').next().unwrap_or(&self.path)
-    }
 }
 
 /// [`compile`], also returning every rule definition's head.

@@ -30,10 +30,10 @@ mod source;
 mod token;
 mod tools;
 
+pub(crate) use engine::decide;
 pub use engine::{is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, MAX_REASON_BYTES};
 pub use inside::Inside;
-pub(crate) use projection::decide;
-pub use projection::{ElementInput, Floor, FLOOR_SECURE_TEXT};
+pub use projection::{Decider, ElementInput, Floor, FLOOR_SECURE_TEXT};
 pub use source::{load_path, PolicyFile};
 pub use tools::{
     check_sources, default_files, doc_markdown, plan_json, probes, rule_docs, run_tests,

@@ -19,6 +19,16 @@ use super::Decision;
 use crate::error::Result;
 use crate::model::Role;
 
+/// What trimming needs of a policy: a decision per element projection.
+/// The trimmer applies the floor ([`Floor`]) and the rule-id check to
+/// every decision a decider gives; a decider cannot skip either.
+pub trait Decider {
+    /// The decision for one projection, before the floor.
+    fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>>;
+    /// Evaluations run so far for this request.
+    fn evaluations(&self) -> usize;
+}
+
 /// One element's projection: all a policy sees of it. `A` is how its
 /// ancestors are given: an [`Inside`] chain for the policy, or a
 /// per-request id of that chain for the trimmer's deduplication (derived
@@ -330,28 +340,6 @@ impl Floor {
     }
 }
 
-/// What holds whatever made a decision: its reasons are rule ids, and the
-/// floor masks secure text. The one place the floor is applied.
-pub(crate) fn enforce(subrole: Option<&str>, mut decision: Arc<Decision>) -> Result<Arc<Decision>> {
-    super::engine::check_reasons(&decision)?;
-    let floor = Floor::SecureText;
-    if Floor::applies(subrole) && !decision.mask.iter().any(|r| &**r == floor.reason()) {
-        let decision = Arc::make_mut(&mut decision);
-        decision.mask.push(Arc::from(floor.reason()));
-        decision.mask.sort();
-    }
-    Ok(decision)
-}
-
-/// A decision for `element` from `decider`, floor enforced: the only way
-/// the trimmer obtains one.
-pub(crate) fn decide(
-    decider: &mut dyn crate::trim::Decider,
-    element: &ElementInput<'_>,
-) -> Result<Arc<Decision>> {
-    enforce(element.subrole, decider.decide(element)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,7 +504,8 @@ mod tests {
         assert_eq!(json(&input)["element"]["attributes"], serde_json::json!({}));
         assert_eq!(Floor::of_reason(FLOOR_SECURE_TEXT), Some(Floor::SecureText));
         assert_eq!(Floor::of_reason("floor:other"), None);
-        let d = enforce(input.subrole, Arc::new(Decision::default())).unwrap();
+        let d =
+            crate::policy::engine::enforce(input.subrole, Arc::new(Decision::default())).unwrap();
         assert_eq!(d.mask, vec![Arc::<str>::from(FLOOR_SECURE_TEXT)]);
     }
 }

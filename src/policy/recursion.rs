@@ -4,9 +4,24 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::engine::RuleHead;
 use super::source::PolicyFile;
 use super::token::{tokenize, TokenKind};
+
+/// Where a rule definition starts: its full path, file, line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RuleHead {
+    pub path: String,
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+}
+
+impl RuleHead {
+    /// The rule's own name: the last part of its path (`deny` for `data.ctxgate.deny`).
+    pub fn name(&self) -> &str {
+        self.path.rsplit('.').next().unwrap_or(&self.path)
+    }
+}
 
 /// Rego forbids recursion, but regorus detects it only between rules, not
 /// through functions, and a recursive function overflows the stack. So the

@@ -117,15 +117,7 @@ impl Trimmed<'_> {
     }
 }
 
-/// What trimming needs of a policy: a decision per element projection.
-/// The trimmer applies the floor ([`Floor`]) and the rule-id check to
-/// every decision a decider gives; a decider cannot skip either.
-pub trait Decider {
-    /// The decision for one projection, before the floor.
-    fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>>;
-    /// Evaluations run so far for this request.
-    fn evaluations(&self) -> usize;
-}
+pub use crate::policy::Decider;
 
 /// The request input the policy sees for `answer` and `request` (the
 /// root's title is not part of it; see [`RequestInput`]).

@@ -526,7 +526,7 @@ fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>)
 fn check_unused(
     files: &[PolicyFile],
     tokens: &[Vec<Token>],
-    heads: &[crate::policy::engine::RuleHead],
+    heads: &[crate::policy::recursion::RuleHead],
     findings: &mut Vec<Finding>,
 ) {
     let known: Vec<&str> = ELEMENT_RULES
@@ -536,7 +536,7 @@ fn check_unused(
         .collect();
     // The identifier naming each head (after `default` if present).
     let mut head_tokens: HashSet<(String, usize, usize)> = HashSet::new();
-    let mut head_names: Vec<(String, &crate::policy::engine::RuleHead, Token)> = Vec::new();
+    let mut head_names: Vec<(String, &crate::policy::recursion::RuleHead, Token)> = Vec::new();
     for head in heads {
         let Some(index) = files.iter().position(|f| f.name == head.file) else {
             continue;
@@ -596,7 +596,7 @@ fn check_unused(
 fn check_request_rules(
     files: &[PolicyFile],
     tokens: &[Vec<Token>],
-    heads: &[crate::policy::engine::RuleHead],
+    heads: &[crate::policy::recursion::RuleHead],
     findings: &mut Vec<Finding>,
 ) {
     for (file, tokens) in files.iter().zip(tokens) {
