@@ -323,7 +323,56 @@ fn decide_all(
     max_projections: usize,
     deadline: &Deadline,
 ) -> Result<Vec<Arc<Decision>>> {
-    let mut projector = Projector::new(tree, plan);
+    // A selection inside an element the policy withholds is never sent, so
+    // it must not make the policy keep that element's ancestors (trimming
+    // the output again would not see it, and decide otherwise). Which
+    // elements are withheld is known only once decided: decide again with
+    // them as barriers until no new one appears (rarely more than twice;
+    // projections already decided come from the caches).
+    let mut withheld = vec![false; tree.len()];
+    let mut round = 0;
+    loop {
+        let decisions = decide_round(tree, plan, decider, max_projections, deadline, &withheld)?;
+        round += 1;
+        let mut grew = false;
+        // Each ancestor is looked at once a round: linear in the tree.
+        let mut looked = vec![false; tree.len()];
+        for node in tree.nodes().iter().filter(|n| n.selected) {
+            let mut above = node.parent;
+            while let Some(p) = above {
+                if std::mem::replace(&mut looked[p as usize], true) {
+                    break;
+                }
+                let d = &decisions[p as usize];
+                if !withheld[p as usize] && (!d.mask.is_empty() || !d.deny.is_empty()) {
+                    withheld[p as usize] = true;
+                    grew = true;
+                }
+                above = tree.node(p).parent;
+            }
+        }
+        // Past the last round the decisions stand as they are: every mask
+        // and deny in them is applied, only a kept ancestor may differ
+        // from what a second trim decides.
+        if !grew || round == MAX_SELECTION_ROUNDS {
+            return Ok(decisions);
+        }
+    }
+}
+
+/// Rounds of [`decide_all`] at most (each adds at least one withheld
+/// ancestor of a selected element).
+const MAX_SELECTION_ROUNDS: usize = 4;
+
+fn decide_round(
+    tree: &Tree<'_, '_>,
+    plan: &RequestPlan,
+    decider: &mut dyn Decider,
+    max_projections: usize,
+    deadline: &Deadline,
+    withheld: &[bool],
+) -> Result<Vec<Arc<Decision>>> {
+    let mut projector = Projector::new(tree, plan, withheld);
     let mut seen: HashMap<ElementInput<'_, u32>, Arc<Decision>> = HashMap::new();
     let mut decisions = Vec::with_capacity(tree.len());
     for at in 0..tree.len() {
@@ -358,7 +407,7 @@ fn decide_all(
 /// (for benches and tools; not a stable API).
 #[doc(hidden)]
 pub fn projections<'t>(tree: &Tree<'t, '_>, plan: &'t RequestPlan) -> Vec<ElementInput<'t>> {
-    let mut projector = Projector::new(tree, plan);
+    let mut projector = Projector::new(tree, plan, &vec![false; tree.len()]);
     (0..tree.len())
         .map(|at| {
             let key = projector.key(at);
@@ -390,7 +439,7 @@ struct Projector<'p, 't, 'a> {
 }
 
 impl<'p, 't, 'a> Projector<'p, 't, 'a> {
-    fn new(tree: &'p Tree<'t, 'a>, plan: &'t RequestPlan) -> Self {
+    fn new(tree: &'p Tree<'t, 'a>, plan: &'t RequestPlan, withheld: &[bool]) -> Self {
         let n = tree.len();
         // Children come after their parent in document order, so one
         // backward pass. A selection inside a secure field counts neither
@@ -398,10 +447,14 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         // sent, so it must not make the policy keep the field or its
         // ancestors (and trimming the output again, where the field is a
         // placeholder, would decide otherwise).
+        // The same holds for an element the policy masks or denies
+        // (`withheld`, found by a first round of decisions): a selection
+        // inside it counts for neither it nor its ancestors.
         let mut contains_selection = vec![false; n];
         for (at, node) in tree.nodes().iter().enumerate().rev() {
             if let Some(parent) = node.parent {
                 if (node.selected || contains_selection[at])
+                    && !withheld[parent as usize]
                     && !Floor::applies(tree.node(parent).element.subrole.as_deref())
                 {
                     contains_selection[parent as usize] = true;
