@@ -209,9 +209,9 @@ impl<'f, 'a> Filler<'f, 'a> {
         }
     }
 
-    /// Fits the selection to the budgets.
-    pub fn fill(mut self) -> Result<Filled<'a>> {
-        self.check_carried_counts()?;
+    /// What is sent whatever the budget: the root and the mandatory
+    /// elements with their ancestors.
+    fn base(&mut self) -> Vec<Option<Mode>> {
         let mut base: Vec<Option<Mode>> = vec![None; self.tree.len()];
         base[0] = Some(self.root_mode());
         let mandatory = self.selection.mandatory.clone();
@@ -219,6 +219,14 @@ impl<'f, 'a> Filler<'f, 'a> {
             let mode = self.mode_for(id);
             add(self.tree, &mut base, id, mode);
         }
+        base
+    }
+
+    /// Fits the selection to the budgets.
+    pub fn fill(mut self) -> Result<Filled<'a>> {
+        self.check_carried_counts()?;
+        let base = self.base();
+        let mandatory = self.selection.mandatory.clone();
         let candidates = self.selection.candidates.clone();
 
         if self.budgets.is_empty() {
@@ -330,13 +338,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// For tests: the size in `budget`'s unit of the base with the first k
     /// candidates, for every k from 0 to all of them.
     pub fn prefix_sizes(mut self, budget: Budget) -> Result<Vec<usize>> {
-        let mut base: Vec<Option<Mode>> = vec![None; self.tree.len()];
-        base[0] = Some(self.root_mode());
-        let mandatory = self.selection.mandatory.clone();
-        for &id in &mandatory {
-            let mode = self.mode_for(id);
-            add(self.tree, &mut base, id, mode);
-        }
+        let base = self.base();
         let candidates = self.selection.candidates.clone();
         (0..=candidates.len())
             .map(|k| {

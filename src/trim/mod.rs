@@ -17,7 +17,6 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
-use crate::finding::Finding;
 use crate::limits::Limits;
 use crate::model::{Answer, Role, Tree};
 use crate::policy::{
@@ -140,10 +139,7 @@ pub fn trim_with<'a>(
     limits: &Limits,
 ) -> Result<Trimmed<'a>> {
     let deadline = request.deadline();
-    let findings = crate::check::check(answer);
-    if findings.iter().any(Finding::is_error) {
-        return Err(Error::NotConforming { findings });
-    }
+    crate::check::require_conforming(answer)?;
     deadline.check(Stage::Check)?;
     trim_checked(
         answer,
