@@ -113,8 +113,9 @@ fn escape_char<W: Write + ?Sized>(out: &mut W, c: char) -> io::Result<()> {
     out.write_all(short.as_bytes())
 }
 
-/// `text` with every [`hidden`] char written as `\uXXXX` and nothing else
-/// changed: for diagnostics (findings, errors on stderr) that name a
+/// `text` with every hidden char (C0 and C1 controls, format and bidi
+/// controls, line and paragraph separators) written as `\uXXXX` and nothing
+/// else changed: for diagnostics (findings, errors on stderr) that name a
 /// provider's id, role or key, so no input can start a line, move the
 /// cursor or reorder what a terminal or a log shows.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {

@@ -2,8 +2,8 @@
 //! to a tree, and produces the output answer, its rendering and the report.
 //!
 //! Stages: project each element and ask the policy ([`Decider`]); select
-//! (fates, scope, fill order: [`select`]); fill the budget and build the
-//! output ([`fill`]); report. Any error ends the request: nothing is sent.
+//! (fates, scope, fill order: `select`); fill the budget and build the
+//! output (`fill`); report. Any error ends the request: nothing is sent.
 
 mod fill;
 pub mod report;
