@@ -323,7 +323,24 @@ impl Floor {
     /// `-` and other separators dropped), fullwidth forms as ASCII, the long
     /// s as `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
     pub fn applies(subrole: Option<&str>) -> bool {
+        const WORDS: [&[u8]; 3] = [b"secure", b"password", b"passwd"];
+        let secure = |folded: &[u8]| {
+            WORDS
+                .iter()
+                .any(|w| folded.windows(w.len()).any(|window| window == *w))
+        };
         subrole.is_some_and(|s| {
+            // Asked for every element: a short ASCII subrole (nearly all of
+            // them) folds on the stack; the same folding as below.
+            if s.len() <= 64 && s.is_ascii() {
+                let mut folded = [0u8; 64];
+                let mut n = 0;
+                for b in s.bytes().filter(u8::is_ascii_alphanumeric) {
+                    folded[n] = b.to_ascii_lowercase();
+                    n += 1;
+                }
+                return secure(&folded[..n]);
+            }
             let folded: String = s
                 .chars()
                 .map(|c| match c {
@@ -335,7 +352,7 @@ impl Floor {
                 .flat_map(char::to_lowercase)
                 .filter(|c| c.is_alphanumeric())
                 .collect();
-            folded.contains("secure") || folded.contains("password") || folded.contains("passwd")
+            secure(folded.as_bytes())
         })
     }
 }
