@@ -63,6 +63,15 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     }
 }
 
+/// Whether a secure field has a value, without reading it further: only
+/// that it is a non-empty string.
+fn has_value(object: &Map<String, Value>) -> bool {
+    object
+        .get("value")
+        .and_then(Value::as_str)
+        .is_some_and(|v| !v.is_empty())
+}
+
 fn string<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     object
         .get(key)
@@ -163,10 +172,7 @@ fn node(object: &Map<String, Value>, depth: usize, pointer: &mut String) -> Resu
             Kind::Furniture => return Ok(node),
             // A secure field's value is never copied, whatever the schema.
             Kind::Secure => {
-                node.filled = object
-                    .get("value")
-                    .and_then(Value::as_str)
-                    .is_some_and(|v| !v.is_empty());
+                node.filled = has_value(object);
                 return Ok(node);
             }
             _ => node.title = string(object, "value").map(str::to_string),
@@ -192,10 +198,7 @@ fn node(object: &Map<String, Value>, depth: usize, pointer: &mut String) -> Resu
             // The value is skipped where it is read: never copied; only
             // whether there is one.
             Kind::Secure => {
-                node.filled = object
-                    .get("value")
-                    .and_then(Value::as_str)
-                    .is_some_and(|v| !v.is_empty());
+                node.filled = has_value(object);
                 return Ok(node);
             }
             Kind::Furniture => return Ok(node),
