@@ -2,6 +2,9 @@
 #![warn(missing_docs)]
 
 pub mod check;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub mod cli;
 mod deadline;
 mod error;
 mod escape;

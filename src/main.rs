@@ -1,8 +1,7 @@
-//! The `ctxgate` command: parses arguments, calls the library, writes
-//! output, exits with the documented code. No logic of its own.
-
-mod cli;
+//! The `ctxgate` command. Everything it does is in the library's `cli`
+//! module (built with the default `cli` feature), which parses arguments,
+//! calls the library, writes output and exits with the documented code.
 
 fn main() -> std::process::ExitCode {
-    cli::main()
+    ctxgate::cli::main()
 }

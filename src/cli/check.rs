@@ -20,7 +20,7 @@ pub struct CheckArgs {
 
 pub fn run(args: CheckArgs) -> Result<Outcome, Failure> {
     let bytes = read_input(args.file.as_deref())?;
-    let report = ctxgate::check_bytes(&bytes, &args.limits.limits())?;
+    let report = crate::check_bytes(&bytes, &args.limits.limits())?;
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&report).expect("a report serializes");
         text.push('\n');
@@ -36,7 +36,7 @@ pub fn run(args: CheckArgs) -> Result<Outcome, Failure> {
     })
 }
 
-fn human(report: &ctxgate::CheckReport) -> String {
+fn human(report: &crate::CheckReport) -> String {
     let mut out = String::new();
     for finding in &report.findings {
         let _ = writeln!(out, "{finding}");

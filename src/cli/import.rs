@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use crate::import::Format;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use ctxgate::import::Format;
 
 use super::{read_input, write_stdout, Failure, Outcome};
 
@@ -25,7 +25,7 @@ pub struct ImportArgs {
 
 pub fn run(args: ImportArgs) -> Result<Outcome, Failure> {
     let bytes = read_input(args.file.as_deref())?;
-    let answer = ctxgate::import::import(args.from, &bytes)?;
+    let answer = crate::import::import(args.from, &bytes)?;
     let mut text = serde_json::to_vec_pretty(&answer).expect("an answer serializes");
     text.push(b'\n');
     write_stdout(&text)?;

@@ -19,8 +19,8 @@ use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::ErrorKind;
 use clap::{Args, Parser, Subcommand};
-use ctxgate::ErrorKind;
 
 /// ctxgate: trims an app's element tree to what a user's action warrants
 /// before it is sent to an AI agent.
@@ -49,25 +49,25 @@ enum Command {
 #[derive(Args, Clone, Copy)]
 pub struct LimitArgs {
     /// Largest input in bytes.
-    #[arg(long, value_name = "N", default_value_t = ctxgate::Limits::DEFAULT.max_input_bytes)]
+    #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_input_bytes)]
     pub max_input_bytes: usize,
     /// Most elements in one tree.
-    #[arg(long, value_name = "N", default_value_t = ctxgate::Limits::DEFAULT.max_elements)]
+    #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_elements)]
     pub max_elements: usize,
     /// Deepest tree, in elements (the root is 1).
-    #[arg(long, value_name = "N", default_value_t = ctxgate::Limits::DEFAULT.max_depth)]
+    #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_depth)]
     pub max_depth: usize,
     /// Most bytes of title, url and content in one element.
-    #[arg(long, value_name = "N", default_value_t = ctxgate::Limits::DEFAULT.max_content_bytes)]
+    #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_content_bytes)]
     pub max_content_bytes: usize,
     /// Most distinct element projections the policy decides in one request.
-    #[arg(long, value_name = "N", default_value_t = ctxgate::Limits::DEFAULT.max_projections)]
+    #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_projections)]
     pub max_projections: usize,
 }
 
 impl LimitArgs {
-    pub fn limits(&self) -> ctxgate::Limits {
-        ctxgate::Limits {
+    pub fn limits(&self) -> crate::Limits {
+        crate::Limits {
             max_input_bytes: self.max_input_bytes,
             max_elements: self.max_elements,
             max_depth: self.max_depth,
@@ -136,8 +136,8 @@ impl Failure {
     }
 }
 
-impl From<ctxgate::Error> for Failure {
-    fn from(err: ctxgate::Error) -> Failure {
+impl From<crate::Error> for Failure {
+    fn from(err: crate::Error) -> Failure {
         Failure {
             kind: err.kind(),
             message: format!("{err:#}"),
@@ -154,11 +154,10 @@ pub fn exit_code(kind: ErrorKind) -> u8 {
         | ErrorKind::BudgetUnreachable
         | ErrorKind::Deadline => 1,
         ErrorKind::Policy | ErrorKind::Io | ErrorKind::Usage | ErrorKind::Internal => 2,
-        // A kind added later is an error until it is placed here.
-        _ => 2,
     }
 }
 
+/// Runs the command line: what `ctxgate` (the binary) does.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -184,14 +183,14 @@ pub fn main() -> ExitCode {
         Ok(Outcome::Fine) => ExitCode::SUCCESS,
         Ok(Outcome::Findings(message)) => {
             if let Some(message) = message {
-                eprintln!("error: {}", ctxgate::render::visible(&message));
+                eprintln!("error: {}", crate::render::visible(&message));
             }
             ExitCode::from(1)
         }
         // One line, whatever ids, keys or role words of the input it names:
         // a control or bidi char in them is written as `\uXXXX`.
         Err(Failure { kind, message }) => {
-            eprintln!("error: {}", ctxgate::render::visible(&message));
+            eprintln!("error: {}", crate::render::visible(&message));
             ExitCode::from(exit_code(kind))
         }
     }
@@ -244,7 +243,7 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ctxgate::{Error, Finding, Requirement, Stage};
+    use crate::{Error, Finding, Requirement, Stage};
 
     /// Every variant of the library's error, its kind, and the exit code
     /// the CLI gives it: the whole contract in one table.
@@ -279,7 +278,7 @@ mod tests {
             (
                 Error::TooDeep {
                     limit: 1,
-                    place: ctxgate::DepthPlace::Element("/root".into()),
+                    place: crate::DepthPlace::Element("/root".into()),
                 },
                 ErrorKind::OverLimit,
                 1,

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use crate::policy::{self as lib, PolicyFile, TestOutcome};
 use clap::{Args, Subcommand};
-use ctxgate::policy::{self as lib, PolicyFile, TestOutcome};
 
 use super::{write_stdout, Failure, Outcome};
 
@@ -66,7 +66,7 @@ fn files(path: Option<&Path>, tests: bool) -> Result<Vec<PolicyFile>, Failure> {
     }
 }
 
-fn load(path: Option<&Path>) -> Result<ctxgate::policy::Policy, Failure> {
+fn load(path: Option<&Path>) -> Result<crate::policy::Policy, Failure> {
     let files = files(path, false)?;
     Ok(lib::Policy::from_sources(
         files.into_iter().map(|f| (f.name, f.source)).collect(),

@@ -22,8 +22,8 @@ pub fn run(args: SynthArgs) -> Result<Outcome, Failure> {
             "`--elements` must be at least 1: a tree has its root",
         ));
     }
-    let answer = ctxgate::synth::synth(args.elements, args.seed);
-    let mut text = ctxgate::render::json(&answer);
+    let answer = crate::synth::synth(args.elements, args.seed);
+    let mut text = crate::render::json(&answer);
     text.push('\n');
     write_stdout(text.as_bytes())?;
     Ok(Outcome::Fine)

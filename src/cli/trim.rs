@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
+use crate::policy::Budget;
+use crate::render::Format;
+use crate::{Gate, Request};
 use clap::{Args, ValueEnum};
-use ctxgate::policy::Budget;
-use ctxgate::render::Format;
-use ctxgate::{Gate, Request};
 
 use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
 
@@ -51,7 +51,7 @@ enum FormatArg {
 
 pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
     // The token vocabulary loads while the policy compiles and the input is read.
-    let warm = std::thread::spawn(ctxgate::Gate::warm_up_tokens);
+    let warm = std::thread::spawn(crate::Gate::warm_up_tokens);
     let gate = match &args.policy {
         Some(path) => Gate::from_policy_path(path),
         None => Gate::embedded_default(),
