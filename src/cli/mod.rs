@@ -12,6 +12,7 @@
 mod check;
 mod import;
 mod policy;
+mod serve;
 mod synth;
 mod trim;
 
@@ -41,6 +42,8 @@ enum Command {
     Import(import::ImportArgs),
     /// Check, test, document and preview policies.
     Policy(policy::PolicyArgs),
+    /// Serve trims to hosts in any language: JSON-RPC on stdio, or HTTP; policies reloaded live.
+    Serve(serve::ServeArgs),
     /// Generate a realistic 0.2.0 answer of N elements, deterministic for a seed.
     Synth(synth::SynthArgs),
 }
@@ -116,6 +119,10 @@ pub enum Outcome {
 pub struct Failure {
     kind: ErrorKind,
     message: String,
+    /// The library's error, when it was one (for `--json`'s structured fields).
+    error: Option<Box<crate::Error>>,
+    /// Already written to stderr (as JSON): only the exit code is left.
+    printed: bool,
 }
 
 impl Failure {
@@ -124,6 +131,8 @@ impl Failure {
         Failure {
             kind: ErrorKind::Usage,
             message: message.into(),
+            error: None,
+            printed: false,
         }
     }
 
@@ -132,6 +141,8 @@ impl Failure {
         Failure {
             kind: ErrorKind::Io,
             message: message.into(),
+            error: None,
+            printed: false,
         }
     }
 }
@@ -141,6 +152,8 @@ impl From<crate::Error> for Failure {
         Failure {
             kind: err.kind(),
             message: format!("{err:#}"),
+            error: Some(Box::new(err)),
+            printed: false,
         }
     }
 }
@@ -171,12 +184,13 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    init_logging();
+    init_logging(matches!(cli.command, Command::Serve(_)));
     let outcome = match cli.command {
         Command::Trim(args) => trim::run(args),
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
         Command::Policy(args) => policy::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Synth(args) => synth::run(args),
     };
     match outcome {
@@ -189,18 +203,28 @@ pub fn main() -> ExitCode {
         }
         // One line, whatever ids, keys or role words of the input it names:
         // a control or bidi char in them is written as `\uXXXX`.
-        Err(Failure { kind, message }) => {
-            eprintln!("error: {}", crate::render::visible(&message));
+        Err(Failure {
+            kind,
+            message,
+            printed,
+            ..
+        }) => {
+            if !printed {
+                eprintln!("error: {}", crate::render::visible(&message));
+            }
             ExitCode::from(exit_code(kind))
         }
     }
 }
 
 /// Logs go to stderr, filtered by `CTXGATE_LOG` (e.g. `CTXGATE_LOG=debug`);
-/// off by default. The library only emits spans and events.
-fn init_logging() {
-    let Ok(filter) = std::env::var("CTXGATE_LOG") else {
-        return;
+/// off by default, except `serve`'s own events at `info` (start, reloads,
+/// shutdown). The library only emits spans and events.
+fn init_logging(serve: bool) {
+    let filter = match std::env::var("CTXGATE_LOG") {
+        Ok(filter) => filter,
+        Err(_) if serve => "warn,ctxgate::cli::serve=info".to_string(),
+        Err(_) => return,
     };
     let filter = tracing_subscriber::EnvFilter::new(filter);
     let _ = tracing_subscriber::fmt()

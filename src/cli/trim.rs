@@ -1,5 +1,8 @@
 //! `ctxgate trim`: the main job. Reads an answer, writes what may be sent
-//! to stdout and, when asked, the report to a file.
+//! to stdout and, when asked, the report to a file. With `--json`, stdout
+//! is `serve`'s `trim` result, `{"output", "report"}`, and an error is
+//! `serve`'s error object on stderr, `{"error": {"code", "message",
+//! "data": {"kind", …}}}`, with the usual exit code.
 
 use std::path::PathBuf;
 
@@ -32,9 +35,14 @@ pub struct TrimArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Json)]
     format: FormatArg,
-    /// Write the report (JSON) to this file.
+    /// Write the report (JSON) to this file. Not `-`: stdout carries the
+    /// output alone; `--json` gives both in one object.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Print `{"output", "report"}` on one line (what `ctxgate serve`'s
+    /// `trim` returns); errors as its JSON error object on stderr.
+    #[arg(long)]
+    json: bool,
     /// How long the request may take, from reading to output: `500ms`,
     /// `2s`, `1m` (default 5s). Past it nothing is sent (exit 1).
     #[arg(long, value_name = "DURATION", value_parser = super::parse_duration)]
@@ -50,6 +58,34 @@ enum FormatArg {
 }
 
 pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
+    let json = args.json;
+    run_inner(args).map_err(|failure| {
+        if json {
+            print_json_error(failure)
+        } else {
+            failure
+        }
+    })
+}
+
+/// Writes the failure as `serve`'s error object on stderr.
+fn print_json_error(mut failure: Failure) -> Failure {
+    use super::serve::wire;
+    let object = match &failure.error {
+        Some(err) => wire::Failure::from(err.as_ref()),
+        None => wire::Failure::new(wire::Kind::Lib(failure.kind), failure.message.clone()),
+    };
+    eprintln!("{}", serde_json::json!({"error": object.to_json()}));
+    failure.printed = true;
+    failure
+}
+
+fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
+    if args.report.as_deref() == Some(std::path::Path::new("-")) {
+        return Err(Failure::usage(
+            "`--report -` would mix the report into standard output with what may be sent; name a file, or use `--json` for both in one object",
+        ));
+    }
     // The token vocabulary loads while the policy compiles and the input is read.
     let warm = std::thread::spawn(crate::Gate::warm_up_tokens);
     let gate = match &args.policy {
@@ -84,6 +120,16 @@ pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
                 path.display()
             ))
         })?;
+    }
+    if args.json {
+        let mut line = serde_json::to_string(&super::serve::wire::TrimResult {
+            output: &trimmed.rendered,
+            report: &trimmed.report,
+        })
+        .expect("a report serializes");
+        line.push('\n');
+        write_stdout(line.as_bytes())?;
+        return Ok(Outcome::Fine);
     }
     // Exactly the bytes the budget measured: no newline is added (the
     // outline's lines end with one already; JSON has none).

@@ -1,0 +1,217 @@
+//! The HTTP transport (`--http ADDR`), HTTP/1.1 on hyper and a
+//! current-thread tokio runtime that only moves bytes: `POST /v1/trim` and
+//! `POST /v1/check` take the methods' params as the body and answer the
+//! result (200) or `{"error": {...}}` with a status by kind; `GET
+//! /v1/policy`; `GET /health` (200 with the policy hash and the last
+//! reload error); `GET /metrics` (Prometheus text). The work runs on the
+//! server's pool, as stdio's does. A client that goes away mid-request
+//! costs only its own request. SIGTERM/SIGINT: the listener closes, open
+//! requests finish, exit 0.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+use super::methods::{Server, Transport};
+use super::wire::{Failure, Kind};
+use crate::{Error, ErrorKind};
+
+/// Serves HTTP on `addr` until a signal comes.
+pub fn run(server: Arc<Server>, addr: SocketAddr) -> Result<(), Error> {
+    let runtime = super::runtime()?;
+    let io = |e: std::io::Error| Error::Io {
+        path: addr.to_string(),
+        source: e,
+    };
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
+        let local = listener.local_addr().map_err(io)?;
+        let mut signals = super::Signals::new()?;
+        // The one line a supervisor (or a test) waits for.
+        eprintln!("listening on {local}");
+        tracing::info!(%local, "listening");
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let why = loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let stream = match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(err) => {
+                            // Out of descriptors, say: wait rather than spin.
+                            tracing::warn!("accept failed: {err}");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let server = server.clone();
+                    let service = hyper::service::service_fn(move |request| {
+                        let server = server.clone();
+                        async move { Ok::<_, Infallible>(handle(server, request).await) }
+                    });
+                    let connection = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service);
+                    let connection = graceful.watch(connection);
+                    tokio::spawn(async move {
+                        if let Err(err) = connection.await {
+                            tracing::debug!("connection ended: {err}");
+                        }
+                    });
+                }
+                why = signals.recv() => break why,
+            }
+        };
+        drop(listener);
+        tracing::info!(in_flight = server.pool.in_flight(), "{why}: finishing open requests");
+        let grace = server.timeout + Duration::from_secs(5);
+        tokio::select! {
+            _ = graceful.shutdown() => {}
+            _ = tokio::time::sleep(grace) => tracing::warn!("connections still open after {} s; closing them", grace.as_secs()),
+        }
+        Ok::<_, Error>(())
+    })?;
+    server.pool.close();
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    let received = Instant::now();
+    let method = match (request.method(), request.uri().path()) {
+        (&Method::GET, "/health") => {
+            let mut body = server.state.describe();
+            body["status"] = "ok".into();
+            return reply(StatusCode::OK, body.to_string());
+        }
+        (&Method::GET, "/metrics") => {
+            let served = server.state.current();
+            let text = server
+                .state
+                .metrics
+                .render(served.gate.policy().hash(), server.pool.in_flight());
+            let mut response = Response::new(Full::new(Bytes::from(text)));
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4"),
+            );
+            return response;
+        }
+        (&Method::GET, "/v1/policy") => {
+            return reply(StatusCode::OK, server.state.describe().to_string())
+        }
+        (&Method::POST, "/v1/trim") => "trim",
+        (&Method::POST, "/v1/check") => "check",
+        (_, "/v1/trim" | "/v1/check") => {
+            return error(&Failure::usage("use POST with the params as a JSON body"), StatusCode::METHOD_NOT_ALLOWED)
+        }
+        (_, "/health" | "/metrics" | "/v1/policy") => {
+            return error(&Failure::usage("use GET"), StatusCode::METHOD_NOT_ALLOWED)
+        }
+        (_, path) => {
+            return error(
+                &Failure::usage(format!(
+                    "no route `{}`; the routes are POST /v1/trim, POST /v1/check, GET /v1/policy, GET /health, GET /metrics",
+                    path.escape_debug()
+                )),
+                StatusCode::NOT_FOUND,
+            )
+        }
+    };
+    let limit = server.max_request_bytes;
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        let failure = server.too_large(declared);
+        server.refused_or_malformed(&failure, "refused", Transport::Http, received);
+        return failed(&failure);
+    }
+    let body = match Limited::new(request.into_body(), limit).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(err) => {
+            let failure = if err.downcast_ref::<LengthLimitError>().is_some() {
+                server.too_large(None)
+            } else {
+                Failure::new(
+                    Kind::Lib(ErrorKind::Io),
+                    format!("cannot read the request body: {err}"),
+                )
+            };
+            server.refused_or_malformed(&failure, "refused", Transport::Http, received);
+            return failed(&failure);
+        }
+    };
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let job = {
+        let server = server.clone();
+        move || {
+            let _ = sender.send(call(&server, method, &body, received));
+        }
+    };
+    if let Err(failure) = server.submit(job) {
+        server.refused_or_malformed(&failure, "refused", Transport::Http, received);
+        let mut response = failed(&failure);
+        if failure.kind == Kind::Overloaded {
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        return response;
+    }
+    match receiver.await {
+        Ok(Ok(result)) => reply(StatusCode::OK, result),
+        Ok(Err(failure)) => failed(&failure),
+        Err(_) => failed(&Failure::new(
+            Kind::Lib(ErrorKind::Internal),
+            "internal error: the request's worker ended without a reply; nothing was sent",
+        )),
+    }
+}
+
+/// Runs a method on a body (the params).
+fn call(server: &Server, method: &str, body: &[u8], received: Instant) -> Result<String, Failure> {
+    let params: &RawValue = match serde_json::from_slice(body) {
+        Ok(params) => params,
+        Err(err) => {
+            let failure = Failure::new(
+                Kind::Lib(ErrorKind::InvalidInput),
+                format!("the body is not JSON: {err}; send the params as one JSON object"),
+            )
+            .with("line", err.line())
+            .with("column", err.column());
+            server.refused_or_malformed(&failure, "invalid", Transport::Http, received);
+            return Err(failure);
+        }
+    };
+    server.call(method, Some(params), received, Transport::Http)
+}
+
+fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn failed(failure: &Failure) -> Response<Full<Bytes>> {
+    let status =
+        StatusCode::from_u16(failure.kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    error(failure, status)
+}
+
+fn error(failure: &Failure, status: StatusCode) -> Response<Full<Bytes>> {
+    reply(status, json!({"error": failure.to_json()}).to_string())
+}

@@ -1,0 +1,262 @@
+//! The served policy: one [`Gate`] behind an [`ArcSwap`], loaded at start
+//! and, with `--watch`, reloaded when a policy file changes. A reload reads,
+//! compiles and lints the files on the watcher's thread, never a request's;
+//! only a policy that passes all three replaces the served one, in one
+//! atomic swap. A request loads the `Arc` once and runs wholly under that
+//! gate, so its report names the policy that decided it. A failed reload
+//! keeps the last good policy and is recorded (file:line:col) for the
+//! `policy` method, `/health` and the log.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use serde_json::{json, Value};
+
+use super::metrics::Metrics;
+use super::wire::split_location;
+use crate::policy::{self as lib, PolicyFile};
+use crate::{Error, Gate, Limits, Policy};
+
+/// A gate and when it was loaded.
+pub struct Served {
+    /// The gate every request of this generation runs under.
+    pub gate: Gate,
+    /// When the policy was loaded (RFC 3339, UTC).
+    pub loaded_at: String,
+}
+
+/// Why the last reload failed.
+#[derive(Clone)]
+struct ReloadError {
+    message: String,
+    location: String,
+    at: String,
+}
+
+/// What the server serves, and how to reload it.
+pub struct State {
+    current: ArcSwap<Served>,
+    last_error: Mutex<Option<ReloadError>>,
+    paths: Vec<PathBuf>,
+    limits: Limits,
+    /// Counters for `/metrics`.
+    pub metrics: Metrics,
+}
+
+impl State {
+    /// Loads the policy at `paths` (none: the embedded default). A policy
+    /// that does not load, compile or lint is an error: the server does not
+    /// start without a good one.
+    pub fn load(paths: Vec<PathBuf>, limits: Limits) -> Result<State, Error> {
+        let gate = build(&paths, limits)?;
+        Ok(State {
+            current: ArcSwap::from_pointee(Served {
+                gate,
+                loaded_at: super::log::rfc3339(SystemTime::now()),
+            }),
+            last_error: Mutex::new(None),
+            paths,
+            limits,
+            metrics: Metrics::default(),
+        })
+    }
+
+    /// The gate now served; hold it for the whole request.
+    pub fn current(&self) -> Arc<Served> {
+        self.current.load_full()
+    }
+
+    /// Reads the files again; swaps the new policy in if it is good and
+    /// differs from the served one. Returns whether the policy changed.
+    pub fn reload(&self) -> bool {
+        match build(&self.paths, self.limits) {
+            Ok(gate) => {
+                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                self.metrics.reload(true);
+                let old = self.current();
+                if old.gate.policy().hash() == gate.policy().hash() {
+                    tracing::info!(hash = %short(gate.policy().hash()), "policy unchanged");
+                    return false;
+                }
+                tracing::info!(
+                    from = %short(old.gate.policy().hash()),
+                    to = %short(gate.policy().hash()),
+                    files = gate.policy().files().len(),
+                    "policy reloaded"
+                );
+                self.current.store(Arc::new(Served {
+                    gate,
+                    loaded_at: super::log::rfc3339(SystemTime::now()),
+                }));
+                true
+            }
+            Err(err) => {
+                self.metrics.reload(false);
+                let message = crate::render::visible(&format!("{err:#}")).into_owned();
+                let location = match &err {
+                    Error::Policy { location, .. } => location.clone(),
+                    Error::Io { path, .. } => path.clone(),
+                    _ => String::new(),
+                };
+                tracing::warn!(
+                    at = %location,
+                    served = %short(self.current().gate.policy().hash()),
+                    "policy reload failed; serving the last good policy: {message}"
+                );
+                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(ReloadError {
+                    message,
+                    location,
+                    at: super::log::rfc3339(SystemTime::now()),
+                });
+                false
+            }
+        }
+    }
+
+    /// The `policy` method's result (and `/health`'s body, without status).
+    pub fn describe(&self) -> Value {
+        let served = self.current();
+        let policy = served.gate.policy();
+        let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
+        let error = self
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let error = match error {
+            None => Value::Null,
+            Some(e) => {
+                let (file, line, column) = split_location(&e.location);
+                json!({"message": e.message, "file": file, "line": line, "column": column, "at": e.at})
+            }
+        };
+        json!({
+            "hash": policy.hash(),
+            "files": files,
+            "loaded_at": served.loaded_at,
+            "last_reload_error": error,
+        })
+    }
+
+    /// The limits on what is read.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The policy paths given on the command line.
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+}
+
+/// The first 12 hex digits of a policy hash, for logs.
+pub fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
+/// Reads, compiles and lints the policy at `paths`.
+fn build(paths: &[PathBuf], limits: Limits) -> Result<Gate, Error> {
+    if paths.is_empty() {
+        return Ok(Gate::embedded_default()?.with_limits(limits));
+    }
+    let mut files: Vec<PolicyFile> = Vec::new();
+    for path in paths {
+        files.extend(lib::load_path(path, false)?);
+    }
+    let policy = Policy::from_sources(
+        files
+            .iter()
+            .map(|f| (f.name.clone(), f.source.clone()))
+            .collect(),
+    )?;
+    // What `ctxgate policy check` calls an error makes the policy unusable
+    // as written: it does not replace a working one.
+    if let Some(finding) = lib::check_sources(&files)
+        .into_iter()
+        .find(|f| f.is_error())
+    {
+        let location = match (finding.line, finding.col) {
+            (0, _) => finding.file.clone(),
+            (line, 0) => format!("{}:{line}", finding.file),
+            (line, col) => format!("{}:{line}:{col}", finding.file),
+        };
+        return Err(Error::Policy {
+            location,
+            message: finding.message,
+        });
+    }
+    Ok(Gate::new(policy).with_limits(limits))
+}
+
+/// Watches the policy paths and reloads on change until the process ends.
+/// Editors and deploy tools replace files by rename as often as they write
+/// in place, so each path's folder is watched and events are filtered to
+/// the policy files; a burst of events is one reload, once the files have
+/// been quiet for `settle`.
+pub fn watch(state: Arc<State>, settle: Duration) -> Result<(), Error> {
+    use notify::{RecursiveMode, Watcher};
+    let (sender, receiver) = std::sync::mpsc::channel::<()>();
+    let watched: Vec<PathBuf> = state.paths().iter().map(|p| absolute(p)).collect();
+    let filter = watched.clone();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        if matches!(event.kind, notify::EventKind::Access(_)) {
+            return;
+        }
+        if event.paths.iter().any(|p| concerns(&filter, p)) {
+            let _ = sender.send(());
+        }
+    })
+    .map_err(|e| watch_error(&watched[0], e))?;
+    for path in &watched {
+        let (target, mode) = if path.is_dir() {
+            (path.clone(), RecursiveMode::Recursive)
+        } else {
+            let parent = path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from("."));
+            (parent, RecursiveMode::NonRecursive)
+        };
+        watcher
+            .watch(&target, mode)
+            .map_err(|e| watch_error(&target, e))?;
+    }
+    tracing::info!(paths = watched.len(), "watching the policy files");
+    std::thread::Builder::new()
+        .name("ctxgate-reload".into())
+        .spawn(move || {
+            let _watcher = watcher;
+            while receiver.recv().is_ok() {
+                // Wait for the burst to end.
+                while receiver.recv_timeout(settle).is_ok() {}
+                state.reload();
+            }
+        })
+        .map_err(|e| Error::Io {
+            path: "(reload thread)".into(),
+            source: e,
+        })?;
+    Ok(())
+}
+
+fn watch_error(path: &Path, err: notify::Error) -> Error {
+    Error::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other(format!("cannot watch it: {err}")),
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Whether a changed path is a watched file, or a `.rego` file inside a
+/// watched folder.
+fn concerns(watched: &[PathBuf], changed: &Path) -> bool {
+    watched.iter().any(|w| {
+        changed == w || (changed.starts_with(w) && changed.extension().is_some_and(|e| e == "rego"))
+    })
+}
