@@ -155,8 +155,10 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response<Ful
     let (sender, receiver) = tokio::sync::oneshot::channel();
     let job = {
         let server = server.clone();
-        move || {
-            let _ = sender.send(call(&server, method, &body, received));
+        move |permit: super::pool::Permit| {
+            let result = call(&server, method, &body, received);
+            drop(permit);
+            let _ = sender.send(result);
         }
     };
     if let Err(failure) = server.submit(job) {

@@ -428,7 +428,10 @@ impl Server {
     }
 
     /// Runs `job` on a worker, or the failure to reply with.
-    pub fn submit(&self, job: impl FnOnce() + Send + 'static) -> Result<(), Failure> {
+    pub fn submit(
+        &self,
+        job: impl FnOnce(super::pool::Permit) + Send + 'static,
+    ) -> Result<(), Failure> {
         self.pool.submit(job).map_err(|refused| match refused {
             Refused::Overloaded => Failure::new(
                 Kind::Overloaded,

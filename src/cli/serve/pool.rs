@@ -20,6 +20,15 @@ pub enum Refused {
     Closed,
 }
 
+/// An admitted job's slot; dropping it frees the slot.
+pub struct Permit(Arc<AtomicUsize>);
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// A fixed set of worker threads and a bounded queue.
 pub struct Pool {
     sender: Mutex<Option<mpsc::Sender<Job>>>,
@@ -69,8 +78,10 @@ impl Pool {
     }
 
     /// Runs `job` on a worker, or says why not (then `job` is dropped
-    /// without running).
-    pub fn submit(&self, job: impl FnOnce() + Send + 'static) -> Result<(), Refused> {
+    /// without running). The job's slot is free once it drops its
+    /// [`Permit`] (at the latest when it returns): drop it before replying,
+    /// so that a client that has its reply can count on the slot.
+    pub fn submit(&self, job: impl FnOnce(Permit) + Send + 'static) -> Result<(), Refused> {
         let sender = self.sender.lock().unwrap_or_else(|e| e.into_inner());
         let Some(sender) = sender.as_ref() else {
             return Err(Refused::Closed);
@@ -79,18 +90,9 @@ impl Pool {
             self.admitted.fetch_sub(1, Ordering::AcqRel);
             return Err(Refused::Overloaded);
         }
-        let admitted = self.admitted.clone();
-        let job: Job = Box::new(move || {
-            // Counted out even if the job panics.
-            struct Done(Arc<AtomicUsize>);
-            impl Drop for Done {
-                fn drop(&mut self) {
-                    self.0.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
-            let _done = Done(admitted);
-            job();
-        });
+        // Counted out when dropped, even if the job panics or never runs.
+        let permit = Permit(self.admitted.clone());
+        let job: Job = Box::new(move || job(permit));
         sender.send(job).map_err(|_| Refused::Closed)
     }
 
@@ -122,7 +124,7 @@ mod tests {
         let ran = Arc::new(AtomicUsize::new(0));
         for _ in 0..2 {
             let (release, ran) = (release.clone(), ran.clone());
-            pool.submit(move || {
+            pool.submit(move |_| {
                 while !release.load(Ordering::Acquire) {
                     std::thread::sleep(Duration::from_millis(1));
                 }
@@ -130,11 +132,11 @@ mod tests {
             })
             .expect("admitted");
         }
-        assert_eq!(pool.submit(|| {}), Err(Refused::Overloaded));
+        assert_eq!(pool.submit(|_| {}), Err(Refused::Overloaded));
         release.store(true, Ordering::Release);
         pool.close();
         assert_eq!(ran.load(Ordering::Acquire), 2);
         assert_eq!(pool.in_flight(), 0);
-        assert_eq!(pool.submit(|| {}), Err(Refused::Closed));
+        assert_eq!(pool.submit(|_| {}), Err(Refused::Closed));
     }
 }

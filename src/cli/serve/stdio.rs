@@ -98,8 +98,10 @@ fn read_loop(server: &Arc<Server>, out: &Arc<Mutex<std::io::Stdout>>, stopping: 
                 let shared = Arc::new(bytes);
                 let job = {
                     let (server, out, line) = (server.clone(), out.clone(), shared.clone());
-                    move || {
-                        if let Some(reply) = server.rpc_line(&line, received) {
+                    move |permit: super::pool::Permit| {
+                        let reply = server.rpc_line(&line, received);
+                        drop(permit);
+                        if let Some(reply) = reply {
                             write_line(&out, &reply);
                         }
                     }
