@@ -1,0 +1,216 @@
+//! `ctxgate serve --http`: the routes, statuses by error kind, the faults a
+//! client can cause (each followed by a request that must still work), the
+//! loopback rule and the shutdown.
+
+mod serve_support;
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use serve_support::*;
+
+fn still_answers(server: &Http) {
+    let (status, body) = server.post(
+        "/v1/trim",
+        &json!({"answer": fixture("uia-input-types.json"), "max_bytes": 2000}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body["output"].is_string());
+}
+
+#[test]
+fn routes_answer_with_the_methods_results() {
+    let server = Http::start(&[]);
+    let (status, health) = server.request("GET", "/health", b"");
+    assert_eq!(status, 200);
+    let health: Value = serde_json::from_str(&health).unwrap();
+    assert_eq!(health["status"], "ok");
+    let hash = health["hash"].as_str().unwrap().to_string();
+    assert_eq!(health["last_reload_error"], Value::Null);
+
+    for (name, answer) in fixtures() {
+        let (status, body) = server.post(
+            "/v1/trim",
+            &json!({"answer": answer, "action": "app", "max_tokens": 2000}),
+        );
+        assert_eq!(status, 200, "{name}: {body}");
+        assert_eq!(body["report"]["policy_hash"], hash.as_str());
+        assert!(body["report"]["budgets"][0]["used"].as_u64().unwrap() <= 2000);
+    }
+    let (status, body) = server.post(
+        "/v1/check",
+        &json!({"answer": fixture("mac-apg-treegrid.json")}),
+    );
+    assert_eq!((status, body["conforms"].clone()), (200, json!(true)));
+    let (status, policy) = server.request("GET", "/v1/policy", b"");
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&policy).unwrap()["hash"],
+        hash.as_str()
+    );
+
+    let (status, metrics) = server.request("GET", "/metrics", b"");
+    assert_eq!(status, 200);
+    let count = fixtures().len();
+    assert!(
+        metrics.contains(&format!(
+            "ctxgate_requests_total{{method=\"trim\",outcome=\"ok\"}} {count}"
+        )),
+        "{metrics}"
+    );
+    assert!(metrics.contains("ctxgate_request_duration_seconds_bucket{le=\"+Inf\"} "));
+    assert!(metrics.contains("ctxgate_reloads_total{result=\"failed\"} 0"));
+    assert!(metrics.contains(&format!("ctxgate_policy_info{{hash=\"{hash}\"}} 1")));
+    assert!(metrics.contains("ctxgate_policy_evaluations_total "));
+}
+
+#[test]
+fn errors_have_a_status_by_kind_and_the_same_object_as_stdio() {
+    let server = Http::start(&[]);
+    let answer = fixture("uia-input-types.json");
+    let (status, body) = server.post("/v1/trim", &json!({"answer": answer, "max_bytes": 3}));
+    assert_eq!(status, 422);
+    assert_eq!(body["error"]["data"]["kind"], "budget_unreachable");
+    assert_eq!(body["error"]["code"], -32004);
+    let (status, body) = server.post("/v1/trim", &json!({"answer": answer, "target": "nope"}));
+    assert_eq!(
+        (status, body["error"]["data"]["kind"].clone()),
+        (400, json!("usage"))
+    );
+    assert_eq!(body["error"]["data"]["target"], "nope");
+    let (status, body) = server.post("/v1/trim", &json!({"answer": {"protocol": "0.2.0"}}));
+    assert_eq!(
+        (status, body["error"]["data"]["kind"].clone()),
+        (422, json!("not_conforming"))
+    );
+    let (status, _) = server.request("GET", "/v1/trim", b"");
+    assert_eq!(status, 405);
+    let (status, body) = server.request("GET", "/nowhere", b"");
+    assert_eq!(status, 404, "{body}");
+    still_answers(&server);
+}
+
+#[test]
+fn a_body_that_is_not_json_is_a_400() {
+    let server = Http::start(&[]);
+    let (status, body) = server.request("POST", "/v1/trim", b"{not json");
+    assert_eq!(status, 400);
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["data"]["kind"], "invalid_input");
+    still_answers(&server);
+}
+
+#[test]
+fn an_oversized_body_is_a_413() {
+    let server = Http::start(&["--max-request-bytes", "10000"]);
+    let (status, body) = server.post(
+        "/v1/trim",
+        &json!({"answer": fixture("mac-apg-data-grids.json")}),
+    );
+    assert_eq!(status, 413);
+    assert_eq!(body["error"]["data"]["kind"], "over_limit");
+    assert_eq!(body["error"]["data"]["limit"], 10000);
+    still_answers(&server);
+}
+
+#[test]
+fn a_client_that_disconnects_mid_request_affects_no_other() {
+    let server = Http::start(&[]);
+    // Mid-body: the headers promise more than is sent.
+    let mut stream = TcpStream::connect(&server.addr).unwrap();
+    stream
+        .write_all(format!("POST /v1/trim HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{{\"answer\": {{\"protocol\"").as_bytes())
+        .unwrap();
+    drop(stream);
+    // Mid-work: the whole request, then gone before the reply.
+    let body = json!({"answer": fixture("mac-apg-data-grids.json"), "action": "app"}).to_string();
+    for _ in 0..4 {
+        let mut stream = TcpStream::connect(&server.addr).unwrap();
+        stream
+            .write_all(
+                format!(
+                    "POST /v1/trim HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+        drop(stream);
+    }
+    // Mid-headers.
+    let mut stream = TcpStream::connect(&server.addr).unwrap();
+    stream.write_all(b"POST /v1/tr").unwrap();
+    drop(stream);
+    still_answers(&server);
+    std::thread::sleep(Duration::from_millis(200));
+    still_answers(&server);
+}
+
+#[test]
+fn past_the_queue_requests_get_503_overloaded() {
+    let server = Http::start(&["--max-concurrency", "1", "--max-queue", "0"]);
+    let body = json!({"answer": fixture("mac-apg-data-grids.json"), "action": "app"}).to_string();
+    let statuses: Vec<(u16, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..12)
+            .map(|_| s.spawn(|| request(&server.addr, "POST", "/v1/trim", body.as_bytes())))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let refused: Vec<&(u16, String)> = statuses.iter().filter(|(s, _)| *s == 503).collect();
+    assert!(!refused.is_empty(), "none refused");
+    assert!(statuses.iter().any(|(s, _)| *s == 200), "none served");
+    for (_, body) in refused {
+        let body: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(body["error"]["data"]["kind"], "overloaded");
+    }
+    for (status, body) in &statuses {
+        assert!(*status == 200 || *status == 503, "{status}: {body}");
+    }
+    still_answers(&server);
+}
+
+#[test]
+fn a_non_loopback_address_needs_allow_remote() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote"));
+}
+
+#[test]
+fn sigterm_finishes_open_requests_and_exits_0() {
+    let server = Http::start(&["--max-concurrency", "1"]);
+    let body = json!({"answer": fixture("mac-apg-data-grids.json"), "action": "app"}).to_string();
+    let addr = server.addr.clone();
+    let clients: Vec<_> = (0..3)
+        .map(|_| {
+            let (addr, body) = (addr.clone(), body.clone());
+            std::thread::spawn(move || request(&addr, "POST", "/v1/trim", body.as_bytes()))
+        })
+        .collect();
+    // Signal once all three are admitted (one running, two queued).
+    let start = std::time::Instant::now();
+    loop {
+        let (_, metrics) = server.request("GET", "/metrics", b"");
+        if metrics.contains("ctxgate_in_flight 3") {
+            break;
+        }
+        assert!(
+            start.elapsed() < REPLY,
+            "the requests were never all in flight:\n{metrics}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    signal(server.pid(), "TERM");
+    for client in clients {
+        let (status, body) = client.join().unwrap();
+        assert_eq!(status, 200, "an open request was dropped: {body}");
+    }
+    let (status, stderr) = server.wait();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("SIGTERM"), "{stderr}");
+}
