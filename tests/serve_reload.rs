@@ -1,0 +1,300 @@
+//! `ctxgate serve --watch`: a good policy replaces the served one, a broken
+//! one never does (and `policy`, `/health` and the log say why, with
+//! file:line:col); and the load-and-fault test: several clients, hundreds
+//! of requests on the real trees, while the policy file is rewritten every
+//! few tens of milliseconds, alternating valid and broken versions.
+
+mod serve_support;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use serve_support::*;
+
+const BROKEN_SYNTAX: &str = "package ctxgate\n\nscope := \"app\" if {\n\tinput.action.name ==\n}\n";
+/// Parses and compiles; `ctxgate policy check` finds an error (a rule over
+/// a field the element input does not have).
+const BROKEN_LINT: &str =
+    "package ctxgate\n\ndeny contains \"x\" if {\n\tinput.element.colour == \"red\"\n}\n";
+
+/// Polls the `policy` method until `done` holds for its result.
+fn until(server: &mut Stdio, id: &mut u64, done: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        *id += 1;
+        let reply = server.call(*id, "policy", Value::Null);
+        if done(&reply["result"]) {
+            return reply["result"].clone();
+        }
+        assert!(
+            start.elapsed() < REPLY,
+            "never: {reply}\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_broken_policy_never_replaces_a_working_one() {
+    let dir = scratch("reload");
+    let path = dir.join("policy.rego");
+    std::fs::write(&path, vault_policy(8000)).unwrap();
+    let second = policy_hash_of(&path, &vault_policy(6000));
+    std::fs::write(&path, vault_policy(8000)).unwrap();
+    let first = policy_hash(&path);
+    let name = path.to_str().unwrap();
+    let mut server = Stdio::start(&["--watch", "--policy", name]);
+    let mut id = 0;
+    let result = until(&mut server, &mut id, |r| r["hash"].is_string());
+    assert_eq!(result["hash"], first.as_str());
+
+    // In place, with a syntax error: kept, and the error says where.
+    std::fs::write(&path, BROKEN_SYNTAX).unwrap();
+    let result = until(&mut server, &mut id, |r| !r["last_reload_error"].is_null());
+    assert_eq!(result["hash"], first.as_str());
+    let error = &result["last_reload_error"];
+    assert_eq!(error["file"], name);
+    assert_eq!(error["line"], 5, "{error}");
+    assert!(error["column"].is_number(), "{error}");
+    let reply = server.call(
+        100,
+        "trim",
+        json!({"answer": with_canaries(fixture("uia-input-types.json")), "action": "app"}),
+    );
+    assert_eq!(reply["result"]["report"]["policy_hash"], first.as_str());
+    server.wait_stderr("policy reload failed");
+
+    // A good one, by rename: swapped in, the error cleared.
+    replace_file(&path, &vault_policy(6000));
+    let result = until(&mut server, &mut id, |r| r["hash"] == second.as_str());
+    assert_eq!(result["last_reload_error"], Value::Null);
+    let reply = server.call(
+        101,
+        "trim",
+        json!({"answer": fixture("uia-input-types.json"), "action": "app"}),
+    );
+    assert_eq!(reply["result"]["report"]["policy_hash"], second.as_str());
+    assert_eq!(reply["result"]["report"]["budgets"][0]["limit"], 6000);
+
+    // One that compiles but `policy check` rejects: kept too.
+    replace_file(&path, BROKEN_LINT);
+    let result = until(&mut server, &mut id, |r| !r["last_reload_error"].is_null());
+    assert_eq!(result["hash"], second.as_str());
+    assert!(
+        result["last_reload_error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("colour"),
+        "{result}"
+    );
+
+    // A deleted file: kept.
+    std::fs::remove_file(&path).unwrap();
+    let result = until(&mut server, &mut id, |r| {
+        r["last_reload_error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.contains("colour"))
+    });
+    assert_eq!(result["hash"], second.as_str());
+    let (status, stderr) = server.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn health_names_the_last_reload_error() {
+    let dir = scratch("reload-http");
+    let path = dir.join("policy.rego");
+    std::fs::write(&path, vault_policy(8000)).unwrap();
+    let server = Http::start(&["--watch", "--policy", path.to_str().unwrap()]);
+    std::fs::write(&path, BROKEN_SYNTAX).unwrap();
+    let start = Instant::now();
+    loop {
+        let (status, body) = server.request("GET", "/health", b"");
+        assert_eq!(status, 200, "a good policy is still served");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        if !body["last_reload_error"].is_null() {
+            assert_eq!(body["last_reload_error"]["line"], 5);
+            break;
+        }
+        assert!(start.elapsed() < REPLY, "{body}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (_, metrics) = server.request("GET", "/metrics", b"");
+    assert!(
+        !metrics.contains("ctxgate_reloads_total{result=\"failed\"} 0"),
+        "{metrics}"
+    );
+}
+
+/// The hash of `text` served from `path` (`path` is left holding it).
+fn policy_hash_of(path: &std::path::Path, text: &str) -> String {
+    std::fs::write(path, text).unwrap();
+    policy_hash(path)
+}
+
+/// Several clients, hundreds of requests on the real trees (each with two
+/// canaries: one the policy denies, one the floor masks), while the policy
+/// file is rewritten every 30 ms, alternating two valid versions with
+/// broken ones: no request fails, every report names a valid version's
+/// hash, and no canary comes back. Bounded: 45 s of requests at most (about 11 s in a debug build on 2 cores).
+#[test]
+fn load_and_faults_while_the_policy_churns() {
+    let dir = scratch("churn");
+    let path = dir.join("policy.rego");
+    let valid = [vault_policy(8000), vault_policy(6000)];
+    let hashes: BTreeSet<String> = valid.iter().map(|v| policy_hash_of(&path, v)).collect();
+    assert_eq!(hashes.len(), 2);
+    std::fs::write(&path, &valid[0]).unwrap();
+
+    let http = Http::start(&["--watch", "--policy", path.to_str().unwrap()]);
+    // And one on stdio, both started on a valid version.
+    let mut stdio = Stdio::start(&["--watch", "--policy", path.to_str().unwrap()]);
+    stdio.call(0, "policy", Value::Null);
+    let trees: Vec<(String, Value)> = fixtures()
+        .into_iter()
+        .map(|(name, answer)| (name, with_canaries(answer)))
+        .collect();
+    let trees = Arc::new(trees);
+    let stop = Arc::new(AtomicBool::new(false));
+
+    let writer = {
+        let (path, stop) = (path.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let versions = [
+                valid[0].as_str(),
+                BROKEN_SYNTAX,
+                valid[1].as_str(),
+                BROKEN_LINT,
+            ];
+            let mut writes = 0usize;
+            while !stop.load(Ordering::Acquire) {
+                let text = versions[writes % versions.len()];
+                // Half by rename, half in place over the same file.
+                if writes % 3 == 0 {
+                    std::fs::write(&path, text).unwrap();
+                } else {
+                    replace_file(&path, text);
+                }
+                writes += 1;
+                std::thread::sleep(Duration::from_millis(30));
+            }
+            // End on a valid version.
+            replace_file(&path, versions[0]);
+            writes
+        })
+    };
+
+    const CLIENTS: usize = 4;
+    const PER_CLIENT: usize = 75;
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(45);
+    let addr = http.addr.clone();
+    let (results, stdio_seen) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|client| {
+                let (trees, addr) = (trees.clone(), addr.clone());
+                s.spawn(move || {
+                    let mut seen = Vec::new();
+                    for n in 0..PER_CLIENT {
+                        if Instant::now() > deadline {
+                            break;
+                        }
+                        let (name, answer) = &trees[(client + n) % trees.len()];
+                        let action = ["app", "window", "focus"][n % 3];
+                        let body = json!({"answer": answer, "action": action, "max_tokens": 4000})
+                            .to_string();
+                        let (status, text) = request(&addr, "POST", "/v1/trim", body.as_bytes());
+                        assert_eq!(status, 200, "{name} ({action}) failed: {text}");
+                        assert!(
+                            !text.contains(CANARY),
+                            "{name} ({action}) leaked the canary"
+                        );
+                        let reply: Value = serde_json::from_str(&text).unwrap();
+                        seen.push(reply["report"]["policy_hash"].as_str().unwrap().to_string());
+                    }
+                    seen
+                })
+            })
+            .collect();
+        let stdio_client = s.spawn(|| {
+            let mut seen = Vec::new();
+            for (n, (name, answer)) in trees.iter().cycle().take(PER_CLIENT).enumerate() {
+                if Instant::now() > deadline {
+                    break;
+                }
+                let reply = stdio.call(
+                    n as u64 + 1,
+                    "trim",
+                    json!({"answer": answer, "action": "app"}),
+                );
+                let text = reply.to_string();
+                assert!(
+                    reply["result"].is_object(),
+                    "{name} failed on stdio: {text}"
+                );
+                assert!(!text.contains(CANARY), "{name} leaked the canary on stdio");
+                seen.push(
+                    reply["result"]["report"]["policy_hash"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                );
+            }
+            seen
+        });
+        let results: Vec<Vec<String>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        (results, stdio_client.join().unwrap())
+    });
+    stop.store(true, Ordering::Release);
+    let writes = writer.join().unwrap();
+
+    let served: Vec<&String> = results.iter().flatten().chain(&stdio_seen).collect();
+    assert!(
+        served.len() >= 300,
+        "only {} requests ran in time",
+        served.len()
+    );
+    for hash in &served {
+        assert!(
+            hashes.contains(*hash),
+            "a report names a policy that was never valid: {hash}"
+        );
+    }
+    let distinct: BTreeSet<&String> = served.iter().copied().collect();
+    eprintln!(
+        "{} requests in {:?}, {writes} policy writes",
+        served.len(),
+        started.elapsed()
+    );
+    assert!(writes >= 20, "the policy was rewritten only {writes} times");
+
+    let (_, metrics) = http.request("GET", "/metrics", b"");
+    let failed = metric(&metrics, "ctxgate_reloads_total{result=\"failed\"}");
+    let ok = metric(&metrics, "ctxgate_reloads_total{result=\"ok\"}");
+    assert!(
+        failed > 0 && ok > 0,
+        "reloads ok {ok}, failed {failed}; {writes} writes"
+    );
+    assert!(
+        distinct.len() == 2,
+        "both valid versions served: {distinct:?}"
+    );
+    signal(http.pid(), "TERM");
+    let (status, stderr) = http.wait();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains(CANARY));
+    let (status, stderr) = stdio.finish();
+    assert!(status.success());
+    assert!(!stderr.contains(CANARY));
+}
+
+fn metric(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}
