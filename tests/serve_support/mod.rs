@@ -112,9 +112,15 @@ pub struct Stdio {
 impl Stdio {
     /// `ctxgate serve ARGS`.
     pub fn start(args: &[&str]) -> Stdio {
+        Stdio::start_with_env(args, &[])
+    }
+
+    /// `ctxgate serve ARGS` with more environment variables.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Stdio {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
             .arg("serve")
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(root())
             .stdin(Piped::piped())
             .stdout(Piped::piped())
