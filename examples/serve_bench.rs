@@ -74,10 +74,17 @@ fn drive<C: Send>(
             .into_iter()
             .map(|mut client| {
                 let call = &call;
-                s.spawn(move || (0..per_client).map(|_| call(&mut client)).collect::<Vec<_>>())
+                s.spawn(move || {
+                    (0..per_client)
+                        .map(|_| call(&mut client))
+                        .collect::<Vec<_>>()
+                })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
     Row {
         what: what.to_string(),
@@ -113,7 +120,9 @@ impl StdioServer {
                     let line = line.unwrap();
                     // `{"jsonrpc":"2.0","id":N,...`: the id without a parse.
                     let at = line.find("\"id\":").unwrap() + 5;
-                    let id: u64 = line[at..at + line[at..].find(',').unwrap()].parse().unwrap();
+                    let id: u64 = line[at..at + line[at..].find(',').unwrap()]
+                        .parse()
+                        .unwrap();
                     let sender = waiting.lock().unwrap().remove(&id).unwrap();
                     sender.send(line).unwrap();
                 }
@@ -135,12 +144,22 @@ impl StdioServer {
             *next
         };
         self.waiting.lock().unwrap().insert(id, sender);
-        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"trim\",\"params\":{params}}}\n");
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"trim\",\"params\":{params}}}\n"
+        );
         let start = Instant::now();
-        self.stdin.lock().unwrap().write_all(line.as_bytes()).unwrap();
+        self.stdin
+            .lock()
+            .unwrap()
+            .write_all(line.as_bytes())
+            .unwrap();
         let reply = receiver.recv().unwrap();
         let took = start.elapsed();
-        assert!(reply.contains("\"result\""), "{}", &reply[..reply.len().min(300)]);
+        assert!(
+            reply.contains("\"result\""),
+            "{}",
+            &reply[..reply.len().min(300)]
+        );
         took
     }
 }
@@ -211,22 +230,30 @@ fn main() {
     let compact: serde_json::Value = serde_json::from_str(&answer).unwrap();
     let params = serde_json::json!({"answer": compact, "action": action}).to_string();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!("tree `{tree}` ({} bytes compact), action `{action}`, {cpus} CPUs, `{binary}`\n", params.len());
+    println!(
+        "tree `{tree}` ({} bytes compact), action `{action}`, {cpus} CPUs, `{binary}`\n",
+        params.len()
+    );
     println!("| transport | clients | requests | p50 ms | p99 ms | requests/s |");
     println!("|---|---|---|---|---|---|");
 
     let mut baseline = 0.0;
     for clients in [1, 2, 4] {
-        let row = drive("one `ctxgate trim` process per request", vec![(); clients], spawns / clients, |_| {
-            let start = Instant::now();
-            let out = Command::new(&binary)
-                .args(["trim", "--json", "--action", &action])
-                .arg(&path)
-                .output()
-                .unwrap();
-            assert!(out.status.success());
-            start.elapsed()
-        });
+        let row = drive(
+            "one `ctxgate trim` process per request",
+            vec![(); clients],
+            spawns / clients,
+            |_| {
+                let start = Instant::now();
+                let out = Command::new(&binary)
+                    .args(["trim", "--json", "--action", &action])
+                    .arg(&path)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success());
+                start.elapsed()
+            },
+        );
         if clients == 1 {
             baseline = row.latencies.len() as f64 / row.wall.as_secs_f64();
         }
@@ -238,7 +265,12 @@ fn main() {
         server.call(&params);
     }
     for clients in [1, 2, 4] {
-        let row = drive("stdio", vec![server.clone(); clients], requests / clients, |s| s.call(&params));
+        let row = drive(
+            "stdio",
+            vec![server.clone(); clients],
+            requests / clients,
+            |s| s.call(&params),
+        );
         row.print();
         if clients == 1 {
             eprintln!(
@@ -259,7 +291,10 @@ fn main() {
     let mut stderr = BufReader::new(http.stderr.take().unwrap());
     let addr = loop {
         let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server stopped");
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server stopped"
+        );
         if let Some(addr) = line.trim().strip_prefix("listening on ") {
             break addr.to_string();
         }

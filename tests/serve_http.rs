@@ -121,7 +121,7 @@ fn a_client_that_disconnects_mid_request_affects_no_other() {
     // Mid-body: the headers promise more than is sent.
     let mut stream = TcpStream::connect(&server.addr).unwrap();
     stream
-        .write_all(format!("POST /v1/trim HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{{\"answer\": {{\"protocol\"").as_bytes())
+        .write_all(b"POST /v1/trim HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"answer\": {\"protocol\"")
         .unwrap();
     drop(stream);
     // Mid-work: the whole request, then gone before the reply.
