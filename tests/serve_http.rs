@@ -149,6 +149,31 @@ fn a_client_that_disconnects_mid_request_affects_no_other() {
 }
 
 #[test]
+fn a_body_slower_than_the_timeout_is_a_408_and_holds_no_worker() {
+    let server = Http::start(&[
+        "--timeout",
+        "300ms",
+        "--max-concurrency",
+        "1",
+        "--max-queue",
+        "0",
+    ]);
+    let mut slow = TcpStream::connect(&server.addr).unwrap();
+    slow.set_read_timeout(Some(REPLY)).unwrap();
+    slow.write_all(b"POST /v1/trim HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"answer\"")
+        .unwrap();
+    // While it trickles, the one worker still serves others.
+    still_answers(&server);
+    let mut response = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut slow, &mut response);
+    let (status, body) = parse_response(&response);
+    assert_eq!(status, 408, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["data"]["kind"], "deadline");
+    still_answers(&server);
+}
+
+#[test]
 fn past_the_queue_requests_get_503_overloaded() {
     let server = Http::start(&["--max-concurrency", "1", "--max-queue", "0"]);
     let body = json!({"answer": fixture("mac-apg-data-grids.json"), "action": "app"}).to_string();

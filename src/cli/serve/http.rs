@@ -17,13 +17,16 @@ use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
 use serde_json::value::RawValue;
 
 use super::methods::{Server, Transport};
 use super::wire::{Failure, Kind};
 use crate::{Error, ErrorKind};
+
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves HTTP on `addr` until a signal comes.
 pub fn run(server: Arc<Server>, addr: SocketAddr) -> Result<(), Error> {
@@ -58,7 +61,11 @@ pub fn run(server: Arc<Server>, addr: SocketAddr) -> Result<(), Error> {
                         let server = server.clone();
                         async move { Ok::<_, Infallible>(handle(server, request).await) }
                     });
+                    // A client that trickles its headers is dropped (slowloris);
+                    // one that trickles its body, past the request's timeout.
                     let connection = hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(HEADER_TIMEOUT)
                         .serve_connection(TokioIo::new(stream), service);
                     let connection = graceful.watch(connection);
                     tokio::spawn(async move {
@@ -137,9 +144,23 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response<Ful
         server.refused_or_malformed(&failure, "refused", Transport::Http, received);
         return failed(&failure);
     }
-    let body = match Limited::new(request.into_body(), limit).collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(err) => {
+    let body = Limited::new(request.into_body(), limit).collect();
+    let body = match tokio::time::timeout(server.timeout, body).await {
+        Ok(Ok(body)) => body.to_bytes(),
+        Err(_) => {
+            let failure = Failure::new(
+                Kind::Lib(ErrorKind::Deadline),
+                format!(
+                    "the request body did not arrive within {} ms (`--timeout`); nothing was done",
+                    server.timeout.as_millis()
+                ),
+            )
+            .with("stage", "receiving")
+            .with("limit_ms", server.timeout.as_millis() as u64);
+            server.refused_or_malformed(&failure, "refused", Transport::Http, received);
+            return error(&failure, StatusCode::REQUEST_TIMEOUT);
+        }
+        Ok(Err(err)) => {
             let failure = if err.downcast_ref::<LengthLimitError>().is_some() {
                 server.too_large(None)
             } else {
