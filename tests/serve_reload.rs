@@ -298,3 +298,55 @@ fn metric(text: &str, name: &str) -> u64 {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
+
+#[test]
+fn a_watched_folder_reloads_when_a_file_in_it_changes() {
+    let dir = scratch("reload-folder");
+    let folder = dir.join("policy");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("main.rego"), vault_policy(8000)).unwrap();
+    let extra = dir.join("extra.rego");
+    std::fs::write(
+        &extra,
+        "package ctxgate\n\nprune contains \"extra\" if {\n\tinput.element.role == \"Image\"\n}\n",
+    )
+    .unwrap();
+    let mut server = Stdio::start(&[
+        "--watch",
+        "--policy",
+        folder.to_str().unwrap(),
+        "--policy",
+        extra.to_str().unwrap(),
+    ]);
+    let mut id = 0;
+    let first = until(&mut server, &mut id, |r| r["hash"].is_string());
+    assert_eq!(first["files"].as_array().unwrap().len(), 2, "{first}");
+
+    // A broken file added to the folder: kept, and named.
+    std::fs::write(folder.join("zz_broken.rego"), BROKEN_SYNTAX).unwrap();
+    let result = until(&mut server, &mut id, |r| !r["last_reload_error"].is_null());
+    assert_eq!(result["hash"], first["hash"]);
+    assert!(
+        result["last_reload_error"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("zz_broken.rego"),
+        "{result}"
+    );
+    // Removed: the folder is good again, and the same policy as before.
+    std::fs::remove_file(folder.join("zz_broken.rego")).unwrap();
+    let result = until(&mut server, &mut id, |r| r["last_reload_error"].is_null());
+    assert_eq!(result["hash"], first["hash"]);
+    // A file outside the folder that is not watched changes nothing.
+    std::fs::write(dir.join("other.rego"), BROKEN_SYNTAX).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let result = until(&mut server, &mut id, |_| true);
+    assert_eq!(result["last_reload_error"], Value::Null);
+    // A second file, watched on its own: a good change is served.
+    replace_file(
+        &extra,
+        "package ctxgate\n\nprune contains \"extra\" if {\n\tinput.element.role == \"Link\"\n}\n",
+    );
+    let result = until(&mut server, &mut id, |r| r["hash"] != first["hash"]);
+    assert_eq!(result["last_reload_error"], Value::Null);
+}
