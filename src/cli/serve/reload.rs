@@ -71,19 +71,23 @@ impl State {
     /// Reads the files again; swaps the new policy in if it is good and
     /// differs from the served one. Returns whether the policy changed.
     pub fn reload(&self) -> bool {
-        match build(&self.paths, self.limits) {
+        let started = std::time::Instant::now();
+        let built = build(&self.paths, self.limits);
+        let ms = started.elapsed().as_millis() as u64;
+        match built {
             Ok(gate) => {
                 *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 self.metrics.reload(true);
                 let old = self.current();
                 if old.gate.policy().hash() == gate.policy().hash() {
-                    tracing::info!(hash = %short(gate.policy().hash()), "policy unchanged");
+                    tracing::info!(hash = %short(gate.policy().hash()), ms, "policy unchanged");
                     return false;
                 }
                 tracing::info!(
                     from = %short(old.gate.policy().hash()),
                     to = %short(gate.policy().hash()),
                     files = gate.policy().files().len(),
+                    ms,
                     "policy reloaded"
                 );
                 self.current.store(Arc::new(Served {
@@ -103,6 +107,7 @@ impl State {
                 tracing::warn!(
                     at = %location,
                     served = %short(self.current().gate.policy().hash()),
+                    ms,
                     "policy reload failed; serving the last good policy: {message}"
                 );
                 *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(ReloadError {
