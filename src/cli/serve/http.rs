@@ -19,7 +19,6 @@ use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
-use serde_json::value::RawValue;
 
 use super::methods::{Server, Transport};
 use super::wire::{Failure, Kind};
@@ -204,20 +203,7 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response<Ful
 
 /// Runs a method on a body (the params).
 fn call(server: &Server, method: &str, body: &[u8], received: Instant) -> Result<String, Failure> {
-    let params: &RawValue = match serde_json::from_slice(body) {
-        Ok(params) => params,
-        Err(err) => {
-            let failure = Failure::new(
-                Kind::Lib(ErrorKind::InvalidInput),
-                format!("the body is not JSON: {err}; send the params as one JSON object"),
-            )
-            .with("line", err.line())
-            .with("column", err.column());
-            server.refused_or_malformed(&failure, "invalid", Transport::Http, received);
-            return Err(failure);
-        }
-    };
-    server.call(method, Some(params), received, Transport::Http)
+    server.call(method, Some(body), received, Transport::Http)
 }
 
 fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {

@@ -8,10 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use super::log::{rfc3339, DecisionLog, Entry, TrimCounts};
+use super::members::{members, value, Problem};
 use super::pool::{Pool, Refused};
 use super::reload::State;
 use super::wire::{Failure, Kind, TrimResult};
@@ -51,56 +49,104 @@ pub struct Server {
     sequence: AtomicU64,
 }
 
-/// `trim`'s params.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TrimParams<'a> {
-    #[serde(borrow, default)]
-    answer: Option<&'a RawValue>,
-    #[serde(default)]
-    answer_text: Option<String>,
-    #[serde(default)]
-    action: Option<String>,
-    #[serde(default)]
-    target: Option<String>,
-    #[serde(default)]
-    max_tokens: Option<usize>,
-    #[serde(default)]
-    max_bytes: Option<usize>,
-    #[serde(default)]
-    format: Option<String>,
-    #[serde(default)]
-    timeout_ms: Option<u64>,
-}
-
-/// `check`'s params.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CheckParams<'a> {
-    #[serde(borrow, default)]
-    answer: Option<&'a RawValue>,
-    #[serde(default)]
-    answer_text: Option<String>,
-}
-
 /// The JSON-RPC envelope; `id` and `params` are kept as written.
-#[derive(Deserialize)]
 struct Envelope<'a> {
-    #[serde(default)]
     jsonrpc: Option<String>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    id: Option<&'a RawValue>,
-    #[serde(default)]
+    id: Option<&'a [u8]>,
     method: Option<String>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+    params: Option<&'a [u8]>,
 }
 
-/// A present field as written, `null` included (`Option`'s own
-/// deserializer would read `"id": null` as absent: a notification).
-fn raw<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
+/// The envelope of a line; other members are ignored.
+fn envelope(line: &[u8]) -> Result<Envelope<'_>, Problem> {
+    let mut envelope = Envelope {
+        jsonrpc: None,
+        id: None,
+        method: None,
+        params: None,
+    };
+    for (key, bytes) in members(line)? {
+        let string = |what: &str| {
+            value::<String>(bytes).map_err(|_| Problem::Shape(format!("`{what}` must be a string")))
+        };
+        match key.as_str() {
+            "jsonrpc" => envelope.jsonrpc = Some(string("jsonrpc")?),
+            "method" => envelope.method = Some(string("method")?),
+            "id" => envelope.id = Some(bytes),
+            "params" => envelope.params = Some(bytes),
+            _ => {}
+        }
+    }
+    Ok(envelope)
 }
+
+/// A method's params as members, each key one of `allowed`.
+fn members_of<'a>(
+    params: Option<&'a [u8]>,
+    method: &str,
+    allowed: &[&str],
+) -> Result<Vec<(String, &'a [u8])>, Failure> {
+    let params = params.filter(|p| *p != b"null").ok_or_else(|| {
+        Failure::usage(format!(
+            "`{method}` needs params: {{\"answer\": {{…}}}} or {{\"answer_text\": \"…\"}}"
+        ))
+    })?;
+    let members = members(params).map_err(|problem| match problem {
+        Problem::Json(err) => Failure::new(
+            Kind::Lib(ErrorKind::InvalidInput),
+            format!("the params are not JSON: {err}; send one JSON object"),
+        )
+        .with("line", err.line())
+        .with("column", err.column()),
+        Problem::Shape(message) => {
+            Failure::usage(format!("invalid params for `{method}`: {message}"))
+        }
+    })?;
+    if let Some((key, _)) = members.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+        return Err(Failure::usage(format!(
+            "invalid params for `{method}`: unknown field `{}`, expected one of `{}`",
+            key.escape_debug(),
+            allowed.join("`, `")
+        )));
+    }
+    Ok(members)
+}
+
+/// A member's bytes, `null` counting as absent.
+fn raw<'a>(members: &[(String, &'a [u8])], key: &str) -> Option<&'a [u8]> {
+    members
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| *v)
+        .filter(|v| *v != b"null")
+}
+
+/// A member as a `T`, `null` counting as absent.
+fn field<T: serde::de::DeserializeOwned>(
+    members: &[(String, &[u8])],
+    key: &str,
+    method: &str,
+) -> Result<Option<T>, Failure> {
+    raw(members, key)
+        .map(|bytes| {
+            value::<T>(bytes).map_err(|err| {
+                Failure::usage(format!("invalid params for `{method}`: `{key}`: {err}"))
+            })
+        })
+        .transpose()
+}
+
+const TRIM_PARAMS: &[&str] = &[
+    "answer",
+    "answer_text",
+    "action",
+    "target",
+    "max_tokens",
+    "max_bytes",
+    "format",
+    "timeout_ms",
+];
+const CHECK_PARAMS: &[&str] = &["answer", "answer_text"];
 
 impl Server {
     /// A server for `state`.
@@ -124,29 +170,30 @@ impl Server {
     /// One JSON-RPC line: the reply line (without its newline), or `None`
     /// for a notification (a request without `id`).
     pub fn rpc_line(&self, line: &[u8], received: Instant) -> Option<String> {
-        let envelope: Envelope = match serde_json::from_slice(line) {
+        let envelope = match envelope(line) {
             Ok(envelope) => envelope,
-            Err(err) => {
+            Err(Problem::Json(err)) => {
                 let failure = Failure::new(
                     Kind::Lib(ErrorKind::InvalidInput),
-                    format!("the request is not a JSON-RPC object: {err}; send one JSON object per line"),
+                    format!("the request is not JSON: {err}; send one JSON-RPC object per line"),
                 )
                 .with("line", err.line())
                 .with("column", err.column());
                 self.refused_or_malformed(&failure, "invalid", Transport::Stdio, received);
                 return Some(rpc_error(None, -32700, &failure));
             }
-        };
-        let id = envelope.id;
-        if let Some(id) = id {
-            if !matches!(
-                id.get().as_bytes().first(),
-                Some(b'"' | b'-' | b'0'..=b'9' | b'n')
-            ) {
-                let failure = Failure::usage("`id` must be a string, a number or null");
+            Err(Problem::Shape(message)) => {
+                let failure =
+                    Failure::usage(format!("the request is not a JSON-RPC request: {message}"));
                 self.refused_or_malformed(&failure, "invalid", Transport::Stdio, received);
                 return Some(rpc_error(None, -32600, &failure));
             }
+        };
+        let id = envelope.id;
+        if id.is_some_and(|id| !is_id(id)) {
+            let failure = Failure::usage("`id` must be a string, a number or null");
+            self.refused_or_malformed(&failure, "invalid", Transport::Stdio, received);
+            return Some(rpc_error(None, -32600, &failure));
         }
         let invalid = match (&envelope.jsonrpc, &envelope.method) {
             (Some(v), _) if v != "2.0" => Some("`jsonrpc` must be \"2.0\""),
@@ -163,7 +210,10 @@ impl Server {
         let result = self.call(method, envelope.params, received, Transport::Stdio);
         let id = id?;
         Some(match result {
-            Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, id.get()),
+            Ok(result) => format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
+                String::from_utf8_lossy(id)
+            ),
             Err(failure) => {
                 let code = if failure.kind == Kind::Lib(ErrorKind::Usage) && method_unknown(method)
                 {
@@ -181,9 +231,11 @@ impl Server {
     pub fn rpc_refusal(&self, line: Option<&[u8]>, failure: &Failure, received: Instant) -> String {
         self.refused_or_malformed(failure, "refused", Transport::Stdio, received);
         let id = line.and_then(|l| {
-            serde_json::from_slice::<Envelope>(l)
+            envelope(l)
                 .ok()
-                .and_then(|e| e.id.map(|id| id.get().to_string()))
+                .and_then(|e| e.id)
+                .filter(|id| is_id(id))
+                .map(|id| String::from_utf8_lossy(id).into_owned())
         });
         let id = id.as_deref().unwrap_or("null");
         let mut error = failure.to_json();
@@ -214,7 +266,7 @@ impl Server {
     pub fn call(
         &self,
         method: &str,
-        params: Option<&RawValue>,
+        params: Option<&[u8]>,
         received: Instant,
         transport: Transport,
     ) -> Result<String, Failure> {
@@ -258,20 +310,25 @@ impl Server {
     fn trim(
         &self,
         gate: &crate::Gate,
-        params: Option<&RawValue>,
+        params: Option<&[u8]>,
         received: Instant,
         transport: Transport,
     ) -> Result<String, Failure> {
         let hash = gate.policy().hash();
-        let params: TrimParams = match parse_params(params, "trim") {
-            Ok(params) => params,
+        let parsed = members_of(params, "trim", TRIM_PARAMS).and_then(|members| {
+            let action = field::<String>(&members, "action", "trim")?;
+            let target = field::<String>(&members, "target", "trim")?;
+            Ok((members, action, target))
+        });
+        let (members, action, target) = match parsed {
+            Ok(parsed) => parsed,
             Err(failure) => {
                 self.log_failure("trim", transport, hash, None, None, &failure, received);
                 return Err(failure);
             }
         };
-        let action = params.action.as_deref().unwrap_or("focus");
-        let target = params.target.as_deref();
+        let action = action.as_deref().unwrap_or("focus");
+        let target = target.as_deref();
         let fail = |failure: Failure| {
             self.log_failure(
                 "trim",
@@ -284,11 +341,24 @@ impl Server {
             );
             Err(failure)
         };
-        let bytes = match answer_bytes(params.answer, params.answer_text.as_deref()) {
+        let options = (|| {
+            Ok::<_, Failure>((
+                field::<String>(&members, "answer_text", "trim")?,
+                field::<String>(&members, "format", "trim")?,
+                field::<usize>(&members, "max_tokens", "trim")?,
+                field::<usize>(&members, "max_bytes", "trim")?,
+                field::<u64>(&members, "timeout_ms", "trim")?,
+            ))
+        })();
+        let (answer_text, format, max_tokens, max_bytes, timeout_ms) = match options {
+            Ok(options) => options,
+            Err(failure) => return fail(failure),
+        };
+        let bytes = match answer_bytes(raw(&members, "answer"), answer_text.as_deref()) {
             Ok(bytes) => bytes,
             Err(failure) => return fail(failure),
         };
-        let format = match params.format.as_deref() {
+        let format = match format.as_deref() {
             None | Some("json") => Format::Json,
             Some("outline") => Format::Outline,
             Some(other) => {
@@ -302,7 +372,7 @@ impl Server {
         if let Some(target) = target {
             request = request.target(target);
         }
-        match (params.max_tokens, params.max_bytes) {
+        match (max_tokens, max_bytes) {
             (Some(_), Some(_)) => {
                 return fail(Failure::usage("give `max_tokens` or `max_bytes`, not both"))
             }
@@ -310,7 +380,7 @@ impl Server {
             (None, Some(n)) => request = request.budget(Budget::Bytes(n)),
             (None, None) => {}
         }
-        let timeout = match params.timeout_ms {
+        let timeout = match timeout_ms {
             Some(0) => return fail(Failure::usage("`timeout_ms` must be at least 1")),
             Some(ms) => Duration::from_millis(ms).min(self.timeout),
             None => self.timeout,
@@ -354,13 +424,14 @@ impl Server {
 
     fn check(
         &self,
-        params: Option<&RawValue>,
+        params: Option<&[u8]>,
         received: Instant,
         transport: Transport,
         hash: &str,
     ) -> Result<String, Failure> {
-        let result = parse_params::<CheckParams>(params, "check").and_then(|params| {
-            let bytes = answer_bytes(params.answer, params.answer_text.as_deref())?;
+        let result = members_of(params, "check", CHECK_PARAMS).and_then(|members| {
+            let text = field::<String>(&members, "answer_text", "check")?;
+            let bytes = answer_bytes(raw(&members, "answer"), text.as_deref())?;
             crate::check_bytes(bytes, self.state.limits()).map_err(|e| Failure::from(&e))
         });
         match result {
@@ -465,41 +536,27 @@ impl Server {
     }
 }
 
+/// A JSON-RPC id: a string, a number or null (the bytes are valid JSON).
+fn is_id(id: &[u8]) -> bool {
+    matches!(id.first(), Some(b'"' | b'-' | b'0'..=b'9' | b'n'))
+}
+
 fn method_unknown(method: &str) -> bool {
     !matches!(method, "trim" | "check" | "policy")
 }
 
 /// `{"jsonrpc": "2.0", "id", "error"}`; the id is `null` when unknown.
-fn rpc_error(id: Option<&RawValue>, code: i64, failure: &Failure) -> String {
+fn rpc_error(id: Option<&[u8]>, code: i64, failure: &Failure) -> String {
     let mut error = failure.to_json();
     error["code"] = code.into();
-    let id = id.map_or("null", |id| id.get());
+    let id = id.map_or("null".into(), String::from_utf8_lossy);
     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
 }
 
-fn parse_params<'a, T: Deserialize<'a>>(
-    params: Option<&'a RawValue>,
-    method: &str,
-) -> Result<T, Failure> {
-    let Some(params) = params else {
-        return Err(Failure::usage(format!(
-            "`{method}` needs params: {{\"answer\": {{…}}}} or {{\"answer_text\": \"…\"}}"
-        )));
-    };
-    serde_json::from_str(params.get()).map_err(|err| {
-        Failure::usage(format!("invalid params for `{method}`: {err}"))
-            .with("line", err.line())
-            .with("column", err.column())
-    })
-}
-
 /// The answer's bytes: the `answer` object as written, or `answer_text`.
-fn answer_bytes<'a>(
-    answer: Option<&'a RawValue>,
-    text: Option<&'a str>,
-) -> Result<&'a [u8], Failure> {
+fn answer_bytes<'a>(answer: Option<&'a [u8]>, text: Option<&'a str>) -> Result<&'a [u8], Failure> {
     match (answer, text) {
-        (Some(answer), None) => Ok(answer.get().as_bytes()),
+        (Some(answer), None) => Ok(answer),
         (None, Some(text)) => Ok(text.as_bytes()),
         (Some(_), Some(_)) => Err(Failure::usage(
             "give `answer` or `answer_text`, not both",

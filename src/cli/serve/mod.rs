@@ -12,6 +12,7 @@
 
 mod http;
 mod log;
+mod members;
 mod methods;
 mod metrics;
 mod pool;
