@@ -24,18 +24,43 @@ pub(super) struct AnswerSeed<'c, 'l, 'de>(pub(super) &'c mut Ctx<'l, 'de>);
 impl<'de> DeserializeSeed<'de> for AnswerSeed<'_, '_, 'de> {
     type Value = Option<RawAnswer<'de>>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(AnswerVisitor(self.0))
+        let ctx = self.0;
+        match d.deserialize_any(AnswerVisitor(&mut *ctx))? {
+            Ok(raw) => Ok(Some(raw)),
+            Err(kind) => {
+                ctx.findings.push(Finding::error(
+                    Requirement::Schema,
+                    "",
+                    None,
+                    format!("an answer must be a JSON object, found {kind}"),
+                ));
+                Ok(None)
+            }
+        }
     }
 }
 
+/// Visits the answer: `Ok(answer)` for an object, `Err(kind)` otherwise.
 pub(super) struct AnswerVisitor<'c, 'l, 'de>(pub(super) &'c mut Ctx<'l, 'de>);
 
-impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
-    type Value = Option<RawAnswer<'de>>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an answer object")
+kind_visitor!(
+    AnswerVisitor<'_, '_, 'de>,
+    RawAnswer<'de>,
+    "an answer object"
+);
+
+impl<'de> AnswerVisitor<'_, '_, 'de> {
+    pub(super) fn on_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<Result<RawAnswer<'de>, &'static str>, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Err("an array"))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    pub(super) fn on_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<Result<RawAnswer<'de>, &'static str>, A::Error> {
         let ctx = self.0;
         let mut raw = RawAnswer {
             protocol: None,
@@ -107,47 +132,7 @@ impl<'de> Visitor<'de> for AnswerVisitor<'_, '_, 'de> {
         for at in repeats(&others, String::as_str, &mut ctx.order) {
             repeated_field(ctx, String::new(), &others[at], "the answer");
         }
-        Ok(Some(raw))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
-        self.0.findings.push(Finding::error(
-            Requirement::Schema,
-            "",
-            None,
-            "an answer must be a JSON object, found an array",
-        ));
-        Ok(None)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        self.not_object("a boolean")
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        self.not_object("a number")
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        self.not_object("a number")
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        self.not_object("a number")
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        self.not_object("a string")
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        self.not_object("null")
-    }
-}
-
-impl AnswerVisitor<'_, '_, '_> {
-    pub(super) fn not_object<'de, E>(self, kind: &str) -> Result<Option<RawAnswer<'de>>, E> {
-        self.0.findings.push(Finding::error(
-            Requirement::Schema,
-            "",
-            None,
-            format!("an answer must be a JSON object, found {kind}"),
-        ));
-        Ok(None)
+        Ok(Ok(raw))
     }
 }
 
