@@ -209,8 +209,7 @@ impl Policy {
         })
     }
 
-    /// Sets how long one regorus evaluation may run (default
-    /// [`DEFAULT_TIME_LIMIT`]).
+    /// Sets how long one regorus evaluation may run (default 1 s).
     pub fn with_time_limit(mut self, limit: Duration) -> Policy {
         let engine = self.engine.get_mut().unwrap_or_else(|e| e.into_inner());
         engine.set_execution_timer_config(timer(limit));
