@@ -54,13 +54,13 @@ fn alternative(c: &mut Criterion) {
             let out = pure_rego(&engine, &input);
             let answer = ctxgate::read_conforming(out.as_bytes(), &ctxgate::Limits::default())
                 .unwrap_or_else(|e| panic!("{action}: the alternative's output: {e}"));
-            assert!(ctxgate::render::json(&answer).len() <= BUDGET_BYTES + 2_000);
+            assert!(ctxgate::Format::Json.render(&answer).len() <= BUDGET_BYTES + 2_000);
             assert!(!out.contains("ghp_") && !out.contains("AKIA"), "{action}");
             group.bench_function(format!("pure rego, {action}"), |b| {
                 b.iter(|| pure_rego(&engine, &input))
             });
             let request =
-                ctxgate::Request::new(action).budget(ctxgate::policy::Budget::Bytes(BUDGET_BYTES));
+                ctxgate::Request::new(action).budget(ctxgate::Budget::Bytes(BUDGET_BYTES));
             gate.trim_bytes(&bytes, &request).expect("ctxgate trims");
             group.bench_function(format!("ctxgate, {action}"), |b| {
                 b.iter(|| gate.trim_bytes(&bytes, &request).unwrap())

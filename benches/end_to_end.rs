@@ -9,8 +9,7 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ctxgate::policy::Budget;
-use ctxgate::{Gate, Request};
+use ctxgate::{Budget, Gate, Request};
 
 /// What a 8,000-token context holds, give or take, in each unit.
 pub const BUDGETS: [(&str, Budget); 2] = [

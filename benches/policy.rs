@@ -12,9 +12,8 @@ mod common;
 use std::fmt::Write;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use ctxgate::model::{Answer, Tree};
-use ctxgate::policy::{Action, Budget, ElementInput, Policy, RequestInput, RequestPlan};
-use ctxgate::{Gate, Request};
+use ctxgate::internals::{ElementInput, RequestInput, RequestPlan};
+use ctxgate::{Action, Answer, Budget, Gate, Policy, Request, Tree};
 
 const DEFAULT: &str = include_str!("../policies/default.rego");
 
@@ -59,7 +58,7 @@ fn fifty_rule_policy() -> Policy {
 
 /// The projections trimming asks about: the trimmer's own.
 fn projections<'a>(tree: &Tree<'a, '_>, plan: &'a RequestPlan) -> Vec<ElementInput<'a>> {
-    ctxgate::trim::projections(tree, plan)
+    ctxgate::internals::projections(tree, plan)
 }
 
 fn request_input(answer: &Answer) -> RequestInput {
@@ -74,7 +73,7 @@ fn request_input(answer: &Answer) -> RequestInput {
 }
 
 fn decide_all(policy: &Policy, request: &RequestInput, inputs: &[ElementInput<'_>]) -> usize {
-    let mut evaluator = policy.evaluator(request).expect("a plan");
+    let mut evaluator = ctxgate::internals::evaluator(policy, request).expect("a plan");
     for input in inputs {
         evaluator.decide(input).expect("a decision");
     }
@@ -97,7 +96,7 @@ fn policy(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         for (name, load) in policies {
             let warm = load();
-            let plan = warm.plan(&request).expect("a plan");
+            let plan = ctxgate::internals::plan(&warm, &request).expect("a plan");
             let inputs = projections(&tree, &plan);
             let cold_evaluations = decide_all(&warm, &request, &inputs);
             assert!(cold_evaluations > 0);
@@ -113,7 +112,7 @@ fn policy(c: &mut Criterion) {
                 b.iter(|| decide_all(&warm, &request, &inputs))
             });
         }
-        let bytes = ctxgate::render::json(&answer).into_bytes();
+        let bytes = ctxgate::Format::Json.render(&answer).into_bytes();
         let gate = Gate::new(fifty_rule_policy());
         let trim = Request::new("focus").budget(Budget::Tokens(8_000));
         gate.trim_bytes(&bytes, &trim).expect("trims");

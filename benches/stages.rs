@@ -14,7 +14,7 @@ fn stages(c: &mut Criterion) {
     for n in common::sizes() {
         let bytes = common::input(n);
         let answer = ctxgate::read_conforming(&bytes, &limits).expect("synth conforms");
-        let outline = ctxgate::render::outline(&answer);
+        let outline = ctxgate::Format::Outline.render(&answer);
         // The floor must give back what it read.
         assert_eq!(
             floor_round_trip(&bytes),
@@ -30,12 +30,14 @@ fn stages(c: &mut Criterion) {
             b.iter(|| floor_round_trip(&bytes))
         });
         group.bench_function("parse (read::read)", |b| {
-            b.iter(|| ctxgate::read::read(&bytes, &limits).unwrap())
+            b.iter(|| ctxgate::read(&bytes, &limits).unwrap())
         });
         group.bench_function("check", |b| b.iter(|| ctxgate::check(&answer)));
-        group.bench_function("render json", |b| b.iter(|| ctxgate::render::json(&answer)));
+        group.bench_function("render json", |b| {
+            b.iter(|| ctxgate::Format::Json.render(&answer))
+        });
         group.bench_function("render outline", |b| {
-            b.iter(|| ctxgate::render::outline(&answer))
+            b.iter(|| ctxgate::Format::Outline.render(&answer))
         });
         #[cfg(feature = "tokens")]
         {

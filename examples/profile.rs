@@ -32,7 +32,7 @@ fn main() {
     let gate = ctxgate::Gate::embedded_default().expect("the default policy compiles");
     gate.warm_up();
     let request = ctxgate::Request::new(action.as_str())
-        .budget(ctxgate::policy::Budget::Tokens(8000))
+        .budget(ctxgate::Budget::Tokens(8000))
         // Under valgrind a request runs ~50 times slower than the
         // default deadline assumes; the count, not the clock, matters.
         .timeout(std::time::Duration::from_secs(3600));

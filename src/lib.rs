@@ -1,7 +1,13 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
-pub mod check;
+// The public API is the root re-exports below, `import::{import, Format}`
+// and `synth::synth` (ARCHITECTURE.md, "API boundary"). Every other module
+// is private: the CLI is a module of this crate so it can use them, and
+// benches and fuzz targets that time one stage reach them through the
+// doc-hidden `internals` module (feature `internals`).
+
+mod check;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod cli;
@@ -11,16 +17,19 @@ mod escape;
 mod finding;
 mod gate;
 pub mod import;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
 mod limits;
-pub mod model;
-pub mod policy;
-pub mod read;
+mod model;
+mod policy;
+mod read;
 mod redact;
-pub mod render;
+mod render;
 mod suggest;
 pub mod synth;
 mod tokens;
-pub mod trim;
+mod trim;
 
 pub use check::{check, check_bytes, read_conforming, CheckReport};
 pub use deadline::{Stage, DEFAULT_TIMEOUT};
@@ -28,8 +37,14 @@ pub use error::{DepthPlace, Error, ErrorKind, Result};
 pub use finding::{Finding, Requirement, Severity};
 pub use gate::Gate;
 pub use limits::Limits;
-pub use model::{Answer, Attributes, Block, Children, Content, Element, Role, RoleName, Tree};
-pub use policy::{Budget, Policy, Scope};
+pub use model::{
+    Answer, Attributes, Block, Children, Content, Element, Node, NodeId, Related, RelatedTarget,
+    Role, RoleName, Tree, PROTOCOL,
+};
+pub use policy::{Action, Budget, Policy, Scope};
 pub use read::read;
 pub use render::Format;
 pub use trim::{BudgetReport, ElementReport, Outcome, Report, Request, Trimmed};
+
+#[cfg(test)]
+mod tests;

@@ -61,7 +61,7 @@ fn a_100000_deep_answer_is_cloned_compared_printed_and_serialized_on_a_2_mib_sta
         let serialized = serde_json::to_string(&answer).unwrap();
         assert_eq!(
             serialized,
-            ctxgate::render::json(&answer),
+            ctxgate::Format::Json.render(&answer),
             "the iterative writer agrees"
         );
         // Everything is dropped here too, on the same small stack.

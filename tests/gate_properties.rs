@@ -22,10 +22,7 @@ mod common;
 use std::sync::OnceLock;
 
 use ctxgate::import::{import, Format as ImportFormat};
-use ctxgate::model::{Content, Element, Role};
-use ctxgate::policy::Budget;
-use ctxgate::render::Format;
-use ctxgate::{Answer, Error, Gate, Request, Tree};
+use ctxgate::{Answer, Budget, Content, Element, Error, Format, Gate, Request, Role, Tree};
 use proptest::prelude::*;
 
 fn gate() -> &'static Gate {
@@ -44,8 +41,8 @@ fn secret_titles() -> &'static [regex::Regex] {
             instance: "i".into(),
             root: Element::new("app", Role::Application),
         };
-        let input = ctxgate::trim::request_input(&answer, &Request::new("app"));
-        let plan = gate().policy().plan(&input).expect("the default plan");
+        let input = ctxgate::internals::request_input(&answer, &Request::new("app"));
+        let plan = ctxgate::internals::plan(gate().policy(), &input).expect("the default plan");
         assert!(
             plan.title_patterns.len() >= 4,
             "the default policy names password-like titles"

@@ -15,11 +15,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::{ctxgate, root};
-use ctxgate::model::Block;
-use ctxgate::policy::{Budget, Policy};
-use ctxgate::render::Format;
-use ctxgate::trim::Outcome;
-use ctxgate::{Error, Gate, Limits, Request, Trimmed};
+use ctxgate::{Block, Budget, Error, Format, Gate, Limits, Outcome, Policy, Request, Trimmed};
 use serde_json::Value;
 
 fn gate() -> &'static Gate {

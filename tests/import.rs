@@ -15,10 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use ctxgate::import::{import, Format};
-use ctxgate::model::{Block, Element};
-use ctxgate::{check, Answer, Limits, Role, Tree};
+use ctxgate::{check, Answer, Block, Element, Limits, Role, Tree};
 use proptest::prelude::*;
 use serde_json::Value;
+
+mod common;
+use common::SECURE_MARKER;
 
 /// Data files in `raw/` (tests/fixtures/SOURCES.md: 58, besides licenses
 /// and manifests).
@@ -367,9 +369,7 @@ fn secure_values_never_reach_the_output() {
                 .map(|c| serde_json::to_string(c).unwrap())
                 .collect();
             assert!(
-                texts
-                    .iter()
-                    .all(|t| t.contains(ctxgate::import::SECURE_MARKER)),
+                texts.iter().all(|t| t.contains(SECURE_MARKER)),
                 "{relative}: {texts:?}"
             );
         }
@@ -1253,7 +1253,7 @@ proptest! {
         prop_assert_eq!(secure.len(), 1, "{}", json);
         let texts: Vec<String> = secure[0].content.iter().map(|c| serde_json::to_string(c).unwrap()).collect();
         prop_assert_eq!(texts.len(), 1);
-        prop_assert!(texts[0].contains(ctxgate::import::SECURE_MARKER));
+        prop_assert!(texts[0].contains(SECURE_MARKER));
         let empty = import(format, secure_input(format, spelling, "").as_bytes()).unwrap();
         let secure = secure_elements(&empty);
         prop_assert_eq!(secure.len(), 1);
@@ -1293,7 +1293,7 @@ fn derived_secure_signals_in_real_trees() {
         let secure = secure_elements(&answer);
         assert_eq!(secure.len(), 1, "{derived}");
         assert!(
-            matches!(&secure[0].content[..], [c] if matches!(&c.block, Block::Text { text } if text == ctxgate::import::SECURE_MARKER)),
+            matches!(&secure[0].content[..], [c] if matches!(&c.block, Block::Text { text } if text == SECURE_MARKER)),
             "{derived}"
         );
         assert!(secure_elements(&original).len() <= 1);

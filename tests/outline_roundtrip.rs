@@ -28,9 +28,8 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use ctxgate::model::{Block, Content, Element, Role, RoleName};
-use ctxgate::render::{json, json_element_fragment, outline, outline_element_fragment, Format};
-use ctxgate::{Answer, Gate, Request, Tree};
+use ctxgate::internals::{json, json_element_fragment, outline, outline_element_fragment};
+use ctxgate::{Answer, Block, Content, Element, Format, Gate, Request, Role, RoleName, Tree};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{ctxgate, root};
+use common::{ctxgate, root, SECURE_MARKER};
 
 #[test]
 fn imported_password_field_is_withheld_filled_and_its_value_never_sent() {
@@ -34,7 +34,7 @@ fn imported_password_field_is_withheld_filled_and_its_value_never_sent() {
             !out.contains('\u{2022}') && !out.contains("%E2%80%A2"),
             "{out}"
         );
-        assert!(!out.contains(ctxgate::import::SECURE_MARKER), "{out}");
+        assert!(!out.contains(SECURE_MARKER), "{out}");
         match format {
             "json" => assert!(
                 out.contains(r#""ctxgate:withheld":{"rule":"mask:secure-text","empty":false}"#),

@@ -18,8 +18,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use ctxgate::model::{Content, Element, Role};
-use ctxgate::{Answer, Gate, Policy, Request};
+use ctxgate::{Answer, Content, Element, Gate, Policy, Request, Role};
 use proptest::prelude::*;
 
 fn gate() -> &'static Gate {
@@ -85,7 +84,7 @@ fn send(gate: &Gate, blocks: &[String]) -> Sent {
             .content
             .iter()
             .map(|c| match &c.block {
-                ctxgate::model::Block::Text { text } => text.to_string(),
+                ctxgate::Block::Text { text } => text.to_string(),
                 other => panic!("not text: {other:?}"),
             })
             .collect(),

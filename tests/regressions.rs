@@ -5,8 +5,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ctxgate::policy::Policy;
-use ctxgate::{Gate, Request};
+use ctxgate::{Gate, Policy, Request};
 
 /// Runs `f` on a thread with a 2 MiB stack, the default for spawned
 /// threads (and test threads), so a recursion bug fails the same way on
@@ -194,15 +193,24 @@ fn a_policy_with_66_nested_brackets_is_refused_at_once() {
         err.contains("`[` nests deeper than 10 levels of brackets"),
         "{err}"
     );
-    let findings = ctxgate::policy::check_sources(&[ctxgate::policy::PolicyFile {
-        name: "fuzzed.rego".into(),
-        source: mutated,
-    }]);
+    // `ctxgate policy check` reports it with its place, as a finding.
+    let dir = std::env::temp_dir().join(format!("ctxgate-brackets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("fuzzed.rego");
+    std::fs::write(&file, &mutated).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["policy", "check"])
+        .arg(&file)
+        .output()
+        .expect("ctxgate runs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let place = format!("fuzzed.rego:{line}:19: error: ");
     assert!(
-        findings
-            .iter()
-            .any(|f| (f.line, f.col) == (line, 19)
-                && f.message.contains("nests deeper than 10 levels")),
-        "{findings:?}"
+        stdout
+            .lines()
+            .any(|l| l.contains(&place) && l.contains("nests deeper than 10 levels")),
+        "{stdout}"
     );
 }

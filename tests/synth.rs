@@ -4,8 +4,8 @@
 mod common;
 
 use common::ctxgate;
-use ctxgate::model::{Block, Role};
 use ctxgate::synth::synth;
+use ctxgate::{Block, Role};
 use ctxgate::{Limits, Tree};
 
 const SEEDS: [u64; 4] = [0, 1, 42, u64::MAX];
@@ -19,7 +19,7 @@ fn has_exactly_the_elements_asked_for_and_conforms() {
             let findings = ctxgate::check(&answer);
             assert!(findings.is_empty(), "n={n} seed={seed}: {findings:?}");
             // What it writes reads back as the same answer, conforming.
-            let bytes = ctxgate::render::json(&answer);
+            let bytes = ctxgate::Format::Json.render(&answer);
             let read = ctxgate::read_conforming(bytes.as_bytes(), &Limits::default())
                 .unwrap_or_else(|e| panic!("n={n} seed={seed}: {e}"));
             assert_eq!(read, answer, "n={n} seed={seed}");
@@ -35,10 +35,10 @@ fn zero_elements_is_read_as_one() {
 #[test]
 fn is_deterministic_for_a_seed_and_varies_across_seeds() {
     for n in [10, 1_000, 10_000] {
-        let a = ctxgate::render::json(&synth(n, 9));
-        let b = ctxgate::render::json(&synth(n, 9));
+        let a = ctxgate::Format::Json.render(&synth(n, 9));
+        let b = ctxgate::Format::Json.render(&synth(n, 9));
         assert_eq!(a, b, "n={n}");
-        let c = ctxgate::render::json(&synth(n, 10));
+        let c = ctxgate::Format::Json.render(&synth(n, 10));
         assert_ne!(a, c, "n={n}");
     }
 }
@@ -46,7 +46,7 @@ fn is_deterministic_for_a_seed_and_varies_across_seeds() {
 #[test]
 fn has_the_shape_of_a_real_app() {
     let answer = synth(20_000, 7);
-    let json = ctxgate::render::json(&answer);
+    let json = ctxgate::Format::Json.render(&answer);
     let per_element = json.len() as f64 / 20_000.0;
     assert!(
         (120.0..=160.0).contains(&per_element),
@@ -68,8 +68,7 @@ fn has_the_shape_of_a_real_app() {
     assert_eq!(selected[0].parent, Some(focus));
     assert_eq!(selected[0].role(), Role::Text);
 
-    let count =
-        |f: &dyn Fn(&ctxgate::model::Node<'_, '_>) -> bool| nodes.iter().filter(|n| f(n)).count();
+    let count = |f: &dyn Fn(&ctxgate::Node<'_, '_>) -> bool| nodes.iter().filter(|n| f(n)).count();
     let roles = [
         Role::Window,
         Role::Group,
@@ -121,7 +120,7 @@ fn has_the_shape_of_a_real_app() {
 fn the_cli_writes_the_same_answer_as_the_library() {
     let output = ctxgate(&["synth", "--elements", "500", "--seed", "3"], b"");
     assert_eq!(output.status.code(), Some(0));
-    let mut expected = ctxgate::render::json(&synth(500, 3));
+    let mut expected = ctxgate::Format::Json.render(&synth(500, 3));
     expected.push('\n');
     assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
 

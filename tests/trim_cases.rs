@@ -10,9 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use common::{expect_file, root};
-use ctxgate::policy::Budget;
-use ctxgate::render::Format;
-use ctxgate::{Gate, Request};
+use ctxgate::{Budget, Format, Gate, Request};
 use serde_json::Value;
 
 fn request_of(spec: &Value) -> Request {

@@ -12,11 +12,8 @@ mod common;
 
 use std::sync::Arc;
 
-use ctxgate::model::{Content, Element, Role};
-use ctxgate::policy::{Budget, Decision, ElementInput, Redaction, RequestPlan, Scope};
-use ctxgate::render::Format;
-use ctxgate::trim::{trim_with, Decider, Request};
-use ctxgate::{Answer, Error};
+use ctxgate::internals::{trim_with, Decider, Decision, ElementInput, Redaction, RequestPlan};
+use ctxgate::{Answer, Budget, Content, Element, Error, Format, Request, Role, Scope};
 use proptest::prelude::*;
 
 struct Table(usize);
@@ -225,7 +222,7 @@ fn trim_logged<'a>(
     answer: &Answer<'a>,
     request: &Request,
     scope: Scope,
-) -> (ctxgate::Result<ctxgate::trim::Trimmed<'a>>, String) {
+) -> (ctxgate::Result<ctxgate::Trimmed<'a>>, String) {
     common::with_logs(|| {
         trim_with(
             answer,
@@ -329,7 +326,7 @@ proptest! {
                 out.report
                     .decisions
                     .iter()
-                    .filter(|d| !matches!(d.outcome, ctxgate::trim::Outcome::Budget))
+                    .filter(|d| !matches!(d.outcome, ctxgate::Outcome::Budget))
                     .map(|d| d.id.clone())
                     .collect::<std::collections::BTreeSet<_>>()
             })
@@ -353,7 +350,7 @@ fn trim_plain<'a>(
     scope: Scope,
     budget: Option<Budget>,
     format: Format,
-) -> ctxgate::Result<ctxgate::trim::Trimmed<'a>> {
+) -> ctxgate::Result<ctxgate::Trimmed<'a>> {
     let mut request = Request::new("test").format(format);
     if let Some(budget) = budget {
         request = request.budget(budget);
@@ -442,7 +439,7 @@ proptest! {
             if outline {
                 request = request.format(Format::Outline);
             }
-            ctxgate::trim::fill_prefixes(
+            ctxgate::internals::fill_prefixes(
                 &answer, &request, &plan(SCOPES[scope]), &mut Table(0), &ctxgate::Limits::default(), sizes,
             ).unwrap()
         };

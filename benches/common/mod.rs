@@ -23,7 +23,9 @@ pub fn sizes() -> Vec<usize> {
 
 /// A synthetic answer's compact JSON.
 pub fn input(elements: usize) -> Vec<u8> {
-    ctxgate::render::json(&ctxgate::synth::synth(elements, SEED)).into_bytes()
+    ctxgate::Format::Json
+        .render(&ctxgate::synth::synth(elements, SEED))
+        .into_bytes()
 }
 
 /// Short runs: the machine is shared. Large inputs get the fewest samples

@@ -7,15 +7,17 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use ctxgate::policy::{Budget, Policy};
-use ctxgate::{Gate, Request};
+use ctxgate::{Budget, Gate, Policy, Request};
 use libfuzzer_sys::fuzz_target;
 
 fn notes() -> &'static [u8] {
     static NOTES: OnceLock<Vec<u8>> = OnceLock::new();
     NOTES.get_or_init(|| {
-        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/notes.json"))
-            .expect("examples/notes.json")
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/notes.json"
+        ))
+        .expect("examples/notes.json")
     })
 }
 

@@ -18,11 +18,15 @@ fuzz_target!(|data: &[u8]| {
             .chain(&findings)
             .any(ctxgate::Finding::is_error);
         if conforms {
-            let json = ctxgate::render::json(answer);
+            let json = ctxgate::Format::Json.render(answer);
             let again = ctxgate::read_conforming(json.as_bytes(), &limits)
                 .unwrap_or_else(|e| panic!("a conforming answer re-rendered does not read: {e}"));
-            assert_eq!(ctxgate::render::json(&again), json, "render is not a fixed point");
-            let _ = ctxgate::render::outline(answer);
+            assert_eq!(
+                ctxgate::Format::Json.render(&again),
+                json,
+                "render is not a fixed point"
+            );
+            let _ = ctxgate::Format::Outline.render(answer);
         }
     }
 });

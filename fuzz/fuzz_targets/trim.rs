@@ -5,9 +5,7 @@
 
 use std::sync::OnceLock;
 
-use ctxgate::policy::Budget;
-use ctxgate::render::Format;
-use ctxgate::{Gate, Request};
+use ctxgate::{Budget, Format, Gate, Request};
 use libfuzzer_sys::fuzz_target;
 
 fn gate() -> &'static Gate {
@@ -40,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
             out.rendered.len()
         );
         assert_eq!(out.rendered, format.render(&out.answer));
-        let json = ctxgate::render::json(&out.answer);
+        let json = Format::Json.render(&out.answer);
         let reread = ctxgate::read_conforming(json.as_bytes(), gate.limits())
             .unwrap_or_else(|e| panic!("{action}: the output does not re-read: {e}"));
         let again = gate

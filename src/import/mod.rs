@@ -33,7 +33,7 @@
 //!   copy it out of the parsed document, which is dropped when the import
 //!   returns. Nothing the answer owns holds it. A filled field (the value
 //!   is not empty, or an AT-SPI caret is past 0) carries one text block,
-//!   [`SECURE_MARKER`], and nothing of the value.
+//!   `[secure value not imported]`, and nothing of the value.
 //! * **Role words** are matched in any case and spelling where sources
 //!   vary: UIA control types (`Edit`, `edit`), the ARIA role words older
 //!   Chromium UIA dumps write (`textbox`, `description`), AT-SPI roles
@@ -75,7 +75,6 @@
 //! * `protocol` is `0.2.0`; `instance` is `import:<format>`.
 
 mod build;
-pub use build::SECURE_MARKER;
 mod roles;
 
 mod aria;

@@ -18,7 +18,7 @@ pub mod v01;
 
 pub(crate) use content::BlockValue;
 pub use content::{Block, Content};
-pub use role::{Role, RoleName, APPLE_ROLES};
+pub use role::{Role, RoleName};
 pub use tree::{Node, NodeId, Tree};
 
 use std::borrow::Cow;

@@ -26,7 +26,9 @@ use sha2::{Digest, Sha256};
 use super::projection::{Decider, ElementInput, Floor, ProjectionKey};
 use super::recursion::RuleHead;
 use super::source::{eval_error, is_time_limit, load_path, policy_error, PolicyFile};
-use super::{Action, Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
+#[cfg(feature = "cli")]
+use super::Action;
+use super::{Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 
@@ -38,6 +40,7 @@ pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(1);
 /// The per-element rules, in the order they are evaluated.
 pub(crate) const ELEMENT_RULES: [&str; 5] = ["deny", "mask", "keep", "prune", "priority"];
 /// The per-request rules.
+#[cfg(feature = "cli")]
 pub(crate) const REQUEST_RULES: [&str; 5] = [
     "scope",
     "budget",
@@ -49,7 +52,9 @@ pub(crate) const REQUEST_RULES: [&str; 5] = [
 /// The embedded default policy and its tests.
 pub(crate) const DEFAULT_NAME: &str = "policies/default.rego";
 pub(crate) const DEFAULT_SOURCE: &str = include_str!("../../policies/default.rego");
+#[cfg(feature = "cli")]
 pub(crate) const DEFAULT_TEST_NAME: &str = "policies/default_test.rego";
+#[cfg(feature = "cli")]
 pub(crate) const DEFAULT_TEST_SOURCE: &str = include_str!("../../policies/default_test.rego");
 
 /// A module of ours, so that the set compiles even when the policy defines
@@ -204,8 +209,7 @@ impl Policy {
         })
     }
 
-    /// Sets how long one regorus evaluation may run (default
-    /// [`DEFAULT_TIME_LIMIT`]).
+    /// Sets how long one regorus evaluation may run (default 1 s).
     pub fn with_time_limit(mut self, limit: Duration) -> Policy {
         let engine = self.engine.get_mut().unwrap_or_else(|e| e.into_inner());
         engine.set_execution_timer_config(timer(limit));
@@ -220,7 +224,8 @@ impl Policy {
     }
 
     /// The files of the set, sorted by name.
-    pub fn files(&self) -> &[PolicyFile] {
+    #[cfg(feature = "cli")]
+    pub(crate) fn files(&self) -> &[PolicyFile] {
         &self.files
     }
 
@@ -236,7 +241,7 @@ impl Policy {
 
     /// The per-request results (scope, budget, redaction, title patterns,
     /// attributes to read), cached across requests by `request`.
-    pub fn plan(&self, request: &RequestInput) -> Result<Arc<RequestPlan>> {
+    pub(crate) fn plan(&self, request: &RequestInput) -> Result<Arc<RequestPlan>> {
         self.plan_noting(request, &Cell::new(false))
     }
 
@@ -266,14 +271,15 @@ impl Policy {
 
     /// A per-request handle for element decisions, for an app without a
     /// title (`input.app.title_matches` is empty).
-    pub fn evaluator(&self, request: &RequestInput) -> Result<Evaluator<'_>> {
+    #[cfg(any(test, feature = "internals", feature = "cli"))]
+    pub(crate) fn evaluator(&self, request: &RequestInput) -> Result<Evaluator<'_>> {
         self.evaluator_with_title(request, None)
     }
 
     /// A per-request handle for element decisions in an app whose root has
     /// this title. The title never enters Rego: the policy sees the names
     /// of the plan's title patterns it matches, in `input.app.title_matches`.
-    pub fn evaluator_with_title(
+    pub(crate) fn evaluator_with_title(
         &self,
         request: &RequestInput,
         title: Option<&str>,
@@ -483,6 +489,7 @@ impl Evaluator<'_> {
     /// The decision for one element, floor applied. Evaluated once per
     /// distinct projection; later requests with the same request input get
     /// it from the policy's cache.
+    #[cfg(any(test, feature = "internals", feature = "cli"))]
     pub fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
         enforce(element.subrole, self.policy_decision(element)?)
     }
@@ -510,11 +517,13 @@ impl Evaluator<'_> {
     /// Regorus evaluations run for this request so far (one per
     /// per-element rule the policy defines, per projection not found in a
     /// cache); 0 when every decision came from a cache.
+    #[cfg(any(test, feature = "internals"))]
     pub fn evaluations(&self) -> usize {
         self.evaluations
     }
 
     /// Whether an evaluation of this request ran out of time.
+    #[cfg(feature = "cli")]
     pub(crate) fn timed_out(&self) -> bool {
         self.timed_out.get()
     }
@@ -980,6 +989,7 @@ fn priority(value: &Value) -> Result<f64> {
 }
 
 /// A request input for tools: the given action, a probe app.
+#[cfg(feature = "cli")]
 pub(crate) fn probe_request(action: &str, target: Option<&str>) -> RequestInput {
     RequestInput {
         action: Action {

@@ -97,6 +97,7 @@ impl<'a> Inside<'a> {
     }
 
     /// Whether there are none (the root).
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.link.is_none()
     }

@@ -19,6 +19,7 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "cli")]
 use crate::model::Role;
 pub use crate::redact::Redaction;
 
@@ -28,17 +29,23 @@ mod projection;
 mod recursion;
 mod source;
 mod token;
+// The authoring tools serve `ctxgate policy`; hosts and bindings built
+// without the CLI do without them.
+#[cfg(feature = "cli")]
 mod tools;
 
 pub(crate) use engine::decide;
-pub use engine::{is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, MAX_REASON_BYTES};
+#[cfg(any(test, feature = "internals"))]
+pub use engine::Evaluator;
+pub use engine::{is_rule_id, Policy};
 pub use inside::Inside;
-pub use projection::{Decider, ElementInput, Floor, FLOOR_SECURE_TEXT};
+#[cfg(test)]
+pub use projection::FLOOR_SECURE_TEXT;
+pub use projection::{Decider, ElementInput, Floor};
+#[cfg(feature = "cli")]
 pub use source::{load_path, PolicyFile};
-pub use tools::{
-    check_sources, default_files, doc_markdown, plan_json, probes, rule_docs, run_tests,
-    Finding as PolicyFinding, FindingSeverity, Probe, RuleDoc, TestOutcome, TestResult, ACTIONS,
-};
+#[cfg(feature = "cli")]
+pub use tools::{check_sources, default_files, doc_markdown, plan_json, run_tests, TestOutcome};
 
 /// The part of the tree an action warrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -123,6 +130,7 @@ impl Decision {
     /// The class that wins under the precedence deny > mask > keep > prune,
     /// and its reasons; `("scope", [])` when no rule spoke and the scope
     /// (then the budget) decides.
+    #[cfg(any(test, feature = "cli"))]
     pub fn outcome(&self) -> (&'static str, &[Arc<str>]) {
         if !self.deny.is_empty() {
             ("deny", &self.deny)

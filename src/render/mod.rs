@@ -10,6 +10,7 @@
 //! char, or a bidi or invisible format char out raw.
 
 pub(crate) use crate::escape;
+#[cfg(feature = "cli")]
 pub use crate::escape::visible;
 mod json;
 mod outline;

@@ -130,6 +130,7 @@ pub fn request_input(answer: &Answer<'_>, request: &Request) -> RequestInput {
 
 /// Trims a conforming answer with a plan and a decider. Checks the answer
 /// first: a non-conforming one is rejected, whatever its origin.
+#[cfg(any(test, feature = "internals"))]
 pub fn trim_with<'a>(
     answer: &Answer<'a>,
     request: &Request,
@@ -239,7 +240,15 @@ pub(crate) fn trim_checked<'a>(
 /// the request failed, or no budget applied), with (when `sizes`) the size
 /// in the first budget's unit of the mandatory part plus the first k
 /// candidates, for every k.
-#[doc(hidden)]
+// Its callees in `fill` exist for it alone; without `internals` nothing
+// calls it, and building it keeps them checked.
+#[cfg_attr(
+    not(feature = "internals"),
+    allow(
+        dead_code,
+        reason = "only the fitter's property tests call it, through `internals`"
+    )
+)]
 pub fn fill_prefixes(
     answer: &Answer<'_>,
     request: &Request,
@@ -400,8 +409,8 @@ fn decide_round(
 }
 
 /// Every element's projection as the trimmer builds it, in document order
-/// (for benches and tools; not a stable API).
-#[doc(hidden)]
+/// (for benches; not a stable API).
+#[cfg(any(test, feature = "internals"))]
 pub fn projections<'t>(tree: &Tree<'t, '_>, plan: &'t RequestPlan) -> Vec<ElementInput<'t>> {
     let mut projector = Projector::new(tree, plan, &vec![false; tree.len()]);
     (0..tree.len())

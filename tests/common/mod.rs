@@ -6,6 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// What every importer writes in place of a secure field's value (never
+/// the value): part of the output a host sees, so the tests name it.
+pub const SECURE_MARKER: &str = "[secure value not imported]";
+
 /// The crate's root folder.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

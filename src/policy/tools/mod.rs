@@ -1,6 +1,6 @@
 //! The authoring tools around a policy, for `ctxgate policy
 //! check|test|doc|plan`: lint ([`check_sources`]), `# METADATA` comments
-//! ([`rule_docs`]), the probe set, the test runner and the reviewer's doc.
+//! ([`metadata::rule_docs`]), the probe set, the test runner and the reviewer's doc.
 //! Nothing in a request's path uses them; they use the runtime (load, plan,
 //! decide) as a host would.
 
@@ -11,7 +11,5 @@ mod probes;
 mod test;
 
 pub use doc::{doc_markdown, plan_json};
-pub use lint::{check_sources, Finding, FindingSeverity};
-pub use metadata::{rule_docs, RuleDoc};
-pub use probes::{probes, Probe, ACTIONS};
-pub use test::{default_files, run_tests, TestOutcome, TestResult};
+pub use lint::check_sources;
+pub use test::{default_files, run_tests, TestOutcome};

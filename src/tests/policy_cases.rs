@@ -12,8 +12,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxgate::policy::{Action, Decision, ElementInput, Inside, Policy, RequestInput};
-use ctxgate::Role;
+use crate::policy::{Action, Decision, ElementInput, Inside, Policy, RequestInput};
+use crate::Role;
 use serde_json::{json, Value};
 
 fn root() -> PathBuf {

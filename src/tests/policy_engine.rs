@@ -4,16 +4,12 @@
 //! and decision cases that need no code are folders of
 //! `tests/cases/policy/` (see `policy_cases.rs`).
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ctxgate::policy::{
-    Action, Budget, ElementInput, Policy, RequestInput, Scope, FLOOR_SECURE_TEXT,
-};
-use ctxgate::Role;
+use crate::policy::{Action, Budget, ElementInput, Policy, RequestInput, Scope, FLOOR_SECURE_TEXT};
+use crate::Role;
 
 fn request(action: &str) -> RequestInput {
     RequestInput {
@@ -75,7 +71,7 @@ fn brackets_of_every_kind_nested_deeper_than_10_are_refused_before_regorus_parse
             err.to_string(),
             format!("policy deep.rego:5:{col}: `{kind}` nests deeper than 10 levels of brackets (`[`, `{{` and `(` counted together); regorus parses nested brackets in time exponential in their depth, so ctxgate refuses them: flatten the expression (into helper rules, say)"),
         );
-        let findings = ctxgate::policy::check_sources(&[ctxgate::policy::PolicyFile {
+        let findings = crate::policy::check_sources(&[crate::policy::PolicyFile {
             name: "deep.rego".into(),
             source: source(&y),
         }]);
@@ -519,9 +515,9 @@ fn loading_the_default_policy_is_quick() {
 /// A host's own decider that keeps everything and names no mask.
 struct KeepAll(Vec<Arc<str>>);
 
-impl ctxgate::trim::Decider for KeepAll {
-    fn decide(&mut self, _: &ElementInput<'_>) -> ctxgate::Result<Arc<ctxgate::policy::Decision>> {
-        Ok(Arc::new(ctxgate::policy::Decision {
+impl crate::trim::Decider for KeepAll {
+    fn decide(&mut self, _: &ElementInput<'_>) -> crate::Result<Arc<crate::policy::Decision>> {
+        Ok(Arc::new(crate::policy::Decision {
             keep: self.0.clone(),
             ..Default::default()
         }))
@@ -531,8 +527,8 @@ impl ctxgate::trim::Decider for KeepAll {
     }
 }
 
-fn plan(scope: Scope) -> ctxgate::policy::RequestPlan {
-    ctxgate::policy::RequestPlan {
+fn plan(scope: Scope) -> crate::policy::RequestPlan {
+    crate::policy::RequestPlan {
         scope,
         budget: None,
         redact: vec![],
@@ -556,15 +552,15 @@ fn the_floor_holds_under_a_hosts_own_decider_for_every_role() {
             let bytes = format!(
                 r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f{i}","role":"{role}","subrole":"{subrole}","title":"hunter2","content":[{{"type":"text","text":"hunter2"}}],"attributes":{{"AXValue":"hunter2"}},"children":[{{"id":"in","role":"Text","title":"hunter2"}}]}}]}}]}}}}"#
             );
-            let answer = ctxgate::read_conforming(bytes.as_bytes(), &ctxgate::Limits::default())
+            let answer = crate::read_conforming(bytes.as_bytes(), &crate::Limits::default())
                 .unwrap_or_else(|e| panic!("{role}: {e}"));
-            let out = ctxgate::trim::trim_with(
+            let out = crate::trim::trim_with(
                 &answer,
-                &ctxgate::Request::new("app"),
+                &crate::Request::new("app"),
                 &plan(Scope::App),
                 &mut KeepAll(vec![Arc::from("everything")]),
                 "h",
-                &ctxgate::Limits::default(),
+                &crate::Limits::default(),
             )
             .unwrap();
             assert_eq!(
@@ -585,14 +581,14 @@ fn the_floor_holds_under_a_hosts_own_decider_for_every_role() {
 #[test]
 fn a_hosts_decider_cannot_put_text_into_reasons() {
     let bytes = std::fs::read("examples/notes.json").unwrap();
-    let answer = ctxgate::read_conforming(&bytes, &ctxgate::Limits::default()).unwrap();
-    let err = ctxgate::trim::trim_with(
+    let answer = crate::read_conforming(&bytes, &crate::Limits::default()).unwrap();
+    let err = crate::trim::trim_with(
         &answer,
-        &ctxgate::Request::new("app"),
+        &crate::Request::new("app"),
         &plan(Scope::App),
         &mut KeepAll(vec![Arc::from("Comment by Ada")]),
         "h",
-        &ctxgate::Limits::default(),
+        &crate::Limits::default(),
     )
     .expect_err("refused");
     assert_eq!(
@@ -628,8 +624,8 @@ struct Counting {
     ancestors: usize,
 }
 
-impl ctxgate::trim::Decider for Counting {
-    fn decide(&mut self, e: &ElementInput<'_>) -> ctxgate::Result<Arc<ctxgate::policy::Decision>> {
+impl crate::trim::Decider for Counting {
+    fn decide(&mut self, e: &ElementInput<'_>) -> crate::Result<Arc<crate::policy::Decision>> {
         self.calls += 1;
         self.ancestors += e.inside.len();
         // The chain is the real one: nearest first, up to the root.
@@ -643,7 +639,7 @@ impl ctxgate::trim::Decider for Counting {
         if !roles.is_empty() {
             assert_eq!(roles.last(), Some(&Role::Application));
         }
-        Ok(Arc::new(ctxgate::policy::Decision::default()))
+        Ok(Arc::new(crate::policy::Decision::default()))
     }
     fn evaluations(&self) -> usize {
         self.calls
@@ -659,19 +655,19 @@ impl ctxgate::trim::Decider for Counting {
 #[test]
 fn a_projections_ancestors_are_built_once_per_context_not_once_per_projection() {
     let json = chains_answer(19, 1000);
-    let answer = ctxgate::read_conforming(json.as_bytes(), &ctxgate::Limits::default()).unwrap();
+    let answer = crate::read_conforming(json.as_bytes(), &crate::Limits::default()).unwrap();
     let mut decider = Counting {
         calls: 0,
         ancestors: 0,
     };
-    let (out, logs) = common::with_logs(|| {
-        ctxgate::trim::trim_with(
+    let (out, logs) = super::with_logs(|| {
+        crate::trim::trim_with(
             &answer,
-            &ctxgate::Request::new("app"),
+            &crate::Request::new("app"),
             &plan(Scope::App),
             &mut decider,
             "h",
-            &ctxgate::Limits::default(),
+            &crate::Limits::default(),
         )
     });
     out.unwrap();
@@ -702,9 +698,9 @@ fn a_policy_sees_every_ancestor_of_a_deep_chain() {
     )])
     .unwrap();
     let json = chains_answer(2, 500);
-    let gate = ctxgate::Gate::new(policy);
+    let gate = crate::Gate::new(policy);
     let out = gate
-        .trim_bytes(json.as_bytes(), &ctxgate::Request::new("app"))
+        .trim_bytes(json.as_bytes(), &crate::Request::new("app"))
         .unwrap();
     assert_eq!(out.report.evaluations, 2 + 2 * 500);
     // Groups at level 399 and deeper have more than 400 ancestors.
@@ -789,8 +785,8 @@ fn a_secure_fields_attribute_values_never_reach_the_policy() {
     assert_eq!(decision.mask, vec![Arc::from(FLOOR_SECURE_TEXT)]);
 
     let answer = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[{"id":"w","role":"Window","focused":true,"children":[{"id":"plain","role":"TextField","attributes":{"AXValue":"hunter2"}},{"id":"secure","role":"TextField","subrole":"AXSecureTextField","attributes":{"AXValue":"hunter2"}}]}]}}"#;
-    let out = ctxgate::Gate::new(policy)
-        .trim_bytes(answer.as_bytes(), &ctxgate::Request::new("app"))
+    let out = crate::Gate::new(policy)
+        .trim_bytes(answer.as_bytes(), &crate::Request::new("app"))
         .unwrap();
     assert_eq!(
         out.rendered,
@@ -805,7 +801,7 @@ fn a_secure_fields_attribute_values_never_reach_the_policy() {
 /// selection inside a secure field now counts for neither.
 #[test]
 fn a_selection_inside_a_secure_field_keeps_nothing_and_trimming_again_changes_nothing() {
-    let gate = ctxgate::Gate::embedded_default().unwrap();
+    let gate = crate::Gate::embedded_default().unwrap();
     let expected = r#"{"protocol":"0.2.0","instance":"gen","root":{"id":"app","role":"Application","title":"App","children":[{"id":"e1","role":"Window","focused":true}],"attributes":{"ctxgate:omitted":{"children":1,"reasons":{"scope":1}}}}}"#;
     for (document, field) in [
         ("Document", "Group"),
@@ -815,7 +811,7 @@ fn a_selection_inside_a_secure_field_keeps_nothing_and_trimming_again_changes_no
         let answer = format!(
             r#"{{"protocol":"0.2.0","instance":"gen","root":{{"id":"app","role":"Application","title":"App","children":[{{"id":"e1","role":"Window","focused":true}},{{"id":"e2","role":"Window","title":"W","children":[{{"id":"e3","role":"{document}","title":"D","children":[{{"id":"e4","role":"{field}","subrole":"AXSecureTextField","children":[{{"id":"e5","role":"Group","title":"hunter2","selected":true}}]}}]}}]}}]}}}}"#
         );
-        let request = ctxgate::Request::new("selection");
+        let request = crate::Request::new("selection");
         let once = gate.trim_bytes(answer.as_bytes(), &request).unwrap();
         assert_eq!(once.rendered, expected, "{document} {field}");
         let twice = gate.trim_bytes(once.rendered.as_bytes(), &request).unwrap();
@@ -827,9 +823,9 @@ fn a_selection_inside_a_secure_field_keeps_nothing_and_trimming_again_changes_no
 /// filled and read concurrently) send exactly what one thread sends.
 #[test]
 fn many_threads_on_one_gate_send_what_one_thread_sends() {
-    use ctxgate::{Gate, Request};
+    use crate::{Gate, Request};
     let answers: Vec<Vec<u8>> = (0..3)
-        .map(|seed| ctxgate::render::json(&ctxgate::synth::synth(400, seed)).into_bytes())
+        .map(|seed| crate::render::json(&crate::synth::synth(400, seed)).into_bytes())
         .collect();
     let requests: Vec<Request> = ["selection", "focus", "window", "app"]
         .into_iter()
