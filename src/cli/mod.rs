@@ -50,7 +50,7 @@ enum Command {
 
 /// Limits on what is read; defaults in the README.
 #[derive(Args, Clone, Copy)]
-pub struct LimitArgs {
+pub(crate) struct LimitArgs {
     /// Largest input in bytes.
     #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_input_bytes)]
     pub max_input_bytes: usize,
@@ -82,7 +82,7 @@ impl LimitArgs {
 
 /// A duration as people write one: a number and a unit, `ms`, `s` or `m`
 /// (`250ms`, `1.5s`, `2m`).
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -107,7 +107,7 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 }
 
 /// What a subcommand that ran to the end found.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Exit 0.
     Fine,
     /// Exit 1: the command's findings (printed on stdout) say the input is
@@ -116,7 +116,7 @@ pub enum Outcome {
 }
 
 /// Why a subcommand stopped: an error of some kind, and its message.
-pub struct Failure {
+pub(crate) struct Failure {
     kind: ErrorKind,
     message: String,
     /// The library's error, when it was one (for `--json`'s structured fields).
@@ -159,7 +159,7 @@ impl From<crate::Error> for Failure {
 }
 
 /// The exit code for an error of `kind`: the CLI's whole contract.
-pub fn exit_code(kind: ErrorKind) -> u8 {
+pub(crate) fn exit_code(kind: ErrorKind) -> u8 {
     match kind {
         ErrorKind::InvalidInput
         | ErrorKind::NotConforming
@@ -237,7 +237,7 @@ fn init_logging(serve: bool) {
 }
 
 /// Reads a file, or stdin for `-` or no path.
-pub fn read_input(path: Option<&Path>) -> Result<Vec<u8>, Failure> {
+pub(crate) fn read_input(path: Option<&Path>) -> Result<Vec<u8>, Failure> {
     match path {
         None => read_stdin(),
         Some(p) if p == Path::new("-") => read_stdin(),
@@ -256,7 +256,7 @@ fn read_stdin() -> Result<Vec<u8>, Failure> {
 }
 
 /// Writes all of `bytes` to stdout, or says why not.
-pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)
