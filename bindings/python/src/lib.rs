@@ -70,7 +70,7 @@ impl Gate {
         })
     }
 
-    /// Trims an answer; returns `(output, report)`.
+    /// Trims an answer; returns `(output, report as compact JSON)`.
     #[pyo3(signature = (answer, action, target, max_tokens, max_bytes, format, timeout))]
     #[allow(clippy::too_many_arguments)]
     fn trim<'py>(
@@ -83,7 +83,7 @@ impl Gate {
         max_bytes: Option<usize>,
         format: &str,
         timeout: Option<f64>,
-    ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyAny>)> {
+    ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyString>)> {
         let mut request = Request::new(action).format(match format {
             "json" => Format::Json,
             "outline" => Format::Outline,
@@ -131,13 +131,15 @@ impl Gate {
         let (output, report) = py
             .detach(|| {
                 let trimmed = gate.trim_bytes(bytes, &request)?;
-                // The same serialization as `ctxgate trim --report`.
-                let report = serde_json::to_value(&trimmed.report)
+                // The same serialization as `ctxgate trim --report`, made
+                // here without the GIL; the Python layer builds the dict
+                // from it when the host first reads `report`.
+                let report = serde_json::to_string(&trimmed.report)
                     .map_err(|e| Failed::Binding(format!("the report does not serialize: {e}")))?;
                 Ok((trimmed.rendered, report))
             })
             .map_err(|e: Failed| e.raise(py))?;
-        Ok((PyString::new(py, &output), to_py(py, &report)?))
+        Ok((PyString::new(py, &output), PyString::new(py, &report)))
     }
 
     /// Checks an answer's conformance; returns every finding.

@@ -15,8 +15,8 @@ any number of threads.
 from __future__ import annotations
 
 import datetime as _datetime
+import json as _json
 import os as _os
-from dataclasses import dataclass as _dataclass
 from typing import Any, Literal, Sequence, Union
 
 from . import _ctxgate
@@ -57,16 +57,34 @@ PathLike = Union[str, "_os.PathLike[str]"]
 IMPORT_FORMATS = ("ax-dump", "ax-json", "atspi-json", "uia-json", "aria")
 
 
-@_dataclass(frozen=True)
 class Trimmed:
     """What may be sent, and the report of what was not."""
 
-    #: The bytes to send, as text: exactly what the budget measured.
-    output: str
-    #: The report, as `ctxgate trim --report` writes it: per element its
-    #: outcome and deciding rule, totals, budgets, redactions, the policy's
-    #: hash. Ids, rule ids and counts only: never text.
-    report: dict[str, Any]
+    __slots__ = ("_output", "_report_json", "_report")
+
+    def __init__(self, output: str, report_json: str) -> None:
+        self._output = output
+        self._report_json = report_json
+        self._report: dict[str, Any] | None = None
+
+    @property
+    def output(self) -> str:
+        """The bytes to send, as text: exactly what the budget measured."""
+        return self._output
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The report, as `ctxgate trim --report` writes it: per element its
+        outcome and deciding rule, totals, budgets, redactions, the policy's
+        hash. Ids, rule ids and counts only: never text. Serialized in Rust
+        during `trim`; the dict is built on first access (a host that only
+        logs some reports pays for those)."""
+        if self._report is None:
+            self._report = _json.loads(self._report_json)
+        return self._report
+
+    def __repr__(self) -> str:
+        return f"Trimmed(output=<{len(self._output)} chars>, report=<{len(self._report_json)} bytes of JSON>)"
 
 
 def _count(name: str, value: object) -> int | None:
@@ -149,7 +167,7 @@ class Gate:
             raise UsageError(f"`target` must be a str or None, not {type(target).__name__}")
         if not isinstance(format, str):
             raise UsageError(f"`format` must be `json` or `outline`, not {type(format).__name__}")
-        output, report = self._gate.trim(
+        output, report_json = self._gate.trim(
             answer,
             action,
             target,
@@ -158,7 +176,7 @@ class Gate:
             format,
             _seconds(timeout),
         )
-        return Trimmed(output, report)
+        return Trimmed(output, report_json)
 
     def check(self, answer: Answer) -> list[dict[str, Any]]:
         """Every conformance finding of `answer` (errors and warnings), each
