@@ -313,6 +313,7 @@ impl<'py> AnswerInput<'py> {
 struct Failure {
     class: &'static str,
     message: String,
+    pointer: String,
 }
 
 /// The walk of a Python value into JSON: the JSON pointer of the value
@@ -336,10 +337,15 @@ impl Walk {
     }
 
     fn fail<E: serde::ser::Error>(&self, class: &'static str, what: String) -> E {
-        let message = format!("the answer at {}: {what}", self.pointer());
+        let pointer = self.pointer();
+        let message = format!("the answer at {pointer}: {what}");
         let mut failure = self.failure.borrow_mut();
         if failure.is_none() {
-            *failure = Some(Failure { class, message });
+            *failure = Some(Failure {
+                class,
+                message,
+                pointer,
+            });
         }
         E::custom("stopped")
     }
@@ -364,7 +370,14 @@ fn serialize(py: Python<'_>, answer: &Bound<'_, PyAny>, limits: &Limits) -> PyRe
     match serde::Serialize::serialize(&value, &mut serde_json::Serializer::new(&mut bytes)) {
         Ok(()) => Ok(bytes),
         Err(e) => Err(match walk.failure.into_inner() {
-            Some(failure) => binding_error(py, failure.class, &failure.message),
+            Some(failure) => {
+                let built = exception(py, failure.class, &failure.message, |e| {
+                    e.setattr("pointer", &failure.pointer)
+                });
+                match built {
+                    Ok(err) | Err(err) => err,
+                }
+            }
             None => binding_error(py, "InternalError", &format!("serializing the answer: {e}")),
         }),
     }

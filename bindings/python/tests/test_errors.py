@@ -49,8 +49,9 @@ def test_invalid_input_names_line_and_column(gate):
 def test_invalid_input_for_a_dict_json_cannot_hold(gate):
     answer = json.loads(SMALL.read_bytes())
     answer["root"]["children"][0]["attributes"] = {"ratio": float("nan")}
-    with pytest.raises(ctxgate.InvalidInput, match=r"/root/children/0/attributes/ratio"):
+    with pytest.raises(ctxgate.InvalidInput, match=r"/root/children/0/attributes/ratio") as info:
         gate.trim(answer)
+    assert info.value.pointer == "/root/children/0/attributes/ratio"
     answer["root"]["children"][0]["attributes"] = {1: "one"}
     with pytest.raises(ctxgate.InvalidInput, match=r"a dict key is int"):
         gate.trim(answer)
