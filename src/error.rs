@@ -295,6 +295,23 @@ impl Error {
         }
     }
 
+    /// For a policy that failed to load or compile ([`Error::Policy`]): the
+    /// file, and the 1-based line and column when the error names them (its
+    /// location is `file:line:col` or the file alone). `None` for any other
+    /// error.
+    pub fn policy_location(&self) -> Option<(&str, Option<usize>, Option<usize>)> {
+        let Error::Policy { location, .. } = self else {
+            return None;
+        };
+        let mut parts = location.rsplitn(3, ':');
+        let column = parts.next().and_then(|c| c.parse().ok());
+        let line = parts.next().and_then(|l| l.parse().ok());
+        match (parts.next(), line, column) {
+            (Some(file), Some(line), Some(column)) => Some((file, Some(line), Some(column))),
+            _ => Some((location, None, None)),
+        }
+    }
+
     /// Every finding, for [`Error::NotConforming`]; empty otherwise.
     pub fn findings(&self) -> &[Finding] {
         match self {
@@ -429,6 +446,31 @@ mod tests {
         };
         assert_eq!(element.pointer(), Some("/root/children/0/children/0"));
         assert_eq!(element.to_string(), "the tree is deeper than the limit of 3 elements (at /root/children/0/children/0) (`max_depth`, `--max-depth`)");
+    }
+
+    #[test]
+    fn policy_locations_split_into_file_line_and_column() {
+        let policy = |location: &str| Error::Policy {
+            location: location.into(),
+            message: "unexpected token".into(),
+        };
+        assert_eq!(
+            policy("policies/a.rego:3:14").policy_location(),
+            Some(("policies/a.rego", Some(3), Some(14)))
+        );
+        assert_eq!(
+            policy("C:\\p\\a.rego:3:14").policy_location(),
+            Some(("C:\\p\\a.rego", Some(3), Some(14)))
+        );
+        assert_eq!(
+            policy("policies/").policy_location(),
+            Some(("policies/", None, None))
+        );
+        assert_eq!(
+            policy("a:b.rego").policy_location(),
+            Some(("a:b.rego", None, None))
+        );
+        assert_eq!(Error::ZeroBudget.policy_location(), None);
     }
 
     /// The typed variants that replaced `Error::Request(String)` keep its
