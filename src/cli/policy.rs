@@ -1,9 +1,9 @@
 //! `ctxgate policy`: check, test, document and preview policies. PATH is a
-//! `.rego` file or a directory of them; without PATH, the embedded default
-//! policy (and, for `test`, its embedded tests).
+//! `.rego` file, a directory of them, or `default` (the embedded default
+//! policy and, for `test`, its tests); several PATHs are layers, as with
+//! `trim --policy`; without PATH, the embedded default.
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
 
 use crate::policy::{self as lib, PolicyFile, TestOutcome};
 use clap::{Args, Subcommand};
@@ -20,23 +20,23 @@ pub struct PolicyArgs {
 enum PolicyCommand {
     /// Parse, compile and lint a policy; run it once on probe elements.
     Check {
-        /// A `.rego` file or a directory (default: the embedded default policy).
-        path: Option<PathBuf>,
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
+        paths: Vec<String>,
     },
     /// Run every `test_*` rule of the `*_test.rego` files.
     Test {
-        /// A `.rego` file or a directory (default: the embedded default policy and its tests).
-        path: Option<PathBuf>,
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy and its tests).
+        paths: Vec<String>,
     },
     /// Markdown for a privacy reviewer: rules, floor, patterns, decisions.
     Doc {
-        /// A `.rego` file or a directory (default: the embedded default policy).
-        path: Option<PathBuf>,
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
+        paths: Vec<String>,
     },
     /// JSON: the per-request results for an action, and decisions on probe elements.
     Plan {
-        /// A `.rego` file or a directory (default: the embedded default policy).
-        path: Option<PathBuf>,
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
+        paths: Vec<String>,
         /// The action (`selection`, `focus`, `window`, `app`, or a host's own word).
         #[arg(long, value_name = "NAME")]
         action: String,
@@ -48,29 +48,52 @@ enum PolicyCommand {
 
 pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
     match args.command {
-        PolicyCommand::Check { path } => check(path.as_deref()),
-        PolicyCommand::Test { path } => test(path.as_deref()),
-        PolicyCommand::Doc { path } => doc(path.as_deref()),
+        PolicyCommand::Check { paths } => check(&paths),
+        PolicyCommand::Test { paths } => test(&paths),
+        PolicyCommand::Doc { paths } => doc(&paths),
         PolicyCommand::Plan {
-            path,
+            paths,
             action,
             target,
-        } => plan(path.as_deref(), &action, target.as_deref()),
+        } => plan(&paths, &action, target.as_deref()),
     }
 }
 
-fn files(path: Option<&Path>, tests: bool) -> Result<Vec<PolicyFile>, Failure> {
-    match path {
-        None => Ok(lib::default_files(tests)),
-        Some(path) => Ok(lib::load_path(path, tests)?),
+/// Each layer's files; no PATH is the embedded default.
+fn layers(paths: &[String], tests: bool) -> Result<Vec<Vec<PolicyFile>>, Failure> {
+    if paths.is_empty() {
+        return Ok(vec![lib::default_files(tests)]);
     }
+    paths
+        .iter()
+        .map(|p| Ok(lib::layer_files(p, tests)?))
+        .collect()
 }
 
-fn load(path: Option<&Path>) -> Result<crate::policy::Policy, Failure> {
-    let files = files(path, false)?;
-    Ok(lib::Policy::from_sources(
-        files.into_iter().map(|f| (f.name, f.source)).collect(),
-    )?)
+fn load(paths: &[String]) -> Result<crate::policy::Policy, Failure> {
+    if paths.is_empty() {
+        return Ok(lib::Policy::embedded_default()?);
+    }
+    layered(paths, false)
+}
+
+/// The gate for `--policy` values: none is the embedded default; each
+/// value is a layer ([`lib::layer_files`]).
+pub(super) fn gate(layers: &[String]) -> Result<crate::Gate, Failure> {
+    if layers.is_empty() {
+        return Ok(crate::Gate::embedded_default()?);
+    }
+    Ok(crate::Gate::new(layered(layers, false)?))
+}
+
+/// The policy of layers given as `--policy` values or paths.
+fn layered(layers: &[String], tests: bool) -> Result<lib::Policy, Failure> {
+    let mut sources = Vec::new();
+    for arg in layers {
+        let files = lib::layer_files(arg, tests)?;
+        sources.push(files.into_iter().map(|f| (f.name, f.source)).collect());
+    }
+    Ok(lib::Policy::from_layers(sources)?)
 }
 
 fn emit(text: &str, outcome: Outcome) -> Result<Outcome, Failure> {
@@ -78,9 +101,10 @@ fn emit(text: &str, outcome: Outcome) -> Result<Outcome, Failure> {
     Ok(outcome)
 }
 
-fn check(path: Option<&Path>) -> Result<Outcome, Failure> {
-    let files = files(path, true)?;
-    let findings = lib::check_sources(&files);
+fn check(paths: &[String]) -> Result<Outcome, Failure> {
+    let layers = layers(paths, true)?;
+    let findings = lib::check_layers(&layers);
+    let files = layers.concat();
     let mut out = String::new();
     for finding in &findings {
         let _ = writeln!(out, "{finding}");
@@ -113,8 +137,8 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn test(path: Option<&Path>) -> Result<Outcome, Failure> {
-    let files = files(path, true)?;
+fn test(paths: &[String]) -> Result<Outcome, Failure> {
+    let files = layers(paths, true)?.concat();
     let results = lib::run_tests(&files)?;
     let mut out = String::new();
     let mut passed = 0;
@@ -165,13 +189,13 @@ fn one_line(text: &str) -> String {
     out
 }
 
-fn doc(path: Option<&Path>) -> Result<Outcome, Failure> {
-    let policy = load(path)?;
+fn doc(paths: &[String]) -> Result<Outcome, Failure> {
+    let policy = load(paths)?;
     emit(&lib::doc_markdown(&policy)?, Outcome::Fine)
 }
 
-fn plan(path: Option<&Path>, action: &str, target: Option<&str>) -> Result<Outcome, Failure> {
-    let policy = load(path)?;
+fn plan(paths: &[String], action: &str, target: Option<&str>) -> Result<Outcome, Failure> {
+    let policy = load(paths)?;
     let mut text = serde_json::to_string_pretty(&lib::plan_json(&policy, action, target)?)
         .expect("JSON serializes");
     text.push('\n');

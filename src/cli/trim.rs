@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::policy::Budget;
 use crate::render::Format;
-use crate::{Gate, Request};
+use crate::Request;
 use clap::{Args, ValueEnum};
 
 use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
@@ -14,9 +14,11 @@ use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
 pub struct TrimArgs {
     /// The answer (`-` or nothing: standard input).
     file: Option<PathBuf>,
-    /// A policy file or folder (default: the embedded default policy).
+    /// A policy file or folder, or `default` (the embedded default
+    /// policy, also what no `--policy` means). Repeat to layer policies:
+    /// `--policy default --policy extra/` (see the README's policy layers).
     #[arg(long, value_name = "PATH")]
-    policy: Option<PathBuf>,
+    policy: Vec<String>,
     /// The user's action: selection, focus, window, app, or a host's own word.
     #[arg(long, value_name = "NAME", default_value = "focus")]
     action: String,
@@ -52,11 +54,7 @@ enum FormatArg {
 pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
     // The token vocabulary loads while the policy compiles and the input is read.
     let warm = std::thread::spawn(crate::Gate::warm_up_tokens);
-    let gate = match &args.policy {
-        Some(path) => Gate::from_policy_path(path),
-        None => Gate::embedded_default(),
-    }?
-    .with_limits(args.limits.limits());
+    let gate = super::policy::gate(&args.policy)?.with_limits(args.limits.limits());
     let bytes = read_input(args.file.as_deref())?;
     let mut request = Request::new(args.action.clone()).format(match args.format {
         FormatArg::Json => Format::Json,

@@ -15,7 +15,6 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::num::NonZeroU32;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -25,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use super::projection::{Decider, ElementInput, Floor, ProjectionKey};
 use super::recursion::RuleHead;
-use super::source::{eval_error, is_time_limit, load_path, policy_error, PolicyFile};
+use super::source::{eval_error, is_time_limit, policy_error, PolicyFile};
 use super::{Action, Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
@@ -159,21 +158,10 @@ impl DecisionCache {
 }
 
 impl Policy {
-    /// The default policy shipped in `policies/default.rego`.
-    pub fn embedded_default() -> Result<Policy> {
-        Policy::from_sources(vec![(DEFAULT_NAME.to_string(), DEFAULT_SOURCE.to_string())])
-    }
-
-    /// A `.rego` file, or every `*.rego` file of a directory except
-    /// `*_test.rego`.
-    pub fn from_path(path: &Path) -> Result<Policy> {
-        let files = load_path(path, false)?;
-        Policy::from_sources(files.into_iter().map(|f| (f.name, f.source)).collect())
-    }
-
-    /// Policy files as (name used in errors, source). Files named
-    /// `*_test.rego` are left out: tests are not part of a policy.
-    pub fn from_sources(files: Vec<(String, String)>) -> Result<Policy> {
+    /// [`Policy::from_sources`] without the lint: parsed, compiled and
+    /// free of recursion, nothing more (the linter's own load), with every
+    /// rule definition's head.
+    pub(crate) fn unchecked(files: Vec<(String, String)>) -> Result<(Policy, Vec<RuleHead>)> {
         let mut files: Vec<PolicyFile> = files
             .into_iter()
             .map(|(name, source)| PolicyFile { name, source })
@@ -186,13 +174,13 @@ impl Policy {
                 message: "no policy files were given".to_string(),
             });
         }
-        let (engine, rules) = compile(&files, true)?;
+        let (engine, rules, heads) = compile_with_heads(&files, true)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
         let constants = files
             .iter()
             .flat_map(|f| string_constants(&f.source))
             .collect();
-        Ok(Policy {
+        let policy = Policy {
             hash: hash_files(&files),
             files,
             engine: Mutex::new(engine),
@@ -201,7 +189,8 @@ impl Policy {
             plans: Mutex::default(),
             decisions: DecisionCache::default(),
             constants,
-        })
+        };
+        Ok((policy, heads))
     }
 
     /// Sets how long one regorus evaluation may run (default
@@ -213,8 +202,9 @@ impl Policy {
         self
     }
 
-    /// A stable hex SHA-256 of the policy set: file names and sources,
-    /// sorted by name.
+    /// The policy's content hash: hex SHA-256 of its sources alone, sorted
+    /// by their bytes (see `policies/README.md`): the same bytes give the
+    /// same hash whatever the files' names, folders or order.
     pub fn hash(&self) -> &str {
         &self.hash
     }
@@ -620,15 +610,10 @@ fn not_a_rule_id(rule: &str, len: usize) -> Error {
     )
 }
 
-/// Loads and compiles `files` (all of them; the caller filters tests).
-/// `rvm` also compiles for the RVM, which reports unknown functions that
-/// the interpreter would only report when the rule runs.
-pub(crate) fn compile(files: &[PolicyFile], rvm: bool) -> Result<(Engine, BTreeSet<String>)> {
-    let (engine, rules, _) = compile_with_heads(files, rvm)?;
-    Ok((engine, rules))
-}
-
-/// [`compile`], also returning every rule definition's head.
+/// Loads and compiles `files` (all of them; the caller filters tests),
+/// returning every rule definition's head. `rvm` also compiles for the
+/// RVM, which reports unknown functions that the interpreter would only
+/// report when the rule runs.
 pub(crate) fn compile_with_heads(
     files: &[PolicyFile],
     rvm: bool,
@@ -732,13 +717,20 @@ pub(crate) fn timer(limit: Duration) -> ExecutionTimerConfig {
     }
 }
 
-fn hash_files(files: &[PolicyFile]) -> String {
+/// The policy's content hash ([`Policy::hash`]): SHA-256 over the tag
+/// [`HASH_TAG`], then each policy file's source as its length (u64,
+/// little-endian) and bytes, the sources sorted by their bytes. File
+/// names and folders are not part of it: Rego gives them no meaning (the
+/// package is in the source), so the same sources hash the same whether
+/// embedded or loaded from `policies`, `./policies` or an absolute path.
+pub(crate) fn hash_files(files: &[PolicyFile]) -> String {
+    let mut sources: Vec<&[u8]> = files.iter().map(|f| f.source.as_bytes()).collect();
+    sources.sort_unstable();
     let mut hasher = Sha256::new();
-    for file in files {
-        for part in [&file.name, &file.source] {
-            hasher.update((part.len() as u64).to_le_bytes());
-            hasher.update(part.as_bytes());
-        }
+    hasher.update(HASH_TAG);
+    for source in sources {
+        hasher.update((source.len() as u64).to_le_bytes());
+        hasher.update(source);
     }
     hasher
         .finalize()
@@ -746,6 +738,10 @@ fn hash_files(files: &[PolicyFile]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// What the policy hash starts with: names the scheme, so a later one
+/// cannot give the same hash for other input.
+pub(crate) const HASH_TAG: &[u8] = b"ctxgate-policy-sources-v1\0";
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere leaves caches that are still consistent (each
@@ -1017,5 +1013,15 @@ mod tests {
         .unwrap();
         assert_eq!(a.hash(), b.hash());
         assert_eq!(a.hash().len(), 64);
+    }
+
+    #[test]
+    fn hash_ignores_names_and_folders() {
+        let source = "package ctxgate\nx := 1\n";
+        let a = Policy::from_sources(vec![("a.rego".into(), source.into())]).unwrap();
+        let b = Policy::from_sources(vec![("/elsewhere/b/c.rego".into(), source.into())]).unwrap();
+        assert_eq!(a.hash(), b.hash());
+        let c = Policy::from_sources(vec![("a.rego".into(), format!("{source}\n"))]).unwrap();
+        assert_ne!(a.hash(), c.hash());
     }
 }

@@ -24,6 +24,9 @@ pub use crate::redact::Redaction;
 
 mod engine;
 mod inside;
+mod lint;
+mod load;
+mod probes;
 mod projection;
 mod recursion;
 mod source;
@@ -33,6 +36,8 @@ mod tools;
 pub(crate) use engine::decide;
 pub use engine::{is_rule_id, Evaluator, Policy, DEFAULT_TIME_LIMIT, MAX_REASON_BYTES};
 pub use inside::Inside;
+pub use lint::{check_layers, MERGED_RULES};
+pub use load::{layer_files, DEFAULT_LAYER};
 pub use projection::{Decider, ElementInput, Floor, FLOOR_SECURE_TEXT};
 pub use source::{load_path, PolicyFile};
 pub use tools::{

@@ -77,7 +77,8 @@ pub struct BudgetReport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Report<'a> {
-    /// Hash of the policy set (its files' names and sources).
+    /// The policy's content hash: SHA-256 of its sources, not their names
+    /// or folders (`policies/README.md`).
     pub policy_hash: String,
     /// The action.
     pub action: String,

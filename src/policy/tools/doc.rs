@@ -10,7 +10,7 @@ use crate::policy::projection::FLOOR_SECURE_TEXT;
 use crate::policy::{Budget, Decision, Policy, RequestPlan};
 
 use super::metadata::{kind_of, rule_docs};
-use super::probes::{probes, ACTIONS};
+use crate::policy::probes::{probes, ACTIONS};
 
 fn cell(decision: &Decision) -> String {
     let (class, reasons) = decision.outcome();

@@ -4,7 +4,7 @@
 //! and unused rules are checked on the source text; then every rule runs
 //! once against the probe set to surface runtime errors.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 
 use regorus::Engine;
@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::model::Role;
 use crate::policy::engine::{compile_with_heads, probe_request, ELEMENT_RULES, REQUEST_RULES};
 use crate::policy::projection::{field_shapes, Field};
+use crate::policy::recursion::RuleHead;
 use crate::policy::source::{split_regorus_error, PolicyFile};
 use crate::policy::token::{tokenize, Token, TokenKind};
 use crate::policy::Policy;
@@ -57,6 +58,15 @@ impl Finding {
             col,
             severity: FindingSeverity::Error,
             message,
+        }
+    }
+
+    /// `file:line:col`, `file:line` or `file`, as in messages.
+    pub fn location(&self) -> String {
+        match (self.line, self.col) {
+            (0, _) => self.file.clone(),
+            (line, 0) => format!("{}:{line}", self.file),
+            (line, col) => format!("{}:{line}:{col}", self.file),
         }
     }
 
@@ -140,35 +150,155 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
         }
     }
     let tokens: Vec<Vec<Token>> = files.iter().map(|f| tokenize(&f.source)).collect();
+    let mut reads = Vec::new();
     for (file, tokens) in files.iter().zip(&tokens) {
-        check_input_paths(file, tokens, &mut findings);
+        reads.extend(check_input_paths(file, tokens, &mut findings));
         check_roles(file, tokens, &mut findings);
     }
     if parsed {
-        let policy_files: Vec<PolicyFile> =
-            files.iter().filter(|f| !f.is_test()).cloned().collect();
+        let policy_files: Vec<(String, String)> = files
+            .iter()
+            .filter(|f| !f.is_test())
+            .map(|f| (f.name.clone(), f.source.clone()))
+            .collect();
         // Compile everything together (unsafe variables, unknown functions).
-        match compile_with_heads(files, false) {
-            Err(e) => findings.push(policy_finding(&e, &whole(files))),
-            Ok((_, _, heads)) => {
-                check_unused(files, &tokens, &heads, &mut findings);
-                check_request_rules(files, &tokens, &heads, &mut findings);
+        let heads = match compile_with_heads(files, false) {
+            Err(e) => {
+                findings.push(policy_finding(&e, &whole(files), &[]));
+                None
             }
-        }
+            Ok((_, _, heads)) => {
+                check_heads(files, &tokens, &heads, &mut findings);
+                Some(heads)
+            }
+        };
         if !policy_files.is_empty() {
-            match Policy::from_sources(
-                policy_files
-                    .iter()
-                    .map(|f| (f.name.clone(), f.source.clone()))
-                    .collect(),
-            ) {
-                Err(e) => findings.push(policy_finding(&e, &whole(files))),
-                Ok(policy) => probe(&policy, &mut findings),
+            match Policy::unchecked(policy_files) {
+                Err(e) => findings.push(policy_finding(&e, &whole(files), &[])),
+                Ok((policy, policy_heads)) => {
+                    let heads = heads.as_deref().unwrap_or(&policy_heads);
+                    check_policy(&policy, heads, &reads, &mut findings);
+                }
             }
         }
     }
-    // One finding per place and message; errors of the same place found
-    // twice (alone and together) are the same problem.
+    tidy_findings(files, &mut findings);
+    findings
+}
+
+/// [`check_sources`] for layers of files (`--policy default --policy
+/// extra/`), with what only layers can get wrong: a file given twice, a
+/// rule outside [`MERGED_RULES`] defined in two layers.
+pub fn check_layers(layers: &[Vec<PolicyFile>]) -> Vec<Finding> {
+    let files: Vec<PolicyFile> = layers.concat();
+    let mut findings = check_sources(&files);
+    if layers.len() < 2 {
+        return findings;
+    }
+    let mut layer_of: BTreeMap<String, usize> = BTreeMap::new();
+    for (index, layer) in layers.iter().enumerate() {
+        for file in layer {
+            if let Some(first) = layer_of.insert(file.name.clone(), index) {
+                findings.push(Finding::error(
+                    &file.name,
+                    format!(
+                        "the file is given twice (layers {} and {}); give each file once",
+                        first + 1,
+                        index + 1
+                    ),
+                ));
+                return findings;
+            }
+        }
+    }
+    let policy_files: Vec<PolicyFile> = files.iter().filter(|f| !f.is_test()).cloned().collect();
+    if let Ok((_, _, heads)) = compile_with_heads(&policy_files, false) {
+        if let Some(Error::Policy { location, message }) = layer_conflict(&heads, &layer_of) {
+            findings.push(Finding::error(&location, message));
+            tidy_findings(&files, &mut findings);
+        }
+    }
+    findings
+}
+
+/// What loading refuses: every check of [`check_sources`] that needs no
+/// parse of its own, on a policy that compiled (`heads`: its rule heads).
+/// The first error (in file and line order) is the error; the message
+/// says how many more `ctxgate policy check` would list. Warnings are
+/// logged (as counts), not refused.
+pub(crate) fn refuse(policy: &Policy, heads: &[RuleHead]) -> crate::error::Result<()> {
+    let files = policy.files();
+    let mut findings = Vec::new();
+    let tokens: Vec<Vec<Token>> = files.iter().map(|f| tokenize(&f.source)).collect();
+    let mut reads = Vec::new();
+    for (file, tokens) in files.iter().zip(&tokens) {
+        reads.extend(check_input_paths(file, tokens, &mut findings));
+        check_roles(file, tokens, &mut findings);
+    }
+    check_heads(files, &tokens, heads, &mut findings);
+    check_policy(policy, heads, &reads, &mut findings);
+    tidy_findings(files, &mut findings);
+    let errors: Vec<&Finding> = findings.iter().filter(|f| f.is_error()).collect();
+    let warnings = findings.len() - errors.len();
+    if warnings > 0 {
+        tracing::debug!(
+            warnings,
+            "policy lint warnings (`ctxgate policy check` lists them)"
+        );
+    }
+    let Some(first) = errors.first() else {
+        return Ok(());
+    };
+    let more = match errors.len() - 1 {
+        0 => String::new(),
+        1 => " (and 1 more error: `ctxgate policy check` lists every one)".to_string(),
+        n => format!(" (and {n} more errors: `ctxgate policy check` lists every one)"),
+    };
+    Err(Error::Policy {
+        location: first.location(),
+        message: format!("{}{more}", first.message),
+    })
+}
+
+/// The checks on rule heads: names, value shapes, unused rules, request
+/// rules reading the element.
+fn check_heads(
+    files: &[PolicyFile],
+    tokens: &[Vec<Token>],
+    heads: &[RuleHead],
+    findings: &mut Vec<Finding>,
+) {
+    check_unused(files, tokens, heads, findings);
+    check_request_rules(files, tokens, heads, findings);
+    check_head_values(files, tokens, heads, findings);
+}
+
+/// The checks that evaluate: the probes, then the attribute values read
+/// against those the plans declare.
+fn check_policy(
+    policy: &Policy,
+    heads: &[RuleHead],
+    reads: &[AttributeRead],
+    findings: &mut Vec<Finding>,
+) {
+    probe(policy, heads, findings);
+    check_attribute_reads(policy, reads, findings);
+}
+
+/// One finding per place and message (errors of the same place found
+/// twice, alone and together, are the same problem), in file order, then
+/// line order.
+fn tidy_findings(files: &[PolicyFile], findings: &mut Vec<Finding>) {
+    // A value of the wrong shape found on the source is not also reported
+    // as the evaluation that stumbled on it.
+    let static_lines: HashSet<(String, usize)> = findings
+        .iter()
+        .filter(|f| f.is_error() && !f.message.contains("(evaluating `"))
+        .map(|f| (f.file.clone(), f.line))
+        .collect();
+    findings.retain(|f| {
+        !(f.message.contains("(evaluating `") && static_lines.contains(&(f.file.clone(), f.line)))
+    });
     let mut seen = HashSet::new();
     findings.retain(|f| seen.insert((f.file.clone(), f.line, f.col, f.message.clone())));
     let order: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
@@ -182,7 +312,70 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
             f.col,
         )
     });
-    findings
+}
+
+/// The rules that merge across layers: partial sets, whose members are
+/// the union of every layer's (a reason, a redaction, an attribute name
+/// added by one layer is added to the whole). Every other rule, the
+/// single-valued ones (`scope`, `budget`, `priority`, `title_patterns`)
+/// and helpers alike, must be defined in one layer only.
+pub const MERGED_RULES: [&str; 6] = [
+    "deny",
+    "mask",
+    "keep",
+    "prune",
+    "redact",
+    "element_attributes",
+];
+
+/// The first rule outside [`MERGED_RULES`] defined in two layers, as an
+/// error at its definition in the later layer.
+pub(crate) fn layer_conflict(
+    heads: &[RuleHead],
+    layer_of: &BTreeMap<String, usize>,
+) -> Option<Error> {
+    let mut first: BTreeMap<&str, (&RuleHead, usize)> = BTreeMap::new();
+    let mut heads: Vec<&RuleHead> = heads.iter().collect();
+    heads.sort_by_key(|h| {
+        (
+            layer_of.get(&h.file).copied().unwrap_or(0),
+            h.file.clone(),
+            h.line,
+            h.col,
+        )
+    });
+    for head in heads {
+        let Some(&layer) = layer_of.get(&head.file) else {
+            continue;
+        };
+        let name = head
+            .path
+            .strip_prefix("data.ctxgate.")
+            .unwrap_or(&head.path);
+        if MERGED_RULES.contains(&name) {
+            continue;
+        }
+        match first.get(name) {
+            None => {
+                first.insert(name, (head, layer));
+            }
+            Some((earlier, earlier_layer)) if *earlier_layer != layer => {
+                return Some(Error::Policy {
+                    location: format!("{}:{}:{}", head.file, head.line, head.col),
+                    message: format!(
+                        "`{name}` is also defined by layer {} ({}:{}:{}); across layers only the partial sets ({}) merge, every other rule belongs to one layer: remove one definition, or rename a helper",
+                        earlier_layer + 1,
+                        earlier.file,
+                        earlier.line,
+                        earlier.col,
+                        MERGED_RULES.map(|r| format!("`{r}`")).join(", ")
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    None
 }
 
 /// Where a finding is when regorus names no place: the policy set as a
@@ -196,17 +389,24 @@ fn whole(files: &[PolicyFile]) -> String {
         .join(", ")
 }
 
-fn policy_finding(err: &Error, whole: &str) -> Finding {
+fn policy_finding(err: &Error, whole: &str, heads: &[RuleHead]) -> Finding {
     match err {
         Error::Policy { location, message } => Finding::error(location, message.clone()),
-        Error::PolicyEval { rule, message } => eval_finding(rule, message, "", whole),
+        Error::PolicyEval { rule, message } => eval_finding(rule, message, "", whole, heads),
         other => Finding::error(whole, other.to_string()),
     }
 }
 
-/// An evaluation error: the place regorus gave, else `whole`, the policy
-/// as a whole.
-fn eval_finding(rule: &str, message: &str, context: &str, whole: &str) -> Finding {
+/// An evaluation error: the place regorus gave, else the first definition
+/// of the rule that was evaluated (a value of the wrong shape: `scope :=
+/// "everything"`), else `whole`, the policy as a whole.
+fn eval_finding(
+    rule: &str,
+    message: &str,
+    context: &str,
+    whole: &str,
+    heads: &[RuleHead],
+) -> Finding {
     // `file:line:col: message` when regorus named the place.
     if let Some((location, rest)) = message.split_once(": ") {
         let (file, line, col) = split_location(location);
@@ -220,10 +420,19 @@ fn eval_finding(rule: &str, message: &str, context: &str, whole: &str) -> Findin
             };
         }
     }
+    let head = heads.iter().find(|h| {
+        h.name() == rule
+            && h.path.strip_prefix("data.ctxgate.") == Some(rule)
+            && !crate::policy::source::is_test_name(&h.file)
+    });
+    let (file, line, col) = match head {
+        Some(h) => (h.file.clone(), h.line, h.col),
+        None => (whole.to_string(), 0, 0),
+    };
     Finding {
-        file: whole.to_string(),
-        line: 0,
-        col: 0,
+        file,
+        line,
+        col,
         severity: FindingSeverity::Error,
         message: format!("{message} (evaluating `{rule}`{context})"),
     }
@@ -232,7 +441,7 @@ fn eval_finding(rule: &str, message: &str, context: &str, whole: &str) -> Findin
 /// Evaluates the plan for every action and the decision for every probe;
 /// each distinct error is reported once, for the first action and element
 /// that shows it.
-fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
+fn probe(policy: &Policy, heads: &[RuleHead], findings: &mut Vec<Finding>) {
     let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
     let whole = files.join(", ");
     let mut seen: HashSet<String> = HashSet::new();
@@ -242,7 +451,7 @@ fn probe(policy: &Policy, findings: &mut Vec<Finding>) {
         if seen.insert(err.to_string()) {
             findings.push(match &err {
                 Error::PolicyEval { rule, message } => {
-                    eval_finding(rule, message, &context, &whole)
+                    eval_finding(rule, message, &context, &whole, heads)
                 }
                 other => Finding::error(&whole, other.to_string()),
             });
@@ -334,8 +543,21 @@ fn input_shape() -> &'static Shape {
     })
 }
 
-/// `input.a.b[...]…` paths that leave the input's shape.
-fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>) {
+/// A read of one attribute's value by name (`input.element.attributes.x`
+/// or `input.element.attributes["x"]`): the token naming it.
+struct AttributeRead {
+    file: String,
+    name: Token,
+}
+
+/// `input.a.b[...]…` paths that leave the input's shape; returns the
+/// attribute values read by name, to be checked against the declared ones.
+fn check_input_paths(
+    file: &PolicyFile,
+    tokens: &[Token],
+    findings: &mut Vec<Finding>,
+) -> Vec<AttributeRead> {
+    let mut reads = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
         let t = &tokens[i];
@@ -349,6 +571,27 @@ fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Fin
         let mut j = i + 1;
         while let Some(next) = tokens.get(j) {
             match (next.text.as_str(), shape) {
+                (".", Shape::Any) => {
+                    if let Some(name) = tokens.get(j + 1).filter(|t| t.kind == TokenKind::Ident) {
+                        reads.push(AttributeRead {
+                            file: file.name.clone(),
+                            name: name.clone(),
+                        });
+                    }
+                    break;
+                }
+                ("[", Shape::Any) => {
+                    let key = tokens.get(j + 1).filter(|t| t.kind == TokenKind::Str);
+                    if let Some(key) =
+                        key.filter(|_| tokens.get(j + 2).is_some_and(|t| t.text == "]"))
+                    {
+                        reads.push(AttributeRead {
+                            file: file.name.clone(),
+                            name: key.clone(),
+                        });
+                    }
+                    break;
+                }
                 (".", Shape::Object(fields)) => {
                     let Some(name) = tokens.get(j + 1).filter(|t| t.kind == TokenKind::Ident)
                     else {
@@ -423,7 +666,42 @@ fn check_input_paths(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Fin
         }
         i = j.max(i + 1);
     }
+    reads
 }
+
+/// Attribute values read by name that no action's plan declares in
+/// `element_attributes`: such a read is always undefined, so the rule
+/// never fires (a mask that never masks). The declared names are those of
+/// every probed action's plan.
+fn check_attribute_reads(policy: &Policy, reads: &[AttributeRead], findings: &mut Vec<Finding>) {
+    if reads.is_empty() {
+        return;
+    }
+    let mut declared: BTreeSet<String> = BTreeSet::new();
+    for action in ACTIONS.iter().chain(std::iter::once(&OTHER_ACTION)) {
+        // A plan that fails is the probe's finding.
+        if let Ok(plan) = policy.plan(&probe_request(action, None)) {
+            declared.extend(plan.element_attributes.iter().cloned());
+        }
+    }
+    for read in reads {
+        let name = &read.name.text;
+        if declared.contains(name) || crate::policy::source::is_test_name(&read.file) {
+            continue;
+        }
+        findings.push(Finding::at(
+            &read.file,
+            &read.name,
+            FindingSeverity::Error,
+            format!(
+                "`input.element.attributes.{name}` is read, but no action declares `{name}` in `element_attributes`, so it is always undefined and the rule never holds: add `element_attributes contains \"{name}\"`"
+            ),
+        ));
+    }
+}
+
+/// An action no policy names: what a host's own word gets.
+const OTHER_ACTION: &str = "ctxgate-probe-other-action";
 
 /// The index after the `]` matching the `[` at `open`.
 fn skip_brackets(tokens: &[Token], open: usize) -> usize {
@@ -570,24 +848,207 @@ fn check_unused(
         {
             continue;
         }
-        let used = files.iter().zip(tokens).any(|(f, ts)| {
-            ts.iter().any(|t| {
-                t.kind == TokenKind::Ident
-                    && t.text == name
-                    && !head_tokens.contains(&(f.name.clone(), t.line, t.col))
+        let used_in = |tests: bool| {
+            files.iter().zip(tokens).any(|(f, ts)| {
+                (tests || !f.is_test())
+                    && ts.iter().any(|t| {
+                        t.kind == TokenKind::Ident
+                            && t.text == name
+                            && !head_tokens.contains(&(f.name.clone(), t.line, t.col))
+                    })
             })
-        });
-        if !used {
-            let hint = crate::suggest::closest(&name, known.iter().copied())
-                .map(|k| format!(" (did you mean `{k}`?)"))
-                .unwrap_or_default();
-            findings.push(Finding::at(
+        };
+        let near = crate::suggest::closest(&name, known.iter().copied());
+        match near {
+            // `masks`, `denny`: a misspelled decision rule decides nothing,
+            // silently; a test that reads it does not make it one ctxgate reads.
+            Some(k) if !used_in(false) => findings.push(Finding::at(
+                &head.file,
+                &token,
+                FindingSeverity::Error,
+                format!(
+                    "rule `{name}` is not one ctxgate reads (did you mean `{k}`?); as written it decides nothing"
+                ),
+            )),
+            None if !used_in(true) => findings.push(Finding::at(
                 &head.file,
                 &token,
                 FindingSeverity::Warning,
-                format!("rule `{name}` is not one ctxgate reads, and no rule refers to it{hint}"),
-            ));
+                format!("rule `{name}` is not one ctxgate reads, and no rule refers to it"),
+            )),
+            _ => {}
         }
+    }
+}
+
+/// What a rule head gives its rule, as far as the source shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HeadValue {
+    /// `name contains …`.
+    SetMember,
+    /// `name if …`: the rule is `true` where its body holds.
+    True,
+    /// `name := "…"` and the like.
+    Str,
+    Number,
+    Bool,
+    Null,
+    Array,
+    /// `name := {…}`: a set or an object.
+    Braces,
+    /// Anything else (a reference, a call, a comprehension's variable…).
+    Unknown,
+}
+
+impl HeadValue {
+    fn of(tokens: &[Token], name: usize) -> (HeadValue, Option<&Token>) {
+        let Some(next) = tokens.get(name + 1) else {
+            return (HeadValue::Unknown, None);
+        };
+        match (next.kind, next.text.as_str()) {
+            (TokenKind::Ident, "contains") => (HeadValue::SetMember, Some(next)),
+            (TokenKind::Ident, "if") => (HeadValue::True, Some(&tokens[name])),
+            (TokenKind::Punct, ":=" | "=") => {
+                let Some(value) = tokens.get(name + 2) else {
+                    return (HeadValue::Unknown, None);
+                };
+                // The value is the literal alone: `x := "a" if …`, not `x := "a" + y`.
+                let ends = tokens
+                    .get(name + 3)
+                    .is_none_or(|t| t.text == "if" || t.line > value.line);
+                let kind = match (value.kind, value.text.as_str()) {
+                    (TokenKind::Str, _) if ends => HeadValue::Str,
+                    (TokenKind::Number, _) if ends => HeadValue::Number,
+                    (TokenKind::Ident, "true" | "false") if ends => HeadValue::Bool,
+                    (TokenKind::Ident, "null") if ends => HeadValue::Null,
+                    (TokenKind::Punct, "[") => HeadValue::Array,
+                    (TokenKind::Punct, "{") => HeadValue::Braces,
+                    _ => HeadValue::Unknown,
+                };
+                (kind, Some(value))
+            }
+            _ => (HeadValue::Unknown, None),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            HeadValue::SetMember => "a partial set (`contains`)",
+            HeadValue::True => "the boolean `true` where its body holds (`… if` with no value)",
+            HeadValue::Str => "a string",
+            HeadValue::Number => "a number",
+            HeadValue::Bool => "a boolean",
+            HeadValue::Null => "null",
+            HeadValue::Array => "an array",
+            HeadValue::Braces | HeadValue::Unknown => "a value",
+        }
+    }
+}
+
+/// The scopes `scope` may name.
+const SCOPES: [&str; 4] = ["selection", "focus", "window", "app"];
+
+/// Decision rules whose value, as written in the head, is of the wrong
+/// type (`scope := "everything"`, `priority := "high"`, `deny if …`):
+/// found on the source, at the value, before anything runs.
+fn check_head_values(
+    files: &[PolicyFile],
+    tokens: &[Vec<Token>],
+    heads: &[RuleHead],
+    findings: &mut Vec<Finding>,
+) {
+    for head in heads {
+        let Some(rule) = head.path.strip_prefix("data.ctxgate.") else {
+            continue;
+        };
+        let Some(index) = files
+            .iter()
+            .position(|f| f.name == head.file && !f.is_test())
+        else {
+            continue;
+        };
+        let tokens = &tokens[index];
+        let Some(mut k) = tokens
+            .iter()
+            .position(|t| t.line == head.line && t.col >= head.col)
+        else {
+            continue;
+        };
+        if tokens[k].text == "default" {
+            k += 1;
+        }
+        if tokens.get(k).is_none_or(|t| t.text != rule) {
+            continue;
+        }
+        let (value, at) = HeadValue::of(tokens, k);
+        let Some(at) = at else { continue };
+        use HeadValue as V;
+        let expected = match rule {
+            "deny" | "mask" | "keep" | "prune" => {
+                if matches!(value, V::SetMember | V::Array | V::Braces | V::Unknown) {
+                    continue;
+                }
+                format!("a set of reason strings (`{rule} contains \"reason\" if …`)")
+            }
+            "redact" | "element_attributes" => {
+                if matches!(value, V::SetMember | V::Array | V::Braces | V::Unknown) {
+                    continue;
+                }
+                format!("a set (`{rule} contains … if …`)")
+            }
+            "priority" => {
+                if matches!(value, V::Number | V::Unknown) {
+                    continue;
+                }
+                "a number (`priority := 50 if …`)".to_string()
+            }
+            "scope" => {
+                if value == V::Str {
+                    if SCOPES.contains(&at.text.as_str()) {
+                        continue;
+                    }
+                    let hint = crate::suggest::closest(&at.text, SCOPES)
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    findings.push(Finding::at(
+                        &head.file,
+                        at,
+                        FindingSeverity::Error,
+                        format!(
+                            "`scope` must be one of `selection`, `focus`, `window`, `app`; `\"{}\"` is none of them{hint}",
+                            at.text
+                        ),
+                    ));
+                    continue;
+                }
+                if value == V::Unknown {
+                    continue;
+                }
+                "one of the strings `selection`, `focus`, `window`, `app`".to_string()
+            }
+            "budget" => {
+                if matches!(value, V::Braces | V::Unknown) {
+                    continue;
+                }
+                "an object, `{\"tokens\": N}` or `{\"bytes\": N}`".to_string()
+            }
+            "title_patterns" => {
+                if matches!(value, V::Braces | V::Unknown) {
+                    continue;
+                }
+                "an object of name to pattern".to_string()
+            }
+            _ => continue,
+        };
+        findings.push(Finding::at(
+            &head.file,
+            at,
+            FindingSeverity::Error,
+            format!(
+                "`{rule}` is {} here; it must be {expected}",
+                value.describe()
+            ),
+        ));
     }
 }
 

@@ -1,0 +1,244 @@
+//! The policy tools of issue 17, through the public API and the binary:
+//! what `policy check` calls an error also refuses the policy at load
+//! (`Gate`, `--policy`), with the same place and message.
+
+use std::process::{Command, Output};
+
+use ctxgate::{ErrorKind, Gate};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn ctxgate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(args)
+        .current_dir(ROOT)
+        .output()
+        .expect("ctxgate runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+const TREE: &str = "tests/fixtures/answers/atspi-input-types.json";
+
+/// Every new lint has a position, and all are reported at once.
+#[test]
+fn check_reports_each_safety_error_at_its_place() {
+    let output = ctxgate(&["policy", "check", "tests/policies/lint/wrong_types.rego"]);
+    assert_eq!(output.status.code(), Some(1));
+    let f = "tests/policies/lint/wrong_types.rego";
+    assert_eq!(
+        stdout(&output),
+        format!(
+            "{f}:3:10: error: `scope` must be one of `selection`, `focus`, `window`, `app`; `\"everything\"` is none of them\n\
+             {f}:5:11: error: `budget` is a number here; it must be an object, `{{\"tokens\": N}}` or `{{\"bytes\": N}}`\n\
+             {f}:7:13: error: `priority` is a string here; it must be a number (`priority := 50 if …`)\n\
+             {f}:9:1: error: `deny` is the boolean `true` where its body holds (`… if` with no value) here; it must be a set of reason strings (`deny contains \"reason\" if …`)\n\
+             {f}:11:53: error: `input.element.attributes.x` is read, but no action declares `x` in `element_attributes`, so it is always undefined and the rule never holds: add `element_attributes contains \"x\"`\n\
+             {f}:13:1: error: rule `masks` is not one ctxgate reads (did you mean `mask`?); as written it decides nothing\n\
+             {f}:15:42: error: `input.element.subrol` is not in the input (did you mean `input.element.subrole`?)\n\
+             1 file: 7 errors, 0 warnings\n"
+        )
+    );
+}
+
+/// `trim --policy` refuses what `check` refuses, with check's first line.
+#[test]
+fn trim_refuses_a_policy_check_rejects_with_the_same_message() {
+    for (file, first) in [
+        ("tests/policies/misspelled_field.rego", "tests/policies/misspelled_field.rego:5:31: `input.element.subrol` is not in the input (did you mean `input.element.subrole`?)"),
+        ("tests/cases/policy/undeclared-attribute/policy.rego", "tests/cases/policy/undeclared-attribute/policy.rego:5:53: `input.element.attributes.x` is read, but no action declares `x` in `element_attributes`, so it is always undefined and the rule never holds: add `element_attributes contains \"x\"`"),
+        ("tests/cases/policy/misspelled-decision-rule/policy.rego", "tests/cases/policy/misspelled-decision-rule/policy.rego:3:1: rule `masks` is not one ctxgate reads (did you mean `mask`?); as written it decides nothing"),
+        ("tests/policies/wrong_role.rego", "tests/policies/wrong_role.rego:4:24: `TextField` is not a role (did you mean `Text`?) (and 1 more error: `ctxgate policy check` lists every one)"),
+    ] {
+        let output = ctxgate(&["trim", "--policy", file, TREE]);
+        assert_eq!(output.status.code(), Some(2), "{file}");
+        assert!(output.stdout.is_empty(), "{file}: something was sent");
+        assert_eq!(stderr(&output), format!("error: policy {first}\n"), "{file}");
+        // `policy check` names the same place first.
+        let check = stdout(&ctxgate(&["policy", "check", file]));
+        let (place, _) = first.split_once(": ").unwrap();
+        assert!(check.starts_with(&format!("{place}: error: ")), "{check}");
+    }
+}
+
+#[test]
+fn the_library_refuses_at_load_too() {
+    std::env::set_current_dir(ROOT).unwrap();
+    let err = Gate::from_policy_path("tests/cases/policy/undeclared-attribute/policy.rego")
+        .err()
+        .expect("refused");
+    assert_eq!(err.kind(), ErrorKind::Policy);
+    assert!(
+        err.to_string().starts_with(
+            "policy tests/cases/policy/undeclared-attribute/policy.rego:5:53: `input.element.attributes.x` is read"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_default_policy_still_loads() {
+    std::env::set_current_dir(ROOT).unwrap();
+    Gate::embedded_default().expect("the embedded default loads");
+    Gate::from_policy_path("policies").expect("policies/ loads");
+    Gate::from_policy_path("policies/default.rego").expect("the file loads");
+    let output = ctxgate(&["trim", TREE]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+/// The report's `policy_hash` for `trim` with these `--policy` values.
+fn report_hash(policy: &[&str]) -> String {
+    let dir = tempdir();
+    let report = dir.join("report.json");
+    let mut args = vec!["trim"];
+    for p in policy {
+        args.extend(["--policy", p]);
+    }
+    let report_arg = report.to_str().unwrap().to_string();
+    args.extend(["--report", &report_arg, TREE]);
+    let output = ctxgate(&args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{policy:?}: {}",
+        stderr(&output)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    json["policy_hash"].as_str().unwrap().to_string()
+}
+
+fn tempdir() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "ctxgate-policy-tools-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// SHA-256 of the tag, then each source as (u64 LE length, bytes), the
+/// sources sorted by their bytes: computed here independently.
+fn expected_hash(sources: &[&[u8]]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut sorted = sources.to_vec();
+    sorted.sort();
+    let mut h = Sha256::new();
+    h.update(b"ctxgate-policy-sources-v1\0");
+    for s in sorted {
+        h.update((s.len() as u64).to_le_bytes());
+        h.update(s);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn the_same_policy_bytes_give_one_hash_whatever_the_path() {
+    let absolute = format!("{ROOT}/policies");
+    let hashes = [
+        report_hash(&[]),
+        report_hash(&["default"]),
+        report_hash(&["policies"]),
+        report_hash(&["./policies"]),
+        report_hash(&[&absolute]),
+        report_hash(&["policies/default.rego"]),
+    ];
+    let source = std::fs::read(format!("{ROOT}/policies/default.rego")).unwrap();
+    let want = expected_hash(&[&source]);
+    for hash in &hashes {
+        assert_eq!(hash, &want);
+    }
+    // A copy under another name and folder: the same bytes, the same hash.
+    let dir = tempdir();
+    std::fs::write(dir.join("renamed.rego"), &source).unwrap();
+    assert_eq!(report_hash(&[dir.to_str().unwrap()]), want);
+    // One byte more: another hash.
+    let mut changed = source.clone();
+    changed.extend_from_slice(b"\n");
+    std::fs::write(dir.join("renamed.rego"), &changed).unwrap();
+    assert_ne!(report_hash(&[dir.to_str().unwrap()]), want);
+    // The library gives the same.
+    std::env::set_current_dir(ROOT).unwrap();
+    assert_eq!(Gate::embedded_default().unwrap().policy().hash(), want);
+    assert_eq!(
+        Gate::from_policy_path(&absolute).unwrap().policy().hash(),
+        want
+    );
+}
+
+const CHAT_TREE: &str = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[
+ {"id":"w","role":"Window","focused":true,"children":[
+  {"id":"t","role":"Text","focused":true,"content":[{"type":"text","text":"my card 4111 1111 1111 1111 and TICKET-123456"}]},
+  {"id":"pw","role":"Text","subrole":"AXSecureTextField","title":"Password","content":[{"type":"text","text":"hunter2"}]}]},
+ {"id":"c","role":"Window","subrole":"chat","children":[{"id":"m","role":"Text","content":[{"type":"text","text":"private chat line"}]}]}]}}"#;
+
+fn trim_with(policy: &[&str], action: &str) -> Output {
+    let dir = tempdir();
+    let tree = dir.join("tree.json");
+    std::fs::write(&tree, CHAT_TREE).unwrap();
+    let mut args = vec!["trim", "--action", action];
+    for p in policy {
+        args.extend(["--policy", p]);
+    }
+    let tree_arg = tree.to_str().unwrap().to_string();
+    args.push(&tree_arg);
+    ctxgate(&args)
+}
+
+/// `--policy default --policy extra/`: the extra layer's deny and
+/// redaction are added; the default's redactions, scope and budget stay.
+#[test]
+fn a_layer_extends_the_default() {
+    let extra = "tests/policies/layers/extra";
+    let alone = trim_with(&[extra], "app");
+    let layered = trim_with(&["default", extra], "app");
+    let default = trim_with(&[], "app");
+    for o in [&alone, &layered, &default] {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    }
+    let (alone, layered, default) = (stdout(&alone), stdout(&layered), stdout(&default));
+    // The default alone sends the chat; the extra layer denies it.
+    assert!(default.contains("private chat line"));
+    assert!(!layered.contains("private chat line"), "{layered}");
+    // The default's card redaction stays; the layer's ticket redaction is added.
+    assert!(!layered.contains("4111 1111 1111 1111"), "{layered}");
+    assert!(!layered.contains("TICKET-123456"), "{layered}");
+    assert!(layered.contains("[ticket]"), "{layered}");
+    // Alone, the extra layer has no card redaction: the card is sent.
+    assert!(alone.contains("4111 1111 1111 1111"), "{alone}");
+    // The secure field is masked by the floor either way.
+    assert!(!layered.contains("hunter2") && !alone.contains("hunter2"));
+}
+
+#[test]
+fn a_single_valued_rule_in_two_layers_is_a_load_error() {
+    let output = trim_with(&["default", "tests/policies/layers/scope"], "app");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        stderr(&output),
+        "error: policy tests/policies/layers/scope/scope.rego:3:1: `scope` is also defined by layer 1 (policies/default.rego:37:1); across layers only the partial sets (`deny`, `mask`, `keep`, `prune`, `redact`, `element_attributes`) merge, every other rule belongs to one layer: remove one definition, or rename a helper\n"
+    );
+    // `policy check` names the same conflict.
+    let check = ctxgate(&["policy", "check", "default", "tests/policies/layers/scope"]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout(&check).contains(
+        "tests/policies/layers/scope/scope.rego:3:1: error: `scope` is also defined by layer 1"
+    ));
+    // The same file twice is refused too.
+    let twice = trim_with(&["default", "default"], "app");
+    assert_eq!(twice.status.code(), Some(2));
+    assert_eq!(
+        stderr(&twice),
+        "error: policy policies/default.rego: the file is given twice (layers 1 and 2); give each file once\n"
+    );
+}
