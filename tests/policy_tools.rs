@@ -242,3 +242,45 @@ fn a_single_valued_rule_in_two_layers_is_a_load_error() {
         "error: policy policies/default.rego: the file is given twice (layers 1 and 2); give each file once\n"
     );
 }
+
+/// A request over the policy's budget is capped, and says so: in the
+/// report and on stderr; a request under it is not warned about.
+#[test]
+fn a_request_over_the_policy_budget_is_warned_about() {
+    let dir = tempdir();
+    let report = dir.join("report.json");
+    let report_arg = report.to_str().unwrap().to_string();
+    let output = ctxgate(&[
+        "trim",
+        "--max-tokens",
+        "20000",
+        "--report",
+        &report_arg,
+        TREE,
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let warning = "the request asked for a budget of 20000 tokens; the policy's budget of 8000 tokens applies (a request can lower the policy's budget, never raise it)";
+    assert_eq!(stderr(&output), format!("warning: {warning}\n"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["warnings"], serde_json::json!([warning]));
+    assert_eq!(json["budgets"][0]["limit"], 8000);
+    assert_eq!(json["budgets"][0]["source"], "policy");
+    let output = ctxgate(&[
+        "trim",
+        "--max-tokens",
+        "2000",
+        "--report",
+        &report_arg,
+        TREE,
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stderr(&output), "");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(json.get("warnings").is_none(), "{json}");
+    // The default policy's own METADATA says a larger request is capped.
+    let source = std::fs::read_to_string(format!("{ROOT}/policies/default.rego")).unwrap();
+    assert!(source.contains("A request for more is capped at this budget"));
+    assert!(!source.contains("smaller or larger"));
+}

@@ -73,6 +73,9 @@ pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
     }
     let _ = warm.join();
     let trimmed = gate.trim_bytes(&bytes, &request)?;
+    for warning in &trimmed.report.warnings {
+        eprintln!("warning: {warning}");
+    }
     if let Some(path) = &args.report {
         let mut json = serde_json::to_string_pretty(&trimmed.report).expect("a report serializes");
         json.push('\n');

@@ -11,9 +11,11 @@
 //! evaluation) and holds the caches (a per-request memo, then a sharded
 //! cache shared across requests and threads); `projection` owns the
 //! element projection ([`ElementInput`]), its Rego input, its cache key and
-//! the floor ([`Floor`]); `inside` its ancestors. The authoring tools
-//! (`tools/`: lint, metadata, probes, test runner, doc and plan) are apart
-//! and use the runtime as a host would. Nothing here sees titles or
+//! the floor ([`Floor`]); `inside` its ancestors; `load` builds a policy
+//! from files or layers and refuses, through `lint` (which evaluates the
+//! `probes`), what `ctxgate policy check` calls an error. The authoring
+//! tools (`tools/`: metadata, test runner, doc and plan) are apart and use
+//! the runtime as a host would. Nothing here sees titles or
 //! content: only the projection, and for the app's title the names of the
 //! patterns it matches.
 
