@@ -284,3 +284,62 @@ fn a_request_over_the_policy_budget_is_warned_about() {
     assert!(source.contains("A request for more is capped at this budget"));
     assert!(!source.contains("smaller or larger"));
 }
+
+/// `policy doc` and `plan` probe what the rules mention: a policy that
+/// denies chat windows and masks private rows shows both.
+#[test]
+fn doc_and_plan_probe_what_the_policy_mentions() {
+    let file = "tests/policies/probes/chat_and_rows.rego";
+    let doc = ctxgate(&["policy", "doc", file]);
+    assert_eq!(doc.status.code(), Some(0), "{}", stderr(&doc));
+    let doc = stdout(&doc);
+    let deny = "deny (chat-window) · 0";
+    let mask = "mask (private-row) · 0";
+    assert!(
+        doc.contains(&format!(
+            "| Window, subrole chat | {deny} | {deny} | {deny} | {deny} |"
+        )),
+        "{doc}"
+    );
+    assert!(
+        doc.contains(&format!(
+            "| Row, attribute `privacy` = `private` | {mask} | {mask} | {mask} | {mask} |"
+        )),
+        "{doc}"
+    );
+    // The plain Window and Row are not withheld: only what the rules name is.
+    assert!(doc.contains("| Window | scope · 0 |"), "{doc}");
+    let plan = ctxgate(&["policy", "plan", file, "--action", "focus"]);
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let outcome = |label: &str| {
+        plan["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["element"] == label)
+            .map(|e| e["outcome"].as_str().unwrap().to_string())
+    };
+    assert_eq!(outcome("Window, subrole chat").as_deref(), Some("deny"));
+    assert_eq!(
+        outcome("Row, attribute `privacy` = `private`").as_deref(),
+        Some("mask")
+    );
+    assert_eq!(
+        outcome("Row, attribute `privacy`").as_deref(),
+        Some("scope")
+    );
+}
+
+/// Two priority rules that conflict only when an element is focused and
+/// selected: `policy check` evaluates every combination of the states the
+/// policy reads, so the conflict surfaces there, at its place.
+#[test]
+fn check_finds_a_conflict_that_needs_two_states() {
+    let file = "tests/policies/probes/priority_conflict.rego";
+    let output = ctxgate(&["policy", "check", file]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stdout(&output),
+        format!("{file}:5:1: error: rule conflicts with rule at {file}:3:1 (evaluating `priority` for element Text, focused, selected, action `selection`)\n1 file: 1 error, 0 warnings\n")
+    );
+}

@@ -13,7 +13,7 @@ use std::fmt;
 
 use regorus::Engine;
 
-use super::probes::{probes, ACTIONS};
+use super::probes::{mentions, policy_probes, ACTIONS};
 use crate::error::Error;
 use crate::model::Role;
 use crate::policy::engine::{compile_with_heads, probe_request, ELEMENT_RULES, REQUEST_RULES};
@@ -181,7 +181,7 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
                 Err(e) => findings.push(policy_finding(&e, &whole(files), &[])),
                 Ok((policy, policy_heads)) => {
                     let heads = heads.as_deref().unwrap_or(&policy_heads);
-                    check_policy(&policy, heads, &reads, &mut findings);
+                    check_policy(&policy, heads, &reads, true, &mut findings);
                 }
             }
         }
@@ -247,7 +247,7 @@ pub(crate) fn refuse(policy: &Policy, heads: &[RuleHead]) -> crate::error::Resul
         // cost (BENCHMARKS.md, "Policy load"). The static checks still run.
         check_attribute_reads(policy, &reads, &mut findings);
     } else {
-        check_policy(policy, heads, &reads, &mut findings);
+        check_policy(policy, heads, &reads, false, &mut findings);
     }
     tidy_findings(files, &mut findings);
     let errors: Vec<&Finding> = findings.iter().filter(|f| f.is_error()).collect();
@@ -298,15 +298,17 @@ fn check_heads(
     check_head_values(files, tokens, heads, findings);
 }
 
-/// The checks that evaluate: the probes, then the attribute values read
-/// against those the plans declare.
+/// The checks that evaluate: the probes (the fixed set and the policy's
+/// own; with `combinations`, every combination of the states it reads),
+/// then the attribute values read against those the plans declare.
 fn check_policy(
     policy: &Policy,
     heads: &[RuleHead],
     reads: &[AttributeRead],
+    combinations: bool,
     findings: &mut Vec<Finding>,
 ) {
-    probe(policy, heads, findings);
+    probe(policy, heads, combinations, findings);
     check_attribute_reads(policy, reads, findings);
 }
 
@@ -466,7 +468,8 @@ fn eval_finding(
 /// Evaluates the plan for every action and the decision for every probe;
 /// each distinct error is reported once, for the first action and element
 /// that shows it.
-fn probe(policy: &Policy, heads: &[RuleHead], findings: &mut Vec<Finding>) {
+fn probe(policy: &Policy, heads: &[RuleHead], combinations: bool, findings: &mut Vec<Finding>) {
+    let mentioned = mentions(policy.files());
     let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
     let whole = files.join(", ");
     let mut seen: HashSet<String> = HashSet::new();
@@ -507,7 +510,7 @@ fn probe(policy: &Policy, heads: &[RuleHead], findings: &mut Vec<Finding>) {
             .iter()
             .map(|(n, _)| n.clone())
             .collect();
-        for probe in probes(&names) {
+        for probe in policy_probes(&mentioned, &names, combinations) {
             if let Err(err) = evaluator.decide(&probe.input()) {
                 if place(
                     err,
