@@ -129,7 +129,7 @@ fn test_reports_failures_and_errors() {
     assert_eq!(
         stdout(&output),
         "PASS test_focused_is_kept\n\
-         FAIL test_unfocused_is_kept\n\
+         FAIL test_unfocused_is_kept: tests/policies/failing/policy_test.rego:7: false at tests/policies/failing/policy_test.rego:8: `\"focus-path\" in keep with input as {\"element\": {\"focused\": false}}`\n\
          ERROR test_errors: tests/policies/failing/policy_test.rego:12:16: could not parse string as number\n\
          1 passed, 2 failed\n"
     );

@@ -343,3 +343,101 @@ fn check_finds_a_conflict_that_needs_two_states() {
         format!("{file}:5:1: error: rule conflicts with rule at {file}:3:1 (evaluating `priority` for element Text, focused, selected, action `selection`)\n1 file: 1 error, 0 warnings\n")
     );
 }
+
+#[test]
+fn policy_test_filters_shows_places_and_covers() {
+    // `--run` and `-v`: only matching tests, each with its place.
+    let output = ctxgate(&[
+        "policy",
+        "test",
+        "-v",
+        "--run",
+        "^test_secure_text_is_masked$",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("PASS test_secure_text_is_masked (policies/default_test.rego:"),
+        "{text}"
+    );
+    assert!(lines[0].ends_with(" ms)"), "{text}");
+    assert_eq!(lines[1], "1 passed, 0 failed");
+    // A regex that matches nothing runs nothing: exit 1.
+    let output = ctxgate(&["policy", "test", "--run", "^no_such_test$"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "error: no tests ran: no `test_*` rule of a `*_test.rego` file matches `--run`\n"
+    );
+    // Coverage: the default's tests reach every line with an expression.
+    let output = ctxgate(&["policy", "test", "--coverage"]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("coverage policies/default.rego: 100.0% ("),
+        "{text}"
+    );
+    assert!(text.ends_with("coverage: 100.0%\n"), "{text}");
+    // One test covers part of the file: the lines it did not reach are named.
+    let output = ctxgate(&[
+        "policy",
+        "test",
+        "--coverage",
+        "--run",
+        "^test_secure_text_is_masked$",
+    ]);
+    let text = stdout(&output);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("  not covered: "))
+        .expect("uncovered lines");
+    // The budget rule's line is one no masking test reaches.
+    let source = std::fs::read_to_string(format!("{ROOT}/policies/default.rego")).unwrap();
+    let budget = source
+        .lines()
+        .position(|l| l.starts_with("budget :="))
+        .unwrap()
+        + 1;
+    assert!(
+        line.split([' ', ',']).any(|p| p == budget.to_string()
+            || p.split_once('-').is_some_and(|(a, b)| {
+                a.parse::<usize>().unwrap() <= budget && budget <= b.parse::<usize>().unwrap()
+            })),
+        "{line} (budget at {budget})"
+    );
+}
+
+#[test]
+fn policy_test_json_names_the_failing_expression() {
+    let output = ctxgate(&[
+        "policy",
+        "test",
+        "tests/policies/failing",
+        "--format",
+        "json",
+        "--coverage",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["passed"], 1);
+    assert_eq!(json["failed"], 2);
+    let failed = &json["tests"][1];
+    assert_eq!(failed["name"], "test_unfocused_is_kept");
+    assert_eq!(failed["outcome"], "fail");
+    assert_eq!(failed["line"], 7);
+    assert_eq!(failed["stopped_at"]["line"], 8);
+    assert_eq!(
+        failed["stopped_at"]["expression"],
+        "\"focus-path\" in keep with input as {\"element\": {\"focused\": false}}"
+    );
+    assert_eq!(json["tests"][2]["outcome"], "error");
+    assert_eq!(
+        json["tests"][2]["message"],
+        "tests/policies/failing/policy_test.rego:12:16: could not parse string as number"
+    );
+    let files = json["coverage"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0]["file"], "tests/policies/failing/policy.rego");
+    assert_eq!(files[0]["percent"], 100.0);
+}

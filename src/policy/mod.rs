@@ -46,6 +46,7 @@ pub use tools::{
     check_sources, default_files, doc_markdown, plan_json, probes, rule_docs, run_tests,
     Finding as PolicyFinding, FindingSeverity, Probe, RuleDoc, TestOutcome, TestResult, ACTIONS,
 };
+pub use tools::{percent, run_tests_with, FileCoverage, TestOptions, TestRun};
 
 /// The part of the tree an action warrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

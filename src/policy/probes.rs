@@ -184,11 +184,36 @@ fn compared_literals(tokens: &[Token], suffix: &[&str]) -> Vec<String> {
             if k > 0 && tokens[k - 1].kind == TokenKind::Str {
                 // `"Lit" == a.b.c`: the reference after runs while `.ident` follows.
                 let mut m = k + 1;
-                while m + 2 < tokens.len()
-                    && tokens[m + 1].text == "."
-                    && tokens[m + 2].kind == TokenKind::Ident
-                {
-                    m += 2;
+                loop {
+                    if m + 2 < tokens.len()
+                        && tokens[m + 1].text == "."
+                        && tokens[m + 2].kind == TokenKind::Ident
+                    {
+                        m += 2;
+                    } else if m + 1 < tokens.len() && tokens[m + 1].text == "[" {
+                        // `input.inside[0].subrole`: past the index.
+                        let mut depth = 0;
+                        let mut n = m + 1;
+                        while n < tokens.len() {
+                            match tokens[n].text.as_str() {
+                                "[" => depth += 1,
+                                "]" => {
+                                    depth -= 1;
+                                    if depth == 0 {
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                            n += 1;
+                        }
+                        if n >= tokens.len() {
+                            break;
+                        }
+                        m = n;
+                    } else {
+                        break;
+                    }
                 }
                 if m < tokens.len() && ends_at(m) {
                     out.push(tokens[k - 1].text.clone());

@@ -13,4 +13,7 @@ pub use crate::policy::lint::{check_sources, Finding, FindingSeverity};
 pub use crate::policy::probes::{probes, Probe, ACTIONS};
 pub use doc::{doc_markdown, plan_json};
 pub use metadata::{rule_docs, RuleDoc};
-pub use test::{default_files, run_tests, TestOutcome, TestResult};
+pub use test::{
+    default_files, percent, run_tests, run_tests_with, FileCoverage, TestOptions, TestOutcome,
+    TestResult, TestRun,
+};
