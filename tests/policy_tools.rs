@@ -441,3 +441,61 @@ fn policy_test_json_names_the_failing_expression() {
     assert_eq!(files[0]["file"], "tests/policies/failing/policy.rego");
     assert_eq!(files[0]["percent"], 100.0);
 }
+
+/// `policy diff OLD NEW --tree`: per action and probe, and per element of
+/// a real tree (ids, roles, rules; never content); exit 1 only when NEW
+/// sends something OLD withheld.
+#[test]
+fn policy_diff_names_what_changes_and_gates_on_sending_more() {
+    let dir = tempdir();
+    let new = dir.join("new");
+    std::fs::create_dir_all(&new).unwrap();
+    std::fs::copy(
+        format!("{ROOT}/policies/default.rego"),
+        new.join("default.rego"),
+    )
+    .unwrap();
+    std::fs::copy(
+        format!("{ROOT}/tests/policies/layers/extra/chat.rego"),
+        new.join("chat.rego"),
+    )
+    .unwrap();
+    let tree = dir.join("tree.json");
+    std::fs::write(&tree, CHAT_TREE).unwrap();
+    let (new, tree) = (new.to_str().unwrap(), tree.to_str().unwrap());
+    // Stricter: exit 0, every change named.
+    let output = ctxgate(&["policy", "diff", "default", new, "--tree", tree]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    for line in [
+        "focus: redact: removed: none; added: ticket\n",
+        "focus: Window, subrole chat: scope -> deny (chat-window)\n",
+        &format!("{tree}, app: `c` Window, subrole chat: sent -> denied (deny:chat-window)\n"),
+        &format!("{tree}, app: `m` Text: sent -> denied (deny:chat-window)\n"),
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    assert!(text.ends_with("NEW sends more than OLD: no\n"), "{text}");
+    assert!(!text.contains("(sends more)"), "{text}");
+    // No content, title or text of the tree appears.
+    for secret in ["private chat line", "hunter2", "Password", "4111"] {
+        assert!(!text.contains(secret), "{secret}: {text}");
+    }
+    // The other way: it sends what the old withheld: exit 1.
+    let output = ctxgate(&["policy", "diff", new, "default", "--tree", tree]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(
+        text.contains(&format!("{tree}, app: `c` Window, subrole chat: denied (deny:chat-window) -> sent (sends more)\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains("focus: redact: removed: ticket; added: none (sends more)\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("NEW sends more than OLD: yes\n"), "{text}");
+    // The same policy: nothing changes.
+    let output = ctxgate(&["policy", "diff", "default", "policies"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).ends_with("\n0 changes; NEW sends more than OLD: no\n"));
+}

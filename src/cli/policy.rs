@@ -52,6 +52,18 @@ enum PolicyCommand {
         /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
         paths: Vec<String>,
     },
+    /// What changes from OLD to NEW: per action and probe element, and on
+    /// real trees per element (ids, roles and rules, never content). Exit 1
+    /// when NEW sends anything OLD withheld.
+    Diff {
+        /// The old policy: a `.rego` file, a directory or `default`.
+        old: String,
+        /// The new policy.
+        new: String,
+        /// Answers to trim under both, for every action.
+        #[arg(long = "tree", value_name = "FILE")]
+        trees: Vec<std::path::PathBuf>,
+    },
     /// JSON: the per-request results for an action, and decisions on probe elements.
     Plan {
         /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
@@ -76,6 +88,7 @@ pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
             format,
         } => test(&paths, verbose, run.as_deref(), coverage, format),
         PolicyCommand::Doc { paths } => doc(&paths),
+        PolicyCommand::Diff { old, new, trees } => diff(&old, &new, &trees),
         PolicyCommand::Plan {
             paths,
             action,
@@ -354,4 +367,150 @@ fn plan(paths: &[String], action: &str, target: Option<&str>) -> Result<Outcome,
         .expect("JSON serializes");
     text.push('\n');
     emit(&text, Outcome::Fine)
+}
+
+/// How much of an element an outcome sends.
+fn sent_level(outcome: crate::trim::Outcome) -> u8 {
+    use crate::trim::Outcome as O;
+    match outcome {
+        O::Sent => 3,
+        O::Cut | O::Skeleton => 2,
+        O::Masked => 1,
+        _ => 0,
+    }
+}
+
+fn word(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Each element's id with its role and subrole, from the answer's JSON
+/// (walked with a stack, not recursion).
+fn roles_by_id(
+    answer: &serde_json::Value,
+) -> std::collections::HashMap<String, (String, Option<String>)> {
+    let mut out = std::collections::HashMap::new();
+    let mut stack = vec![&answer["root"]];
+    while let Some(e) = stack.pop() {
+        if let Some(id) = e["id"].as_str() {
+            out.insert(
+                id.to_string(),
+                (
+                    e["role"].as_str().unwrap_or("").to_string(),
+                    e["subrole"].as_str().map(str::to_string),
+                ),
+            );
+        }
+        if let Some(children) = e["children"].as_array() {
+            stack.extend(children.iter().rev());
+        }
+    }
+    out
+}
+
+fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, Failure> {
+    let old_policy = layered(&[old.to_string()], false)?;
+    let new_policy = layered(&[new.to_string()], false)?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "policy diff: {old} ({}) -> {new} ({})",
+        &old_policy.hash()[..12],
+        &new_policy.hash()[..12]
+    );
+    let changes = lib::diff_policies(&old_policy, &new_policy)?;
+    let mut more = changes.iter().any(|c| c.sends_more);
+    let mut count = changes.len();
+    let flag = |m: bool| if m { " (sends more)" } else { "" };
+    for c in &changes {
+        match &c.element {
+            Some(element) => {
+                let _ = writeln!(
+                    out,
+                    "{}: {element}: {} -> {}{}",
+                    c.action,
+                    c.old,
+                    c.new,
+                    flag(c.sends_more)
+                );
+            }
+            None if c.kind == "redact" => {
+                let _ = writeln!(
+                    out,
+                    "{}: redact: {}; {}{}",
+                    c.action,
+                    c.old,
+                    c.new,
+                    flag(c.sends_more)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{}: {}: {} -> {}{}",
+                    c.action,
+                    c.kind,
+                    if c.old.is_empty() { "none" } else { &c.old },
+                    if c.new.is_empty() { "none" } else { &c.new },
+                    flag(c.sends_more)
+                );
+            }
+        }
+    }
+    let old_gate = crate::Gate::new(old_policy);
+    let new_gate = crate::Gate::new(new_policy);
+    for tree in trees {
+        let bytes = super::read_input(Some(tree))?;
+        let roles = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map(|v| roles_by_id(&v))
+            .unwrap_or_default();
+        for action in lib::ACTIONS {
+            let request = crate::Request::new(action);
+            let a = old_gate.trim_bytes(&bytes, &request)?;
+            let b = new_gate.trim_bytes(&bytes, &request)?;
+            for (x, y) in a.report.decisions.iter().zip(&b.report.decisions) {
+                if x.outcome == y.outcome && x.rule == y.rule {
+                    continue;
+                }
+                count += 1;
+                let sends_more = sent_level(y.outcome) > sent_level(x.outcome);
+                more |= sends_more;
+                let (role, subrole) = roles.get(&*x.id).cloned().unwrap_or_default();
+                let subrole = subrole
+                    .map(|s| format!(", subrole {s}"))
+                    .unwrap_or_default();
+                let by = |r: &Option<std::sync::Arc<str>>| {
+                    r.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+                };
+                let _ = writeln!(
+                    out,
+                    "{}, {action}: `{}` {role}{subrole}: {}{} -> {}{}{}",
+                    tree.display(),
+                    crate::render::visible(&x.id),
+                    word(x.outcome),
+                    by(&x.rule),
+                    word(y.outcome),
+                    by(&y.rule),
+                    flag(sends_more)
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{count} change{}; NEW sends more than OLD: {}",
+        plural(count),
+        if more { "yes" } else { "no" }
+    );
+    emit(
+        &out,
+        if more {
+            Outcome::Findings(None)
+        } else {
+            Outcome::Fine
+        },
+    )
 }

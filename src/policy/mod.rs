@@ -46,7 +46,9 @@ pub use tools::{
     check_sources, default_files, doc_markdown, plan_json, probes, rule_docs, run_tests,
     Finding as PolicyFinding, FindingSeverity, Probe, RuleDoc, TestOutcome, TestResult, ACTIONS,
 };
-pub use tools::{percent, run_tests_with, FileCoverage, TestOptions, TestRun};
+pub use tools::{
+    diff_policies, percent, run_tests_with, Change, FileCoverage, TestOptions, TestRun,
+};
 
 /// The part of the tree an action warrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

@@ -5,12 +5,14 @@
 //! and the probe set are the runtime's (`policy::lint`, `policy::probes`):
 //! what `policy check` calls an error also refuses the policy at load.
 
+mod diff;
 mod doc;
 mod metadata;
 mod test;
 
 pub use crate::policy::lint::{check_sources, Finding, FindingSeverity};
 pub use crate::policy::probes::{probes, Probe, ACTIONS};
+pub use diff::{diff_policies, Change};
 pub use doc::{doc_markdown, plan_json};
 pub use metadata::{rule_docs, RuleDoc};
 pub use test::{
