@@ -499,3 +499,43 @@ fn policy_diff_names_what_changes_and_gates_on_sending_more() {
     assert_eq!(output.status.code(), Some(0));
     assert!(stdout(&output).ends_with("\n0 changes; NEW sends more than OLD: no\n"));
 }
+
+/// `--tree` on `doc` and `plan`: a real tree's elements, decided per
+/// action, by id, role and rule; never content.
+#[test]
+fn doc_and_plan_decide_a_real_tree() {
+    let dir = tempdir();
+    let tree = dir.join("tree.json");
+    std::fs::write(&tree, CHAT_TREE).unwrap();
+    let tree = tree.to_str().unwrap();
+    let extra = "tests/policies/layers/extra";
+    let doc = ctxgate(&["policy", "doc", "default", extra, "--tree", tree]);
+    assert_eq!(doc.status.code(), Some(0), "{}", stderr(&doc));
+    let doc = stdout(&doc);
+    assert!(doc.contains(&format!("## On `{tree}`")), "{doc}");
+    assert!(
+        doc.contains("| app | `c` | Window, subrole chat | denied | deny:chat-window |"),
+        "{doc}"
+    );
+    assert!(
+        doc.contains(
+            "| app | `pw` | Text, subrole AXSecureTextField | masked | mask:secret-title |"
+        ),
+        "{doc}"
+    );
+    for secret in ["private chat line", "hunter2", "4111"] {
+        assert!(!doc.contains(secret), "{secret}");
+    }
+    let plan = ctxgate(&[
+        "policy", "plan", "default", extra, "--action", "app", "--tree", tree,
+    ]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    let json: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let elements = json["trees"][0]["elements"].as_array().unwrap();
+    let chat = elements.iter().find(|e| e["id"] == "c").unwrap();
+    assert_eq!(chat["role"], "Window");
+    assert_eq!(chat["subrole"], "chat");
+    assert_eq!(chat["outcome"], "denied");
+    assert_eq!(chat["rule"], "deny:chat-window");
+    assert!(!String::from_utf8_lossy(&plan.stdout).contains("private chat line"));
+}

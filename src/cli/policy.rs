@@ -51,6 +51,9 @@ enum PolicyCommand {
     Doc {
         /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
         paths: Vec<String>,
+        /// Also decide the elements of these answers, per action (ids, roles, rules; no content).
+        #[arg(long = "tree", value_name = "FILE")]
+        trees: Vec<std::path::PathBuf>,
     },
     /// What changes from OLD to NEW: per action and probe element, and on
     /// real trees per element (ids, roles and rules, never content). Exit 1
@@ -74,6 +77,9 @@ enum PolicyCommand {
         /// The element id the action names.
         #[arg(long, value_name = "ID")]
         target: Option<String>,
+        /// Also decide the elements of these answers (ids, roles, rules; no content).
+        #[arg(long = "tree", value_name = "FILE")]
+        trees: Vec<std::path::PathBuf>,
     },
 }
 
@@ -87,13 +93,14 @@ pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
             coverage,
             format,
         } => test(&paths, verbose, run.as_deref(), coverage, format),
-        PolicyCommand::Doc { paths } => doc(&paths),
+        PolicyCommand::Doc { paths, trees } => doc(&paths, &trees),
         PolicyCommand::Diff { old, new, trees } => diff(&old, &new, &trees),
         PolicyCommand::Plan {
             paths,
             action,
             target,
-        } => plan(&paths, &action, target.as_deref()),
+            trees,
+        } => plan(&paths, &action, target.as_deref(), &trees),
     }
 }
 
@@ -356,15 +363,102 @@ fn one_line(text: &str) -> String {
     out
 }
 
-fn doc(paths: &[String]) -> Result<Outcome, Failure> {
+fn doc(paths: &[String], trees: &[std::path::PathBuf]) -> Result<Outcome, Failure> {
     let policy = load(paths)?;
-    emit(&lib::doc_markdown(&policy)?, Outcome::Fine)
+    let mut out = lib::doc_markdown(&policy)?;
+    let gate = crate::Gate::new(policy);
+    for tree in trees {
+        let _ = writeln!(out, "\n## On `{}`\n", tree.display());
+        let _ = writeln!(out, "Every element not sent whole, per action: its id, role and subrole, the outcome and the deciding rule (no title or content).\n");
+        let _ = writeln!(out, "| action | element | role | outcome | rule |");
+        let _ = writeln!(out, "|---|---|---|---|---|");
+        for (action, rows) in tree_decisions(&gate, tree, None)? {
+            for row in rows {
+                if row["outcome"] == "sent" {
+                    continue;
+                }
+                let role = match row["subrole"].as_str() {
+                    Some(s) => format!("{}, subrole {}", row["role"].as_str().unwrap_or(""), s),
+                    None => row["role"].as_str().unwrap_or("").to_string(),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {action} | `{}` | {} | {} | {} |",
+                    row["id"].as_str().unwrap_or("").replace('|', "\\|"),
+                    role.replace('|', "\\|"),
+                    row["outcome"].as_str().unwrap_or(""),
+                    row["rule"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    emit(&out, Outcome::Fine)
 }
 
-fn plan(paths: &[String], action: &str, target: Option<&str>) -> Result<Outcome, Failure> {
+/// Per action (or the one given), every element of the answer at `tree`
+/// as `{id, role, subrole, outcome, rule, inherited}`: the report's
+/// entries with the role and subrole, never content.
+fn tree_decisions(
+    gate: &crate::Gate,
+    tree: &std::path::Path,
+    only: Option<(&str, Option<&str>)>,
+) -> Result<Vec<(String, Vec<serde_json::Value>)>, Failure> {
+    let bytes = super::read_input(Some(tree))?;
+    let roles = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .map(|v| roles_by_id(&v))
+        .unwrap_or_default();
+    let actions: Vec<(&str, Option<&str>)> = match only {
+        Some(one) => vec![one],
+        None => lib::ACTIONS.iter().map(|a| (*a, None)).collect(),
+    };
+    let mut out = Vec::new();
+    for (action, target) in actions {
+        let mut request = crate::Request::new(action);
+        if let Some(target) = target {
+            request = request.target(target.to_string());
+        }
+        let trimmed = gate.trim_bytes(&bytes, &request)?;
+        let rows = trimmed
+            .report
+            .decisions
+            .iter()
+            .map(|d| {
+                let (role, subrole) = roles.get(&*d.id).cloned().unwrap_or_default();
+                serde_json::json!({
+                    "id": crate::render::visible(&d.id),
+                    "role": role,
+                    "subrole": subrole,
+                    "outcome": word(d.outcome),
+                    "rule": d.rule.as_deref(),
+                    "inherited": d.inherited,
+                })
+            })
+            .collect();
+        out.push((action.to_string(), rows));
+    }
+    Ok(out)
+}
+
+fn plan(
+    paths: &[String],
+    action: &str,
+    target: Option<&str>,
+    trees: &[std::path::PathBuf],
+) -> Result<Outcome, Failure> {
     let policy = load(paths)?;
-    let mut text = serde_json::to_string_pretty(&lib::plan_json(&policy, action, target)?)
-        .expect("JSON serializes");
+    let mut json = lib::plan_json(&policy, action, target)?;
+    if !trees.is_empty() {
+        let gate = crate::Gate::new(policy);
+        let mut out = Vec::new();
+        for tree in trees {
+            let (_, rows) = tree_decisions(&gate, tree, Some((action, target)))?
+                .pop()
+                .expect("one action");
+            out.push(serde_json::json!({ "tree": tree.display().to_string(), "elements": rows }));
+        }
+        json["trees"] = out.into();
+    }
+    let mut text = serde_json::to_string_pretty(&json).expect("JSON serializes");
     text.push('\n');
     emit(&text, Outcome::Fine)
 }
