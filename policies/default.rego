@@ -45,7 +45,8 @@ scope := "selection" if {
 # METADATA
 # title: Default budget of 8000 tokens
 # description: Fits a typical agent context with room for the task; a request
-#   may ask for a smaller or larger one.
+#   may ask for a smaller one. A request for more is capped at this budget,
+#   with a warning in the report (`warnings`) and on stderr.
 budget := {"tokens": 8000}
 
 # METADATA

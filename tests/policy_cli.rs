@@ -61,16 +61,16 @@ fn check_reports_role_names_outside_the_language() {
 #[test]
 fn check_reports_a_runtime_error_on_a_probe_element() {
     assert_eq!(
-        check("tests/policies/runtime_error.rego"),
-        (1, "tests/policies/runtime_error.rego:3:24: error: could not parse string as number (evaluating `priority` for element Image, action `selection`)\n1 file: 1 error, 0 warnings\n".to_string())
+        check("tests/policies/probe_error.rego"),
+        (1, "tests/policies/probe_error.rego:3:24: error: could not parse string as number (evaluating `priority` for element Image, action `selection`)\n1 file: 1 error, 0 warnings\n".to_string())
     );
 }
 
 #[test]
-fn check_warns_about_rules_nothing_reads() {
+fn check_refuses_a_misspelled_decision_rule() {
     assert_eq!(
         check("tests/policies/unused_rule.rego"),
-        (0, "tests/policies/unused_rule.rego:3:1: warning: rule `denny` is not one ctxgate reads, and no rule refers to it (did you mean `deny`?)\n1 file: 0 errors, 1 warning\n".to_string())
+        (1, "tests/policies/unused_rule.rego:3:1: error: rule `denny` is not one ctxgate reads (did you mean `deny`?); as written it decides nothing\n1 file: 1 error, 0 warnings\n".to_string())
     );
 }
 
@@ -129,7 +129,7 @@ fn test_reports_failures_and_errors() {
     assert_eq!(
         stdout(&output),
         "PASS test_focused_is_kept\n\
-         FAIL test_unfocused_is_kept\n\
+         FAIL test_unfocused_is_kept: tests/policies/failing/policy_test.rego:7: false at tests/policies/failing/policy_test.rego:8: `\"focus-path\" in keep with input as {\"element\": {\"focused\": false}}`\n\
          ERROR test_errors: tests/policies/failing/policy_test.rego:12:16: could not parse string as number\n\
          1 passed, 2 failed\n"
     );
@@ -263,7 +263,7 @@ fn policy_test_shows_what_the_tests_print_one_line_each() {
     assert_eq!(
         stdout(&output),
         "PASS test_a_password_value_is_masked\n\
-         \x20 print tests/policies/prints/policy.rego:11: value: hunter2 title: Bank\n\
+         \x20 print tests/policies/prints/policy.rego:11: value: hunter2 title: [\"bank\"]\n\
          PASS test_the_print_is_escaped\n\
          \x20 print tests/policies/prints/policy_test.rego:8: two\\nlines\n\
          \x20 print tests/policies/prints/policy.rego:16: focused? false\n\

@@ -264,24 +264,21 @@ fn a_replacement_that_a_pattern_matches_is_refused() {
 redact contains {"id": "code", "pattern": `[A-Z]{4}-[0-9]{4}`}
 redact contains {"id": "tag", "pattern": `\[[a-z]+\]`, "replace": "[tag]"}
 "#;
-    let policy = Policy::from_sources(vec![("p.rego".into(), source.into())]).unwrap();
-    let err = Gate::new(policy)
-        .trim(&answer(&["x".into()]), &Request::new("app"))
-        .unwrap_err();
+    // Refused at load: loading evaluates every action's plan.
+    let err = Policy::from_sources(vec![("p.rego".into(), source.into())]).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "policy evaluation failed (redact): the `replace` of `code` is matched by the pattern of \
-         `tag`, so redacting the output again would change it; choose a replacement no pattern matches"
+        "policy p.rego:2:1: the `replace` of `code` is matched by the pattern of `tag`, so \
+         redacting the output again would change it; choose a replacement no pattern matches \
+         (evaluating `redact` for action `selection`)"
     );
     let source = "package ctxgate\nredact contains {\"id\": \"code\", \"pattern\": `KEY-[0-9]+`, \"replace\": \"KEY-$0\"}\n";
-    let policy = Policy::from_sources(vec![("p.rego".into(), source.into())]).unwrap();
-    let err = Gate::new(policy)
-        .trim(&answer(&["x".into()]), &Request::new("app"))
-        .unwrap_err();
+    let err = Policy::from_sources(vec![("p.rego".into(), source.into())]).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "policy evaluation failed (redact): the `replace` of `code` contains `$`; replacements are \
-         literal text (a capture would copy the secret into the output): remove the `$`"
+        "policy p.rego:2:1: the `replace` of `code` contains `$`; replacements are literal text \
+         (a capture would copy the secret into the output): remove the `$` (evaluating `redact` \
+         for action `selection`)"
     );
 }
 

@@ -1,9 +1,9 @@
 //! `ctxgate policy`: check, test, document and preview policies. PATH is a
-//! `.rego` file or a directory of them; without PATH, the embedded default
-//! policy (and, for `test`, its embedded tests).
+//! `.rego` file, a directory of them, or `default` (the embedded default
+//! policy and, for `test`, its tests); several PATHs are layers, as with
+//! `trim --policy`; without PATH, the embedded default.
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
 
 use crate::policy::{self as lib, PolicyFile, TestOutcome};
 use clap::{Args, Subcommand};
@@ -16,61 +16,129 @@ pub struct PolicyArgs {
     command: PolicyCommand,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TestFormat {
+    Text,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum PolicyCommand {
     /// Parse, compile and lint a policy; run it once on probe elements.
     Check {
-        /// A `.rego` file or a directory (default: the embedded default policy).
-        path: Option<PathBuf>,
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
+        paths: Vec<String>,
     },
     /// Run every `test_*` rule of the `*_test.rego` files.
     Test {
-        /// A `.rego` file or a directory (default: the embedded default policy and its tests).
-        path: Option<PathBuf>,
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy and its tests).
+        paths: Vec<String>,
+        /// Also each test's place and how long it ran.
+        #[arg(short, long)]
+        verbose: bool,
+        /// Only the tests whose name matches this regex.
+        #[arg(long, value_name = "REGEX")]
+        run: Option<String>,
+        /// Report which lines of the policy files the tests evaluated: a
+        /// percentage per file and the lines no test reached.
+        #[arg(long)]
+        coverage: bool,
+        /// `text` or `json` (one object: tests, totals, coverage).
+        #[arg(long, value_enum, default_value_t = TestFormat::Text)]
+        format: TestFormat,
     },
     /// Markdown for a privacy reviewer: rules, floor, patterns, decisions.
     Doc {
-        /// A `.rego` file or a directory (default: the embedded default policy).
-        path: Option<PathBuf>,
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
+        paths: Vec<String>,
+        /// Also decide the elements of these answers, per action (ids, roles, rules; no content).
+        #[arg(long = "tree", value_name = "FILE")]
+        trees: Vec<std::path::PathBuf>,
+    },
+    /// What changes from OLD to NEW: per action and probe element, and on
+    /// real trees per element (ids, roles and rules, never content). Exit 1
+    /// when NEW sends anything OLD withheld.
+    Diff {
+        /// The old policy: a `.rego` file, a directory or `default`.
+        old: String,
+        /// The new policy.
+        new: String,
+        /// Answers to trim under both, for every action.
+        #[arg(long = "tree", value_name = "FILE")]
+        trees: Vec<std::path::PathBuf>,
     },
     /// JSON: the per-request results for an action, and decisions on probe elements.
     Plan {
-        /// A `.rego` file or a directory (default: the embedded default policy).
-        path: Option<PathBuf>,
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
+        paths: Vec<String>,
         /// The action (`selection`, `focus`, `window`, `app`, or a host's own word).
         #[arg(long, value_name = "NAME")]
         action: String,
         /// The element id the action names.
         #[arg(long, value_name = "ID")]
         target: Option<String>,
+        /// Also decide the elements of these answers (ids, roles, rules; no content).
+        #[arg(long = "tree", value_name = "FILE")]
+        trees: Vec<std::path::PathBuf>,
     },
 }
 
 pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
     match args.command {
-        PolicyCommand::Check { path } => check(path.as_deref()),
-        PolicyCommand::Test { path } => test(path.as_deref()),
-        PolicyCommand::Doc { path } => doc(path.as_deref()),
+        PolicyCommand::Check { paths } => check(&paths),
+        PolicyCommand::Test {
+            paths,
+            verbose,
+            run,
+            coverage,
+            format,
+        } => test(&paths, verbose, run.as_deref(), coverage, format),
+        PolicyCommand::Doc { paths, trees } => doc(&paths, &trees),
+        PolicyCommand::Diff { old, new, trees } => diff(&old, &new, &trees),
         PolicyCommand::Plan {
-            path,
+            paths,
             action,
             target,
-        } => plan(path.as_deref(), &action, target.as_deref()),
+            trees,
+        } => plan(&paths, &action, target.as_deref(), &trees),
     }
 }
 
-fn files(path: Option<&Path>, tests: bool) -> Result<Vec<PolicyFile>, Failure> {
-    match path {
-        None => Ok(lib::default_files(tests)),
-        Some(path) => Ok(lib::load_path(path, tests)?),
+/// Each layer's files; no PATH is the embedded default.
+fn layers(paths: &[String], tests: bool) -> Result<Vec<Vec<PolicyFile>>, Failure> {
+    if paths.is_empty() {
+        return Ok(vec![lib::default_files(tests)]);
     }
+    paths
+        .iter()
+        .map(|p| Ok(lib::layer_files(p, tests)?))
+        .collect()
 }
 
-fn load(path: Option<&Path>) -> Result<crate::policy::Policy, Failure> {
-    let files = files(path, false)?;
-    Ok(lib::Policy::from_sources(
-        files.into_iter().map(|f| (f.name, f.source)).collect(),
-    )?)
+fn load(paths: &[String]) -> Result<crate::policy::Policy, Failure> {
+    if paths.is_empty() {
+        return Ok(lib::Policy::embedded_default()?);
+    }
+    layered(paths, false)
+}
+
+/// The gate for `--policy` values: none is the embedded default; each
+/// value is a layer ([`lib::layer_files`]).
+pub(super) fn gate(layers: &[String]) -> Result<crate::Gate, Failure> {
+    if layers.is_empty() {
+        return Ok(crate::Gate::embedded_default()?);
+    }
+    Ok(crate::Gate::new(layered(layers, false)?))
+}
+
+/// The policy of layers given as `--policy` values or paths.
+fn layered(layers: &[String], tests: bool) -> Result<lib::Policy, Failure> {
+    let mut sources = Vec::new();
+    for arg in layers {
+        let files = lib::layer_files(arg, tests)?;
+        sources.push(files.into_iter().map(|f| (f.name, f.source)).collect());
+    }
+    Ok(lib::Policy::from_layers(sources)?)
 }
 
 fn emit(text: &str, outcome: Outcome) -> Result<Outcome, Failure> {
@@ -78,9 +146,10 @@ fn emit(text: &str, outcome: Outcome) -> Result<Outcome, Failure> {
     Ok(outcome)
 }
 
-fn check(path: Option<&Path>) -> Result<Outcome, Failure> {
-    let files = files(path, true)?;
-    let findings = lib::check_sources(&files);
+fn check(paths: &[String]) -> Result<Outcome, Failure> {
+    let layers = layers(paths, true)?;
+    let findings = lib::check_layers(&layers);
+    let files = layers.concat();
     let mut out = String::new();
     for finding in &findings {
         let _ = writeln!(out, "{finding}");
@@ -113,19 +182,107 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn test(path: Option<&Path>) -> Result<Outcome, Failure> {
-    let files = files(path, true)?;
-    let results = lib::run_tests(&files)?;
+fn test(
+    paths: &[String],
+    verbose: bool,
+    run: Option<&str>,
+    coverage: bool,
+    format: TestFormat,
+) -> Result<Outcome, Failure> {
+    let files = layers(paths, true)?.concat();
+    let filtered = run.is_some();
+    let run = run
+        .map(|r| {
+            regex::Regex::new(r)
+                .map_err(|e| Failure::usage(format!("`--run` is not a valid regex: {e}")))
+        })
+        .transpose()?;
+    let outcome_of = |results: &[lib::TestResult]| {
+        let failed = results
+            .iter()
+            .filter(|r| r.outcome != TestOutcome::Pass)
+            .count();
+        if results.is_empty() {
+            Outcome::Findings(Some(if filtered {
+                "no tests ran: no `test_*` rule of a `*_test.rego` file matches `--run`".to_string()
+            } else {
+                "no tests ran: no `test_*` rule in a `*_test.rego` file".to_string()
+            }))
+        } else if failed > 0 {
+            Outcome::Findings(None)
+        } else {
+            Outcome::Fine
+        }
+    };
+    let report = lib::run_tests_with(&files, &lib::TestOptions { run })?;
+    let results = &report.results;
+    let passed = results
+        .iter()
+        .filter(|r| r.outcome == TestOutcome::Pass)
+        .count();
+    let failed = results.len() - passed;
+    if format == TestFormat::Json {
+        let tests: Vec<serde_json::Value> = results
+            .iter()
+            .map(|r| {
+                let (outcome, message) = match &r.outcome {
+                    TestOutcome::Pass => ("pass", None),
+                    TestOutcome::Fail => ("fail", None),
+                    TestOutcome::Error(m) => ("error", Some(m.clone())),
+                };
+                let mut test = serde_json::json!({
+                    "name": r.name,
+                    "file": r.file,
+                    "line": r.line,
+                    "outcome": outcome,
+                    "duration_ms": r.duration.as_secs_f64() * 1000.0,
+                    "prints": r.prints,
+                });
+                if let Some(message) = message {
+                    test["message"] = message.into();
+                }
+                if let Some((line, expression)) = &r.stopped_at {
+                    test["stopped_at"] =
+                        serde_json::json!({ "line": line, "expression": expression });
+                }
+                test
+            })
+            .collect();
+        let mut json = serde_json::json!({ "tests": tests, "passed": passed, "failed": failed });
+        if coverage {
+            json["coverage"] = coverage_json(&report.coverage);
+        }
+        let mut text = serde_json::to_string_pretty(&json).expect("JSON serializes");
+        text.push('\n');
+        return emit(&text, outcome_of(results));
+    }
     let mut out = String::new();
-    let mut passed = 0;
-    for result in &results {
+    for result in results {
+        let place = if verbose {
+            format!(
+                " ({}:{}, {:.1} ms)",
+                result.file,
+                result.line,
+                result.duration.as_secs_f64() * 1000.0
+            )
+        } else {
+            String::new()
+        };
         match &result.outcome {
             TestOutcome::Pass => {
-                passed += 1;
-                let _ = writeln!(out, "PASS {}", result.name);
+                let _ = writeln!(out, "PASS {}{place}", result.name);
             }
             TestOutcome::Fail => {
-                let _ = writeln!(out, "FAIL {}", result.name);
+                let _ = write!(out, "FAIL {}: {}:{}", result.name, result.file, result.line);
+                if let Some((line, expression)) = &result.stopped_at {
+                    let _ = write!(
+                        out,
+                        ": false at {}:{line}: `{}`",
+                        result.file,
+                        one_line(expression)
+                    );
+                }
+                let _ = writeln!(out);
             }
             TestOutcome::Error(message) => {
                 let _ = writeln!(out, "ERROR {}: {message}", result.name);
@@ -135,18 +292,59 @@ fn test(path: Option<&Path>) -> Result<Outcome, Failure> {
             let _ = writeln!(out, "  print {}", one_line(print));
         }
     }
-    let failed = results.len() - passed;
     let _ = writeln!(out, "{passed} passed, {failed} failed");
-    let outcome = if results.is_empty() {
-        Outcome::Findings(Some(
-            "no tests ran: no `test_*` rule in a `*_test.rego` file".to_string(),
-        ))
-    } else if failed > 0 {
-        Outcome::Findings(None)
-    } else {
-        Outcome::Fine
-    };
-    emit(&out, outcome)
+    if coverage {
+        for file in &report.coverage {
+            let _ = writeln!(
+                out,
+                "coverage {}: {:.1}% ({} of {} lines)",
+                file.file,
+                file.percent(),
+                file.covered.len(),
+                file.covered.len() + file.not_covered.len()
+            );
+            if !file.not_covered.is_empty() {
+                let _ = writeln!(out, "  not covered: {}", ranges(&file.not_covered));
+            }
+        }
+        let covered: usize = report.coverage.iter().map(|f| f.covered.len()).sum();
+        let missed: usize = report.coverage.iter().map(|f| f.not_covered.len()).sum();
+        let _ = writeln!(out, "coverage: {:.1}%", lib::percent(covered, missed));
+    }
+    emit(&out, outcome_of(results))
+}
+
+fn coverage_json(files: &[lib::FileCoverage]) -> serde_json::Value {
+    let covered: usize = files.iter().map(|f| f.covered.len()).sum();
+    let missed: usize = files.iter().map(|f| f.not_covered.len()).sum();
+    serde_json::json!({
+        "percent": lib::percent(covered, missed),
+        "files": files.iter().map(|f| serde_json::json!({
+            "file": f.file,
+            "percent": f.percent(),
+            "covered": f.covered,
+            "not_covered": f.not_covered,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `3, 5-7, 10`.
+fn ranges(lines: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i;
+        while j + 1 < lines.len() && lines[j + 1] == lines[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            lines[i].to_string()
+        } else {
+            format!("{}-{}", lines[i], lines[j])
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
 }
 
 /// A printed value on one line: controls (newlines, bidi overrides, …)
@@ -165,15 +363,248 @@ fn one_line(text: &str) -> String {
     out
 }
 
-fn doc(path: Option<&Path>) -> Result<Outcome, Failure> {
-    let policy = load(path)?;
-    emit(&lib::doc_markdown(&policy)?, Outcome::Fine)
+fn doc(paths: &[String], trees: &[std::path::PathBuf]) -> Result<Outcome, Failure> {
+    let policy = load(paths)?;
+    let mut out = lib::doc_markdown(&policy)?;
+    let gate = crate::Gate::new(policy);
+    for tree in trees {
+        let _ = writeln!(out, "\n## On `{}`\n", tree.display());
+        let _ = writeln!(out, "Every element not sent whole, per action: its id, role and subrole, the outcome and the deciding rule (no title or content).\n");
+        let _ = writeln!(out, "| action | element | role | outcome | rule |");
+        let _ = writeln!(out, "|---|---|---|---|---|");
+        for (action, rows) in tree_decisions(&gate, tree, None)? {
+            for row in rows {
+                if row["outcome"] == "sent" {
+                    continue;
+                }
+                let role = match row["subrole"].as_str() {
+                    Some(s) => format!("{}, subrole {}", row["role"].as_str().unwrap_or(""), s),
+                    None => row["role"].as_str().unwrap_or("").to_string(),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {action} | `{}` | {} | {} | {} |",
+                    row["id"].as_str().unwrap_or("").replace('|', "\\|"),
+                    role.replace('|', "\\|"),
+                    row["outcome"].as_str().unwrap_or(""),
+                    row["rule"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    emit(&out, Outcome::Fine)
 }
 
-fn plan(path: Option<&Path>, action: &str, target: Option<&str>) -> Result<Outcome, Failure> {
-    let policy = load(path)?;
-    let mut text = serde_json::to_string_pretty(&lib::plan_json(&policy, action, target)?)
-        .expect("JSON serializes");
+/// Per action (or the one given), every element of the answer at `tree`
+/// as `{id, role, subrole, outcome, rule, inherited}`: the report's
+/// entries with the role and subrole, never content.
+fn tree_decisions(
+    gate: &crate::Gate,
+    tree: &std::path::Path,
+    only: Option<(&str, Option<&str>)>,
+) -> Result<Vec<(String, Vec<serde_json::Value>)>, Failure> {
+    let bytes = super::read_input(Some(tree))?;
+    let roles = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .map(|v| roles_by_id(&v))
+        .unwrap_or_default();
+    let actions: Vec<(&str, Option<&str>)> = match only {
+        Some(one) => vec![one],
+        None => lib::ACTIONS.iter().map(|a| (*a, None)).collect(),
+    };
+    let mut out = Vec::new();
+    for (action, target) in actions {
+        let mut request = crate::Request::new(action);
+        if let Some(target) = target {
+            request = request.target(target.to_string());
+        }
+        let trimmed = gate.trim_bytes(&bytes, &request)?;
+        let rows = trimmed
+            .report
+            .decisions
+            .iter()
+            .map(|d| {
+                let (role, subrole) = roles.get(&*d.id).cloned().unwrap_or_default();
+                serde_json::json!({
+                    "id": crate::render::visible(&d.id),
+                    "role": role,
+                    "subrole": subrole,
+                    "outcome": word(d.outcome),
+                    "rule": d.rule.as_deref(),
+                    "inherited": d.inherited,
+                })
+            })
+            .collect();
+        out.push((action.to_string(), rows));
+    }
+    Ok(out)
+}
+
+fn plan(
+    paths: &[String],
+    action: &str,
+    target: Option<&str>,
+    trees: &[std::path::PathBuf],
+) -> Result<Outcome, Failure> {
+    let policy = load(paths)?;
+    let mut json = lib::plan_json(&policy, action, target)?;
+    if !trees.is_empty() {
+        let gate = crate::Gate::new(policy);
+        let mut out = Vec::new();
+        for tree in trees {
+            let (_, rows) = tree_decisions(&gate, tree, Some((action, target)))?
+                .pop()
+                .expect("one action");
+            out.push(serde_json::json!({ "tree": tree.display().to_string(), "elements": rows }));
+        }
+        json["trees"] = out.into();
+    }
+    let mut text = serde_json::to_string_pretty(&json).expect("JSON serializes");
     text.push('\n');
     emit(&text, Outcome::Fine)
+}
+
+/// How much of an element an outcome sends.
+fn sent_level(outcome: crate::trim::Outcome) -> u8 {
+    use crate::trim::Outcome as O;
+    match outcome {
+        O::Sent => 3,
+        O::Cut | O::Skeleton => 2,
+        O::Masked => 1,
+        _ => 0,
+    }
+}
+
+fn word(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Each element's id with its role and subrole, from the answer's JSON
+/// (walked with a stack, not recursion).
+fn roles_by_id(
+    answer: &serde_json::Value,
+) -> std::collections::HashMap<String, (String, Option<String>)> {
+    let mut out = std::collections::HashMap::new();
+    let mut stack = vec![&answer["root"]];
+    while let Some(e) = stack.pop() {
+        if let Some(id) = e["id"].as_str() {
+            out.insert(
+                id.to_string(),
+                (
+                    e["role"].as_str().unwrap_or("").to_string(),
+                    e["subrole"].as_str().map(str::to_string),
+                ),
+            );
+        }
+        if let Some(children) = e["children"].as_array() {
+            stack.extend(children.iter().rev());
+        }
+    }
+    out
+}
+
+fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, Failure> {
+    let old_policy = layered(&[old.to_string()], false)?;
+    let new_policy = layered(&[new.to_string()], false)?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "policy diff: {old} ({}) -> {new} ({})",
+        &old_policy.hash()[..12],
+        &new_policy.hash()[..12]
+    );
+    let changes = lib::diff_policies(&old_policy, &new_policy)?;
+    let mut more = changes.iter().any(|c| c.sends_more);
+    let mut count = changes.len();
+    let flag = |m: bool| if m { " (sends more)" } else { "" };
+    for c in &changes {
+        match &c.element {
+            Some(element) => {
+                let _ = writeln!(
+                    out,
+                    "{}: {element}: {} -> {}{}",
+                    c.action,
+                    c.old,
+                    c.new,
+                    flag(c.sends_more)
+                );
+            }
+            None if c.kind == "redact" => {
+                let _ = writeln!(
+                    out,
+                    "{}: redact: {}; {}{}",
+                    c.action,
+                    c.old,
+                    c.new,
+                    flag(c.sends_more)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{}: {}: {} -> {}{}",
+                    c.action,
+                    c.kind,
+                    if c.old.is_empty() { "none" } else { &c.old },
+                    if c.new.is_empty() { "none" } else { &c.new },
+                    flag(c.sends_more)
+                );
+            }
+        }
+    }
+    let old_gate = crate::Gate::new(old_policy);
+    let new_gate = crate::Gate::new(new_policy);
+    for tree in trees {
+        let bytes = super::read_input(Some(tree))?;
+        let roles = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map(|v| roles_by_id(&v))
+            .unwrap_or_default();
+        for action in lib::ACTIONS {
+            let request = crate::Request::new(action);
+            let a = old_gate.trim_bytes(&bytes, &request)?;
+            let b = new_gate.trim_bytes(&bytes, &request)?;
+            for (x, y) in a.report.decisions.iter().zip(&b.report.decisions) {
+                if x.outcome == y.outcome && x.rule == y.rule {
+                    continue;
+                }
+                count += 1;
+                let sends_more = sent_level(y.outcome) > sent_level(x.outcome);
+                more |= sends_more;
+                let (role, subrole) = roles.get(&*x.id).cloned().unwrap_or_default();
+                let subrole = subrole
+                    .map(|s| format!(", subrole {s}"))
+                    .unwrap_or_default();
+                let by = |r: &Option<std::sync::Arc<str>>| {
+                    r.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+                };
+                let _ = writeln!(
+                    out,
+                    "{}, {action}: `{}` {role}{subrole}: {}{} -> {}{}{}",
+                    tree.display(),
+                    crate::render::visible(&x.id),
+                    word(x.outcome),
+                    by(&x.rule),
+                    word(y.outcome),
+                    by(&y.rule),
+                    flag(sends_more)
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{count} change{}; NEW sends more than OLD: {}",
+        plural(count),
+        if more { "yes" } else { "no" }
+    );
+    emit(
+        &out,
+        if more {
+            Outcome::Findings(None)
+        } else {
+            Outcome::Fine
+        },
+    )
 }

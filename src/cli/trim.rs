@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::policy::Budget;
 use crate::render::Format;
-use crate::{Gate, Request};
+use crate::Request;
 use clap::{Args, ValueEnum};
 
 use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
@@ -17,9 +17,11 @@ use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
 pub struct TrimArgs {
     /// The answer (`-` or nothing: standard input).
     file: Option<PathBuf>,
-    /// A policy file or folder (default: the embedded default policy).
+    /// A policy file or folder, or `default` (the embedded default
+    /// policy, also what no `--policy` means). Repeat to layer policies:
+    /// `--policy default --policy extra/` (see the README's policy layers).
     #[arg(long, value_name = "PATH")]
-    policy: Option<PathBuf>,
+    policy: Vec<String>,
     /// The user's action: selection, focus, window, app, or a host's own word.
     #[arg(long, value_name = "NAME", default_value = "focus")]
     action: String,
@@ -88,11 +90,7 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
     }
     // The token vocabulary loads while the policy compiles and the input is read.
     let warm = std::thread::spawn(crate::Gate::warm_up_tokens);
-    let gate = match &args.policy {
-        Some(path) => Gate::from_policy_path(path),
-        None => Gate::embedded_default(),
-    }?
-    .with_limits(args.limits.limits());
+    let gate = super::policy::gate(&args.policy)?.with_limits(args.limits.limits());
     let bytes = read_input(args.file.as_deref())?;
     let mut request = Request::new(args.action.clone()).format(match args.format {
         FormatArg::Json => Format::Json,
@@ -111,6 +109,9 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
     }
     let _ = warm.join();
     let trimmed = gate.trim_bytes(&bytes, &request)?;
+    for warning in &trimmed.report.warnings {
+        eprintln!("warning: {warning}");
+    }
     if let Some(path) = &args.report {
         let mut json = serde_json::to_string_pretty(&trimmed.report).expect("a report serializes");
         json.push('\n');

@@ -15,7 +15,6 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::num::NonZeroU32;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -25,10 +24,8 @@ use sha2::{Digest, Sha256};
 
 use super::projection::{Decider, ElementInput, Floor, ProjectionKey};
 use super::recursion::RuleHead;
-use super::source::{eval_error, is_time_limit, load_path, policy_error, PolicyFile};
-#[cfg(feature = "cli")]
-use super::Action;
-use super::{Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
+use super::source::{eval_error, is_time_limit, policy_error, PolicyFile};
+use super::{Action, Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 
@@ -40,7 +37,6 @@ pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(1);
 /// The per-element rules, in the order they are evaluated.
 pub(crate) const ELEMENT_RULES: [&str; 5] = ["deny", "mask", "keep", "prune", "priority"];
 /// The per-request rules.
-#[cfg(feature = "cli")]
 pub(crate) const REQUEST_RULES: [&str; 5] = [
     "scope",
     "budget",
@@ -52,9 +48,9 @@ pub(crate) const REQUEST_RULES: [&str; 5] = [
 /// The embedded default policy and its tests.
 pub(crate) const DEFAULT_NAME: &str = "policies/default.rego";
 pub(crate) const DEFAULT_SOURCE: &str = include_str!("../../policies/default.rego");
-#[cfg(feature = "cli")]
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) const DEFAULT_TEST_NAME: &str = "policies/default_test.rego";
-#[cfg(feature = "cli")]
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) const DEFAULT_TEST_SOURCE: &str = include_str!("../../policies/default_test.rego");
 
 /// A module of ours, so that the set compiles even when the policy defines
@@ -164,21 +160,10 @@ impl DecisionCache {
 }
 
 impl Policy {
-    /// The default policy shipped in `policies/default.rego`.
-    pub fn embedded_default() -> Result<Policy> {
-        Policy::from_sources(vec![(DEFAULT_NAME.to_string(), DEFAULT_SOURCE.to_string())])
-    }
-
-    /// A `.rego` file, or every `*.rego` file of a directory except
-    /// `*_test.rego`.
-    pub fn from_path(path: &Path) -> Result<Policy> {
-        let files = load_path(path, false)?;
-        Policy::from_sources(files.into_iter().map(|f| (f.name, f.source)).collect())
-    }
-
-    /// Policy files as (name used in errors, source). Files named
-    /// `*_test.rego` are left out: tests are not part of a policy.
-    pub fn from_sources(files: Vec<(String, String)>) -> Result<Policy> {
+    /// [`Policy::from_sources`] without the lint: parsed, compiled and
+    /// free of recursion, nothing more (the linter's own load), with every
+    /// rule definition's head.
+    pub(crate) fn unchecked(files: Vec<(String, String)>) -> Result<(Policy, Vec<RuleHead>)> {
         let mut files: Vec<PolicyFile> = files
             .into_iter()
             .map(|(name, source)| PolicyFile { name, source })
@@ -191,13 +176,13 @@ impl Policy {
                 message: "no policy files were given".to_string(),
             });
         }
-        let (engine, rules) = compile(&files, true)?;
+        let (engine, rules, heads) = compile_with_heads(&files, true)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
         let constants = files
             .iter()
             .flat_map(|f| string_constants(&f.source))
             .collect();
-        Ok(Policy {
+        let policy = Policy {
             hash: hash_files(&files),
             files,
             engine: Mutex::new(engine),
@@ -206,7 +191,8 @@ impl Policy {
             plans: Mutex::default(),
             decisions: DecisionCache::default(),
             constants,
-        })
+        };
+        Ok((policy, heads))
     }
 
     /// Sets how long one regorus evaluation may run (default 1 s).
@@ -217,14 +203,14 @@ impl Policy {
         self
     }
 
-    /// A stable hex SHA-256 of the policy set: file names and sources,
-    /// sorted by name.
+    /// The policy's content hash: hex SHA-256 of its sources alone, sorted
+    /// by their bytes (see `policies/README.md`): the same bytes give the
+    /// same hash whatever the files' names, folders or order.
     pub fn hash(&self) -> &str {
         &self.hash
     }
 
     /// The files of the set, sorted by name.
-    #[cfg(feature = "cli")]
     pub(crate) fn files(&self) -> &[PolicyFile] {
         &self.files
     }
@@ -271,7 +257,6 @@ impl Policy {
 
     /// A per-request handle for element decisions, for an app without a
     /// title (`input.app.title_matches` is empty).
-    #[cfg(any(test, feature = "internals", feature = "cli"))]
     pub(crate) fn evaluator(&self, request: &RequestInput) -> Result<Evaluator<'_>> {
         self.evaluator_with_title(request, None)
     }
@@ -489,7 +474,6 @@ impl Evaluator<'_> {
     /// The decision for one element, floor applied. Evaluated once per
     /// distinct projection; later requests with the same request input get
     /// it from the policy's cache.
-    #[cfg(any(test, feature = "internals", feature = "cli"))]
     pub fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
         enforce(element.subrole, self.policy_decision(element)?)
     }
@@ -523,7 +507,6 @@ impl Evaluator<'_> {
     }
 
     /// Whether an evaluation of this request ran out of time.
-    #[cfg(feature = "cli")]
     pub(crate) fn timed_out(&self) -> bool {
         self.timed_out.get()
     }
@@ -629,15 +612,10 @@ fn not_a_rule_id(rule: &str, len: usize) -> Error {
     )
 }
 
-/// Loads and compiles `files` (all of them; the caller filters tests).
-/// `rvm` also compiles for the RVM, which reports unknown functions that
-/// the interpreter would only report when the rule runs.
-pub(crate) fn compile(files: &[PolicyFile], rvm: bool) -> Result<(Engine, BTreeSet<String>)> {
-    let (engine, rules, _) = compile_with_heads(files, rvm)?;
-    Ok((engine, rules))
-}
-
-/// [`compile`], also returning every rule definition's head.
+/// Loads and compiles `files` (all of them; the caller filters tests),
+/// returning every rule definition's head. `rvm` also compiles for the
+/// RVM, which reports unknown functions that the interpreter would only
+/// report when the rule runs.
 pub(crate) fn compile_with_heads(
     files: &[PolicyFile],
     rvm: bool,
@@ -741,13 +719,20 @@ pub(crate) fn timer(limit: Duration) -> ExecutionTimerConfig {
     }
 }
 
-fn hash_files(files: &[PolicyFile]) -> String {
+/// The policy's content hash ([`Policy::hash`]): SHA-256 over the tag
+/// [`HASH_TAG`], then each policy file's source as its length (u64,
+/// little-endian) and bytes, the sources sorted by their bytes. File
+/// names and folders are not part of it: Rego gives them no meaning (the
+/// package is in the source), so the same sources hash the same whether
+/// embedded or loaded from `policies`, `./policies` or an absolute path.
+pub(crate) fn hash_files(files: &[PolicyFile]) -> String {
+    let mut sources: Vec<&[u8]> = files.iter().map(|f| f.source.as_bytes()).collect();
+    sources.sort_unstable();
     let mut hasher = Sha256::new();
-    for file in files {
-        for part in [&file.name, &file.source] {
-            hasher.update((part.len() as u64).to_le_bytes());
-            hasher.update(part.as_bytes());
-        }
+    hasher.update(HASH_TAG);
+    for source in sources {
+        hasher.update((source.len() as u64).to_le_bytes());
+        hasher.update(source);
     }
     hasher
         .finalize()
@@ -755,6 +740,10 @@ fn hash_files(files: &[PolicyFile]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// What the policy hash starts with: names the scheme, so a later one
+/// cannot give the same hash for other input.
+pub(crate) const HASH_TAG: &[u8] = b"ctxgate-policy-sources-v1\0";
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere leaves caches that are still consistent (each
@@ -989,7 +978,6 @@ fn priority(value: &Value) -> Result<f64> {
 }
 
 /// A request input for tools: the given action, a probe app.
-#[cfg(feature = "cli")]
 pub(crate) fn probe_request(action: &str, target: Option<&str>) -> RequestInput {
     RequestInput {
         action: Action {
@@ -1027,5 +1015,15 @@ mod tests {
         .unwrap();
         assert_eq!(a.hash(), b.hash());
         assert_eq!(a.hash().len(), 64);
+    }
+
+    #[test]
+    fn hash_ignores_names_and_folders() {
+        let source = "package ctxgate\nx := 1\n";
+        let a = Policy::from_sources(vec![("a.rego".into(), source.into())]).unwrap();
+        let b = Policy::from_sources(vec![("/elsewhere/b/c.rego".into(), source.into())]).unwrap();
+        assert_eq!(a.hash(), b.hash());
+        let c = Policy::from_sources(vec![("a.rego".into(), format!("{source}\n"))]).unwrap();
+        assert_ne!(a.hash(), c.hash());
     }
 }

@@ -11,20 +11,24 @@
 //! evaluation) and holds the caches (a per-request memo, then a sharded
 //! cache shared across requests and threads); `projection` owns the
 //! element projection ([`ElementInput`]), its Rego input, its cache key and
-//! the floor ([`Floor`]); `inside` its ancestors. The authoring tools
-//! (`tools/`: lint, metadata, probes, test runner, doc and plan) are apart
-//! and use the runtime as a host would. Nothing here sees titles or
+//! the floor ([`Floor`]); `inside` its ancestors; `load` builds a policy
+//! from files or layers and refuses, through `lint` (which evaluates the
+//! `probes`), what `ctxgate policy check` calls an error. The authoring
+//! tools (`tools/`: metadata, test runner, doc and plan) are apart and use
+//! the runtime as a host would. Nothing here sees titles or
 //! content: only the projection, and for the app's title the names of the
 //! patterns it matches.
 
 use std::sync::Arc;
 
-#[cfg(feature = "cli")]
 use crate::model::Role;
 pub use crate::redact::Redaction;
 
 mod engine;
 mod inside;
+mod lint;
+mod load;
+mod probes;
 mod projection;
 mod recursion;
 mod source;
@@ -39,13 +43,20 @@ pub(crate) use engine::decide;
 pub use engine::Evaluator;
 pub use engine::{is_rule_id, Policy};
 pub use inside::Inside;
+#[cfg(feature = "cli")]
+pub use lint::check_layers;
+#[cfg(feature = "cli")]
+pub use load::layer_files;
 #[cfg(test)]
 pub use projection::FLOOR_SECURE_TEXT;
 pub use projection::{Decider, ElementInput, Floor};
 #[cfg(feature = "cli")]
 pub use source::{load_path, PolicyFile};
 #[cfg(feature = "cli")]
-pub use tools::{check_sources, default_files, doc_markdown, plan_json, run_tests, TestOutcome};
+pub use tools::{
+    check_sources, default_files, diff_policies, doc_markdown, percent, plan_json, run_tests_with,
+    FileCoverage, TestOptions, TestOutcome, TestResult, ACTIONS,
+};
 
 /// The part of the tree an action warrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

@@ -86,7 +86,6 @@ pub(crate) const FIELDS: usize = 12;
 
 /// The fields of `input.element` with an example of each kind, in the
 /// order [`ElementInput::fields`] gives them (lint's picture of the input).
-#[cfg(any(test, feature = "cli"))]
 pub(crate) fn field_shapes() -> [(&'static str, Field<'static>); FIELDS] {
     let probe: ElementInput<'static, ()> = ElementInput {
         role: Role::Group,

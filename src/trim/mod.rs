@@ -696,6 +696,7 @@ fn report<'a>(
                 source,
             })
             .collect(),
+        warnings: report::budget_warnings(plan.budget, request.budget),
         output_bytes: filled.rendered.len(),
         evaluations,
         probes: filled.probes,

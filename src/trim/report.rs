@@ -77,7 +77,8 @@ pub struct BudgetReport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Report<'a> {
-    /// Hash of the policy set (its files' names and sources).
+    /// The policy's content hash: SHA-256 of its sources, not their names
+    /// or folders (`policies/README.md`).
     pub policy_hash: String,
     /// The action.
     pub action: String,
@@ -90,6 +91,10 @@ pub struct Report<'a> {
     pub format: &'static str,
     /// Each budget applied (none when neither the policy nor the request sets one).
     pub budgets: Vec<BudgetReport>,
+    /// What the host should know about how the request was applied: a
+    /// request budget over the policy's, which caps it. Absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Bytes of the rendered output.
     pub output_bytes: usize,
     /// Policy evaluations run for this request (0 when all were cached).
@@ -134,6 +139,7 @@ impl Report<'_> {
             scope: self.scope,
             format: self.format,
             budgets: self.budgets,
+            warnings: self.warnings,
             output_bytes: self.output_bytes,
             evaluations: self.evaluations,
             probes: self.probes,
@@ -149,4 +155,21 @@ impl Report<'_> {
                 .collect(),
         }
     }
+}
+
+/// A request can lower the policy's budget, never raise it: a request
+/// budget over the policy's in the same unit is capped, and said so.
+pub(crate) fn budget_warnings(
+    policy: Option<crate::policy::Budget>,
+    request: Option<crate::policy::Budget>,
+) -> Vec<String> {
+    use crate::policy::Budget;
+    let (unit, asked, cap) = match (policy, request) {
+        (Some(Budget::Tokens(p)), Some(Budget::Tokens(r))) if r > p => ("tokens", r, p),
+        (Some(Budget::Bytes(p)), Some(Budget::Bytes(r))) if r > p => ("bytes", r, p),
+        _ => return Vec::new(),
+    };
+    vec![format!(
+        "the request asked for a budget of {asked} {unit}; the policy's budget of {cap} {unit} applies (a request can lower the policy's budget, never raise it)"
+    )]
 }

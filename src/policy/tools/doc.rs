@@ -10,7 +10,7 @@ use crate::policy::projection::FLOOR_SECURE_TEXT;
 use crate::policy::{Budget, Decision, Policy, RequestPlan};
 
 use super::metadata::{kind_of, rule_docs};
-use super::probes::{probes, ACTIONS};
+use crate::policy::probes::{mentions, policy_probes, ACTIONS};
 
 fn cell(decision: &Decision) -> String {
     let (class, reasons) = decision.outcome();
@@ -164,7 +164,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     let _ = writeln!(out);
     let _ = writeln!(out, "|---|{}", "---|".repeat(ACTIONS.len()));
     let names: Vec<String> = title_patterns.iter().map(|(n, _)| n.clone()).collect();
-    let probe_set = probes(&names);
+    let probe_set = policy_probes(&mentions(policy.files()), &names, true);
     let mut columns = Vec::new();
     for action in ACTIONS {
         let mut evaluator = policy.evaluator(&probe_request(action, None))?;
@@ -175,12 +175,53 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         }
         columns.push(column);
     }
+    let mut hidden = 0;
     for (i, probe) in probe_set.iter().enumerate() {
+        // A combination of states says something new to a reviewer only
+        // when it decides what none of its states does alone: a single
+        // state is shown when it changes the role's class or reasons, a
+        // combination when its class is none of its single states' (nor
+        // the role's). The rest are left out and counted.
+        if let Some(role) = probe.combination_of {
+            let row = |label: &str| probe_set.iter().position(|p| p.label == label);
+            let class = |cell: &str| cell.split(" · ").next().unwrap_or("").to_string();
+            let outcome = |cell: &str| class(cell).split(" (").next().unwrap_or("").to_string();
+            let states: Vec<&str> = probe
+                .label
+                .strip_prefix(&format!("{role}, "))
+                .unwrap_or("")
+                .split(", ")
+                .collect();
+            let base = row(role.as_str());
+            let hide = match (states.len(), base) {
+                (1, Some(b)) => columns.iter().all(|c| class(&c[i]) == class(&c[b])),
+                (_, Some(b)) => columns.iter().all(|c| {
+                    let mut known = vec![outcome(&c[b])];
+                    for s in &states {
+                        if let Some(r) = row(&format!("{role}, {s}")) {
+                            known.push(outcome(&c[r]));
+                        }
+                    }
+                    known.contains(&outcome(&c[i]))
+                }),
+                _ => false,
+            };
+            if hide {
+                hidden += 1;
+                continue;
+            }
+        }
         let _ = write!(out, "| {} |", escape(&probe.label));
         for column in &columns {
             let _ = write!(out, " {} |", column[i]);
         }
         let _ = writeln!(out);
+    }
+    if hidden > 0 {
+        let _ = writeln!(
+            out,
+            "\n{hidden} more combinations of the states the policy reads decide nothing their states do not decide alone (priorities may differ); `ctxgate policy plan` lists every probe."
+        );
     }
     Ok(out)
 }
@@ -207,7 +248,7 @@ pub fn plan_json(policy: &Policy, action: &str, target: Option<&str>) -> Result<
         .map(|(n, r)| (n.clone(), r.as_str().into()))
         .collect();
     let mut elements = Vec::new();
-    for probe in probes(&names) {
+    for probe in policy_probes(&mentions(policy.files()), &names, true) {
         let decision = evaluator.decide(&probe.input())?;
         let (class, by) = decision.outcome();
         let list = |v: &[Arc<str>]| v.iter().map(|r| r.to_string()).collect::<Vec<_>>();

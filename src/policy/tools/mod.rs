@@ -1,15 +1,19 @@
 //! The authoring tools around a policy, for `ctxgate policy
-//! check|test|doc|plan`: lint ([`check_sources`]), `# METADATA` comments
-//! ([`metadata::rule_docs`]), the probe set, the test runner and the reviewer's doc.
-//! Nothing in a request's path uses them; they use the runtime (load, plan,
-//! decide) as a host would.
+//! test|doc|plan`: `# METADATA` comments ([`rule_docs`]), the test runner
+//! and the reviewer's doc. Nothing in a request's path uses them; they use
+//! the runtime (load, lint, probes, plan, decide) as a host would. The lint
+//! and the probe set are the runtime's (`policy::lint`, `policy::probes`):
+//! what `policy check` calls an error also refuses the policy at load.
 
+mod diff;
 mod doc;
-mod lint;
 mod metadata;
-mod probes;
 mod test;
 
+pub use crate::policy::lint::check_sources;
+pub use crate::policy::probes::ACTIONS;
+pub use diff::diff_policies;
 pub use doc::{doc_markdown, plan_json};
-pub use lint::check_sources;
-pub use test::{default_files, run_tests, TestOutcome};
+pub use test::{
+    default_files, percent, run_tests_with, FileCoverage, TestOptions, TestOutcome, TestResult,
+};

@@ -1,7 +1,7 @@
 package ctxgate
 
 test_a_password_value_is_masked if {
-	"secure-text" in mask with input as {"app": {"title": "Bank"}, "element": {"attributes": {"AXValue": "hunter2"}}}
+	"secure-text" in mask with input as {"app": {"title_matches": ["bank"]}, "element": {"attributes": {"AXValue": "hunter2"}}}
 }
 
 test_the_print_is_escaped if {

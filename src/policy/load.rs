@@ -1,0 +1,94 @@
+//! Loading a policy: files or layers of files, compiled, then linted —
+//! what `ctxgate policy check` calls an error refuses the policy here, for
+//! every host (`Gate`, `--policy`, `serve`), with the same `file:line:col`
+//! and message. Layers (`--policy default --policy extra/`) share `package
+//! ctxgate`: the partial sets merge, every other rule belongs to one layer.
+// `ctxgate policy check` and layering use all of this; a build without the
+// CLI (the bindings) uses the part every load runs, which is most of it.
+#![cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::engine::{DEFAULT_NAME, DEFAULT_SOURCE, DEFAULT_TEST_NAME, DEFAULT_TEST_SOURCE};
+use super::source::{load_path, PolicyFile};
+use super::Policy;
+use crate::error::{Error, Result};
+
+/// The word that names the embedded default policy where a path is
+/// expected (`--policy default`); a folder of that name is `./default`.
+pub const DEFAULT_LAYER: &str = "default";
+
+impl Policy {
+    /// The default policy shipped in `policies/default.rego`.
+    pub fn embedded_default() -> Result<Policy> {
+        Policy::from_sources(vec![(DEFAULT_NAME.to_string(), DEFAULT_SOURCE.to_string())])
+    }
+
+    /// A `.rego` file, or every `*.rego` file of a directory except
+    /// `*_test.rego`.
+    pub fn from_path(path: &Path) -> Result<Policy> {
+        let files = load_path(path, false)?;
+        Policy::from_sources(files.into_iter().map(|f| (f.name, f.source)).collect())
+    }
+
+    /// Policy files as (name used in errors, source). Files named
+    /// `*_test.rego` are left out: tests are not part of a policy. What
+    /// `ctxgate policy check` reports as an error refuses the policy here
+    /// too, with the same `file:line:col` and message (the first error,
+    /// and how many more there are).
+    pub fn from_sources(files: Vec<(String, String)>) -> Result<Policy> {
+        let (policy, heads) = Policy::unchecked(files)?;
+        super::lint::refuse(&policy, &heads)?;
+        Ok(policy)
+    }
+
+    /// Layers of policy files, each as [`Policy::from_sources`] takes
+    /// them, loaded as one policy: the partial sets ([`super::MERGED_RULES`])
+    /// merge; any other rule defined in two layers is a load error naming
+    /// both places. A file name given twice is an error too.
+    pub fn from_layers(layers: Vec<Vec<(String, String)>>) -> Result<Policy> {
+        let mut layer_of: BTreeMap<String, usize> = BTreeMap::new();
+        let mut files = Vec::new();
+        for (index, layer) in layers.into_iter().enumerate() {
+            for (name, source) in layer {
+                if let Some(first) = layer_of.insert(name.clone(), index) {
+                    return Err(Error::Policy {
+                        location: name,
+                        message: format!(
+                            "the file is given twice (layers {} and {}); give each file once",
+                            first + 1,
+                            index + 1
+                        ),
+                    });
+                }
+                files.push((name, source));
+            }
+        }
+        let (policy, heads) = Policy::unchecked(files)?;
+        if let Some(conflict) = super::lint::layer_conflict(&heads, &layer_of) {
+            return Err(conflict);
+        }
+        super::lint::refuse(&policy, &heads)?;
+        Ok(policy)
+    }
+}
+
+/// One layer's files from a `--policy` value: [`DEFAULT_LAYER`] is the
+/// embedded default, anything else a path ([`load_path`]).
+pub fn layer_files(arg: &str, tests: bool) -> Result<Vec<PolicyFile>> {
+    if arg == DEFAULT_LAYER {
+        let mut files = vec![PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: DEFAULT_SOURCE.to_string(),
+        }];
+        if tests {
+            files.push(PolicyFile {
+                name: DEFAULT_TEST_NAME.to_string(),
+                source: DEFAULT_TEST_SOURCE.to_string(),
+            });
+        }
+        return Ok(files);
+    }
+    load_path(Path::new(arg), tests)
+}

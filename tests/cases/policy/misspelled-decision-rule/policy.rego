@@ -1,0 +1,3 @@
+package ctxgate
+
+masks contains "private" if input.element.role == "Row"
