@@ -376,3 +376,43 @@ fn a_policy_that_does_not_load_stops_the_server_before_it_serves() {
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("broken.rego:"), "{stderr}");
 }
+
+/// `serve --policy default --policy extra/` layers the policy as `trim`
+/// does: the same hash, both layers' files, the extra layer's deny applied.
+#[test]
+fn serve_layers_policies_as_trim_does() {
+    let extra = "tests/policies/layers/extra";
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["trim", "--json", "--policy", "default", "--policy", extra])
+        .arg(root().join("tests/fixtures/answers/uia-input-types.json"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let mut server = Stdio::start(&["--policy", "default", "--policy", extra]);
+    let policy = server.call(1, "policy", Value::Null);
+    assert_eq!(policy["result"]["hash"], cli["report"]["policy_hash"]);
+    let files = policy["result"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_ne!(
+        policy["result"]["hash"],
+        Stdio::start(&[]).call(1, "policy", Value::Null)["result"]["hash"]
+    );
+    let chat = json!({
+        "protocol": "0.2.0",
+        "instance": "t",
+        "root": {"id": "app", "role": "Application", "children": [
+            {"id": "w", "role": "Window", "subrole": "chat", "title": "private chat line"}
+        ]}
+    });
+    let reply = server.call(2, "trim", json!({"answer": chat, "action": "app"}));
+    let output = reply["result"]["output"].as_str().expect("an output");
+    assert!(!output.contains("private chat line"), "{output}");
+    still_answers(&mut server, 3);
+}

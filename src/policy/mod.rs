@@ -45,17 +45,19 @@ pub use engine::{is_rule_id, Policy};
 pub use inside::Inside;
 #[cfg(feature = "cli")]
 pub use lint::check_layers;
+#[cfg(test)]
+pub use lint::check_sources;
 #[cfg(feature = "cli")]
-pub use load::layer_files;
+pub use load::{layer_files, DEFAULT_LAYER};
 #[cfg(test)]
 pub use projection::FLOOR_SECURE_TEXT;
 pub use projection::{Decider, ElementInput, Floor};
 #[cfg(feature = "cli")]
-pub use source::{load_path, PolicyFile};
+pub use source::PolicyFile;
 #[cfg(feature = "cli")]
 pub use tools::{
-    check_sources, default_files, diff_policies, doc_markdown, percent, plan_json, run_tests_with,
-    FileCoverage, TestOptions, TestOutcome, TestResult, ACTIONS,
+    default_files, diff_policies, doc_markdown, percent, plan_json, run_tests_with, FileCoverage,
+    TestOptions, TestOutcome, TestResult, ACTIONS,
 };
 
 /// The part of the tree an action warrants.

@@ -32,7 +32,7 @@ use crate::Error;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// A policy file or folder; repeat for several (default: the embedded default policy).
+    /// A policy file or folder, or `default` (the embedded policy); repeat to layer them (default: the embedded default policy).
     #[arg(long, value_name = "PATH")]
     policy: Vec<PathBuf>,
     /// Reload the policy when its files change; a broken policy never replaces the served one.

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::metrics::Metrics;
 use super::wire::split_location;
-use crate::policy::{self as lib, PolicyFile};
+use crate::policy as lib;
 use crate::{Error, Gate, Limits, Policy};
 
 /// A gate and when it was loaded.
@@ -161,38 +161,20 @@ pub fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
 
-/// Reads, compiles and lints the policy at `paths`.
+/// Reads, compiles and lints the policy at `paths`, each path one layer
+/// as `trim --policy` takes them (`default` names the embedded default).
+/// Loading refuses what `ctxgate policy check` calls an error, with its
+/// file:line:col, so a broken policy never replaces a working one.
 fn build(paths: &[PathBuf], limits: Limits) -> Result<Gate, Error> {
     if paths.is_empty() {
         return Ok(Gate::embedded_default()?.with_limits(limits));
     }
-    let mut files: Vec<PolicyFile> = Vec::new();
+    let mut layers = Vec::with_capacity(paths.len());
     for path in paths {
-        files.extend(lib::load_path(path, false)?);
+        let files = lib::layer_files(&path.to_string_lossy(), false)?;
+        layers.push(files.into_iter().map(|f| (f.name, f.source)).collect());
     }
-    let policy = Policy::from_sources(
-        files
-            .iter()
-            .map(|f| (f.name.clone(), f.source.clone()))
-            .collect(),
-    )?;
-    // What `ctxgate policy check` calls an error makes the policy unusable
-    // as written: it does not replace a working one.
-    if let Some(finding) = lib::check_sources(&files)
-        .into_iter()
-        .find(|f| f.is_error())
-    {
-        let location = match (finding.line, finding.col) {
-            (0, _) => finding.file.clone(),
-            (line, 0) => format!("{}:{line}", finding.file),
-            (line, col) => format!("{}:{line}:{col}", finding.file),
-        };
-        return Err(Error::Policy {
-            location,
-            message: finding.message,
-        });
-    }
-    Ok(Gate::new(policy).with_limits(limits))
+    Ok(Gate::new(Policy::from_layers(layers)?).with_limits(limits))
 }
 
 /// Watches the policy paths and reloads on change until the process ends.
@@ -203,7 +185,13 @@ fn build(paths: &[PathBuf], limits: Limits) -> Result<Gate, Error> {
 pub fn watch(state: Arc<State>, settle: Duration) -> Result<(), Error> {
     use notify::{RecursiveMode, Watcher};
     let (sender, receiver) = std::sync::mpsc::channel::<()>();
-    let watched: Vec<PathBuf> = state.paths().iter().map(|p| absolute(p)).collect();
+    // The embedded default (`--policy default`) is no file: nothing to watch.
+    let watched: Vec<PathBuf> = state
+        .paths()
+        .iter()
+        .filter(|p| p.as_os_str() != lib::DEFAULT_LAYER)
+        .map(|p| absolute(p))
+        .collect();
     let filter = watched.clone();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let Ok(event) = event else { return };

@@ -10,7 +10,6 @@ mod doc;
 mod metadata;
 mod test;
 
-pub use crate::policy::lint::check_sources;
 pub use crate::policy::probes::ACTIONS;
 pub use diff::diff_policies;
 pub use doc::{doc_markdown, plan_json};
