@@ -5,6 +5,7 @@
 //! ```sh
 //! cargo run --release --example quality            # the table in BENCHMARKS.md
 //! cargo run --release --example quality -- --errors  # also every failed request
+//! cargo run --release --example quality -- --by-tree # also per tree
 //! ```
 //!
 //! Trees: every answer in `tests/fixtures/answers/` (real trees imported by
@@ -23,6 +24,10 @@
 //!   siblings);
 //! - **headings**: the share of its window's headings in the output
 //!   (positions whose window has headings);
+//!
+//! both counting only the elements the policy lets through whatever the
+//! budget (not pruned, e.g. invisible, nor denied or inside a masked one:
+//! see `eligible`), so that 100% is what the budget can reach;
 //! - **tokens**: tokens used, as a share of the budget;
 //! - **errors**: requests that failed (nothing sent);
 //! - **short**: outputs that left something out for the budget while using
@@ -132,12 +137,21 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, flat: &[Flat], at: usize, kept: &[bool], used: usize, budget: usize) {
+    /// `eligible`: the elements the policy lets through (see [`eligible`]).
+    fn add(
+        &mut self,
+        flat: &[Flat],
+        eligible: &[bool],
+        at: usize,
+        kept: &[bool],
+        used: usize,
+        budget: usize,
+    ) {
         self.runs += 1;
         self.element += usize::from(kept[at]);
         let parent = flat[at].parent.expect("depth ≥ 2");
         let siblings: Vec<usize> = subtree(flat, parent)
-            .filter(|&i| flat[i].parent == Some(parent) && i != at)
+            .filter(|&i| flat[i].parent == Some(parent) && i != at && eligible[i])
             .collect();
         if !siblings.is_empty() {
             let n = siblings.iter().filter(|&&i| kept[i]).count();
@@ -145,7 +159,7 @@ impl Tally {
             self.siblings.1 += 1;
         }
         let headings: Vec<usize> = subtree(flat, window_of(flat, at))
-            .filter(|&i| flat[i].heading)
+            .filter(|&i| flat[i].heading && eligible[i])
             .collect();
         if !headings.is_empty() {
             let n = headings.iter().filter(|&&i| kept[i]).count();
@@ -171,6 +185,26 @@ impl Tally {
             self.short,
         )
     }
+}
+
+/// Which elements the policy lets through for the request, whatever the
+/// budget: those it neither prunes, denies nor masks (nor hides inside a
+/// denied or masked one) and that are in the `window` scope, by the report
+/// of the same request at the policy's own budget (8,000 tokens), where an
+/// element left out for the budget counts as let through.
+fn eligible(gate: &Gate, answer: &Answer<'_>) -> Vec<bool> {
+    let out = gate
+        .trim(answer, &Request::new("window"))
+        .expect("the policy's own budget holds every position");
+    out.report
+        .decisions
+        .iter()
+        .map(|d| match d.outcome {
+            Outcome::Pruned | Outcome::OutOfScope => false,
+            Outcome::Masked | Outcome::Denied => !d.inherited,
+            _ => true,
+        })
+        .collect()
 }
 
 /// The largest prefix of `text` (at a char boundary) of at most `limit`
@@ -227,6 +261,8 @@ fn own_ends(answer: &Answer<'_>, text: &str, flat: &[Flat]) -> Vec<usize> {
 
 fn main() {
     let show_errors = std::env::args().any(|a| a == "--errors");
+    let by_tree = std::env::args().any(|a| a == "--by-tree");
+    let mut trees_table = String::new();
     let gate = Gate::embedded_default().expect("the embedded policy loads");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers");
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -248,15 +284,17 @@ fn main() {
         let flat = flatten(&answer.root);
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         trees += 1;
+        let mut mine: Vec<Tally> = BUDGETS.iter().map(|_| Tally::default()).collect();
         for at in positions(&flat) {
             let answer = focused_at(&answer, &flat, at);
+            let eligible = eligible(&gate, &answer);
             // The baseline: the whole tree, cut from the top.
             let text = serde_json::to_string(&answer).expect("an answer serializes");
             let ends = own_ends(&answer, &text, &flat);
             for (b, &budget) in BUDGETS.iter().enumerate() {
                 let (cut, used) = head_cut(&text, budget);
                 let kept: Vec<bool> = ends.iter().map(|&end| end <= cut).collect();
-                headcut[b].add(&flat, at, &kept, used, budget);
+                headcut[b].add(&flat, &eligible, at, &kept, used, budget);
                 if cut < text.len() && used * 10 < budget * 9 {
                     headcut[b].short += 1;
                 }
@@ -276,7 +314,8 @@ fn main() {
                             })
                             .collect();
                         let used = report.budgets[0].used;
-                        ctxgate[b].add(&flat, at, &kept, used, budget);
+                        ctxgate[b].add(&flat, &eligible, at, &kept, used, budget);
+                        mine[b].add(&flat, &eligible, at, &kept, used, budget);
                         let left_out = report.outcomes.get(&Outcome::Budget).copied().unwrap_or(0);
                         if left_out > 0 && used * 10 < budget * 9 {
                             ctxgate[b].short += 1;
@@ -284,6 +323,7 @@ fn main() {
                     }
                     Err(err) => {
                         ctxgate[b].errors += 1;
+                        mine[b].errors += 1;
                         let _ = writeln!(
                             errors,
                             "- {name} at `{}`, {budget} tokens: {err}",
@@ -293,8 +333,17 @@ fn main() {
                 }
             }
         }
+        for (b, &budget) in BUDGETS.iter().enumerate() {
+            let _ = writeln!(trees_table, "{}", mine[b].row(&name, budget));
+        }
     }
 
+    if by_tree {
+        println!("| budget | tree | element | siblings | headings | tokens used | errors | short |");
+        println!("|---|---|---|---|---|---|---|---|");
+        print!("{trees_table}");
+        println!();
+    }
     println!(
         "{trees} trees, {} positions, `--action window`, JSON, o200k tokens\n",
         ctxgate[0].runs + ctxgate[0].errors

@@ -423,10 +423,12 @@ proptest! {
     // percent), and a fill that misses one is rarer: more cases here.
     #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
 
-    /// The fill sends the largest prefix of its order that fits: no larger
-    /// prefix of the fill order fits the budget, whatever the notices weigh.
-    /// The largest prefix changes only at a prefix's size, so every budget
-    /// at and just under one is tried.
+    /// The fill sends the largest prefix of its order that fits: the whole
+    /// selection with full notices when it fits with them; else no larger
+    /// prefix of the fill order fits the budget with compact notices,
+    /// whatever they weigh. The largest prefix changes only at a prefix's
+    /// size, so every budget at and just under one is tried. (Filling goes
+    /// on past the prefix; that is not a prefix, and not asserted here.)
     #[test]
     fn no_larger_prefix_of_the_fill_order_fits(
         windows in prop::collection::vec(spec(), 1..3),
@@ -446,14 +448,19 @@ proptest! {
                 &answer, &request, &plan(SCOPES[scope]), &mut Table(0), &ctxgate::Limits::default(), sizes,
             ).unwrap()
         };
-        let (_, sizes) = fill(1 << 30, true);
-        let mut limits: Vec<usize> = sizes.iter().flat_map(|&s| [s.max(2) - 1, s]).collect();
+        let (_, sizes, whole) = fill(1 << 30, true);
+        let mut limits: Vec<usize> = sizes.iter().chain([&whole]).flat_map(|&s| [s.max(2) - 1, s]).collect();
         limits.sort_unstable();
         limits.dedup();
+        let all = sizes.len() - 1;
         for limit in limits {
-            let (prefix, _) = fill(limit, false);
-            let fits = (0..sizes.len()).filter(|&k| sizes[k] <= limit).max();
-            prop_assert_eq!(prefix, fits, "sizes {:?} under {}", &sizes, limit);
+            let (prefix, _, _) = fill(limit, false);
+            let fits = if whole <= limit {
+                Some(all)
+            } else {
+                (0..sizes.len()).filter(|&k| sizes[k] <= limit).max()
+            };
+            prop_assert_eq!(prefix, fits, "sizes {:?} (whole {}) under {}", &sizes, whole, limit);
         }
     }
 

@@ -15,7 +15,6 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use foldhash::{HashMap, HashMapExt};
-use serde_json::{json, Map, Value};
 
 use super::select::{Fate, Selection};
 use crate::deadline::{Deadline, Stage};
@@ -24,7 +23,8 @@ use crate::finding::{Finding, Requirement};
 use crate::model::{Answer, Block, Content, Element, NodeId, Tree};
 use crate::policy::{Budget, RequestPlan};
 use crate::redact::Redactor;
-use crate::render::{json_element_fragment, notice, outline_element_fragment, Format};
+use crate::render::notice::{self, Notice, Read};
+use crate::render::{json_element_fragment, outline_element_fragment, Format};
 use crate::tokens::{self, Meter};
 
 /// How an element is sent.
@@ -66,7 +66,11 @@ pub struct Filled<'a> {
 #[derive(Debug, Clone, Default)]
 struct Carried {
     omitted: BTreeMap<String, u64>,
-    cut: Option<u64>,
+    /// The omitted notice was compact: the output it came from was cut to
+    /// a budget, so is this one (trimming it again changes nothing).
+    compact: bool,
+    /// A cut notice: (blocks, title).
+    cut: Option<(u64, bool)>,
     /// A placeholder's notice: (rule, empty).
     withheld: Option<(String, bool)>,
     /// A count in a carried `ctxgate:omitted` that is not a whole number
@@ -96,6 +100,18 @@ impl Point {
         Point { x, probe }
     }
 }
+
+/// At most this many candidates past the prefix are measured
+/// ([`Filler::fill_past`]).
+const PAST_PROBES: usize = 32;
+
+/// A candidate past the prefix is measured only if its guessed size is at
+/// most this many times the room left (plus [`PAST_MIN_ROOM`]).
+const PAST_SLACK: f64 = 1.5;
+
+/// Units (bytes or tokens) of room under which filling past the prefix
+/// stops: no element fits in fewer.
+const PAST_MIN_ROOM: f64 = 4.0;
 
 /// Bytes per token assumed before any token is counted; it only places the
 /// first probe. o200k gives ~3.5 on synthetic trees; guessing low puts the
@@ -156,6 +172,10 @@ pub struct Filler<'f, 'a> {
     meter: Meter,
     probes: usize,
     deadline: Option<Deadline>,
+    /// Omitted notices in their compact shape: the whole selection does
+    /// not fit the budget with full notices (or the input is an output
+    /// that was cut so).
+    compact: bool,
 }
 
 impl<'f, 'a> Filler<'f, 'a> {
@@ -178,7 +198,8 @@ impl<'f, 'a> Filler<'f, 'a> {
                     Box::new(carried)
                 })
             })
-            .collect();
+            .collect::<Vec<Option<Box<Carried>>>>();
+        let compact = carried.iter().flatten().any(|c| c.compact);
         Filler {
             answer,
             tree,
@@ -193,6 +214,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             meter: Meter::default(),
             probes: 0,
             deadline: None,
+            compact,
         }
     }
 
@@ -240,11 +262,23 @@ impl<'f, 'a> Filler<'f, 'a> {
 
         let at_base = self.probe(&base, true)?;
         let estimates = self.estimates(&base, at_base.bytes, &candidates);
-        let found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
+        let mut found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
+        if !self.compact && found.as_ref().is_none_or(|(k, _)| *k < candidates.len()) {
+            // Full notices only when the whole selection fits with them;
+            // else compact ones, searched again from the start (a state
+            // measured with full notices is not reused).
+            self.compact = true;
+            self.fitted = None;
+            let at_base = self.probe(&base, true)?;
+            found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
+        }
         let Some((best, over)) = found else {
             return self.fit_kept_text(base, &mandatory, &candidates);
         };
         let mut state = self.prefix_state(&base, &candidates, best);
+        // Past the first candidate that does not fit, the later ones that do.
+        let added = self.fill_past(&mut state, &candidates, best + 1)?;
+        let over = if added { None } else { over };
 
         // The first candidate that did not fit: its text, cut to the room left.
         if let Some(&next) = candidates.get(best) {
@@ -257,12 +291,102 @@ impl<'f, 'a> Filler<'f, 'a> {
                     if at_zero.over.is_none() {
                         let whole = over.map(|p| p.probe);
                         let cut = self.largest_cut(&trial, next, len, at_zero, whole)?;
-                        add(self.tree, &mut state, next, Mode::Full { cut: Some(cut.x) });
+                        // No text left: not worth its notice.
+                        if cut.x > 0 {
+                            add(self.tree, &mut state, next, Mode::Full { cut: Some(cut.x) });
+                        }
                     }
                 }
             }
         }
         self.finish(state, Some(best))
+    }
+
+    /// Adds to `state` (which fits) each candidate from `from` on, in fill
+    /// order, that still fits whole with it, measured: filling goes on past
+    /// a candidate that does not fit. Bounded work: a candidate is measured
+    /// only when the added bytes its fragments are guessed at (with the
+    /// ancestors it brings in) are predicted, at the state's own bytes per
+    /// unit, to take at most [`PAST_SLACK`] times the room left (plus a
+    /// few units), and at most [`PAST_PROBES`] are measured; the scan
+    /// stops when the room left is under [`PAST_MIN_ROOM`] units. Whether
+    /// anything was added.
+    fn fill_past(
+        &mut self,
+        state: &mut Vec<Option<Mode>>,
+        candidates: &[NodeId],
+        from: usize,
+    ) -> Result<bool> {
+        if from >= candidates.len() {
+            return Ok(false);
+        }
+        let mut at = self.probe(state, true)?;
+        if at.over.is_some() {
+            return Ok(false);
+        }
+        let separator = usize::from(self.format == Format::Json);
+        let mut probes = 0;
+        let mut added = false;
+        for &id in &candidates[from..] {
+            // Units left per budget, and units per byte of this state.
+            let rooms: Vec<(f64, f64)> = self
+                .budgets
+                .iter()
+                .zip(&at.sizes)
+                .map(|(&budget, size)| {
+                    let limit = tokens::limit(budget) as f64;
+                    let bytes = at.bytes.max(1) as f64;
+                    match (budget, size) {
+                        (Budget::Bytes(_), _) => (limit - bytes, 1.0),
+                        (Budget::Tokens(_), Some(n)) => (limit - *n as f64, *n as f64 / bytes),
+                        // Not counted: the bytes alone fit, so do the tokens.
+                        (Budget::Tokens(_), None) => {
+                            (limit - bytes / BYTES_PER_TOKEN, 1.0 / BYTES_PER_TOKEN)
+                        }
+                    }
+                })
+                .collect();
+            if rooms.iter().any(|&(room, _)| room < PAST_MIN_ROOM) || probes >= PAST_PROBES {
+                break;
+            }
+            let mode = self.mode_for(id);
+            if state[id as usize] == Some(mode) {
+                continue;
+            }
+            // The guessed bytes it adds, its new ancestors with it; the walk
+            // stops once past what any budget could hold.
+            let cap = rooms
+                .iter()
+                .map(|&(room, per_byte)| (room * PAST_SLACK + PAST_MIN_ROOM) / per_byte)
+                .fold(f64::INFINITY, f64::min);
+            let mut bytes = match state[id as usize] {
+                Some(_) => self
+                    .fragment_bytes(id, mode)
+                    .saturating_sub(self.fragment_bytes(id, Mode::Skeleton)),
+                None => self.fragment_bytes(id, mode) + separator,
+            } as f64;
+            if state[id as usize].is_none() {
+                for a in self.tree.ancestors(id) {
+                    if state[a as usize].is_some() || bytes > cap {
+                        break;
+                    }
+                    bytes += (self.fragment_bytes(a, Mode::Skeleton) + separator) as f64;
+                }
+            }
+            if bytes > cap {
+                continue;
+            }
+            let mut trial = state.clone();
+            add(self.tree, &mut trial, id, mode);
+            probes += 1;
+            let probe = self.probe(&trial, true)?;
+            if probe.over.is_none() {
+                *state = trial;
+                at = probe;
+                added = true;
+            }
+        }
+        Ok(added)
     }
 
     /// The largest k such that the base and the first k candidates fit,
@@ -336,16 +460,22 @@ impl<'f, 'a> Filler<'f, 'a> {
     }
 
     /// For tests: the size in `budget`'s unit of the base with the first k
-    /// candidates, for every k from 0 to all of them.
-    pub fn prefix_sizes(mut self, budget: Budget) -> Result<Vec<usize>> {
+    /// candidates, for every k from 0 to all of them, with compact notices;
+    /// and the size of all of them with the notices sent when they all fit
+    /// (full ones, unless the input carries compact ones).
+    pub fn prefix_sizes(mut self, budget: Budget) -> Result<(Vec<usize>, usize)> {
         let base = self.base();
         let candidates = self.selection.candidates.clone();
-        (0..=candidates.len())
+        let all = self.prefix_state(&base, &candidates, candidates.len());
+        let whole = self.measure(&all, true, budget)?;
+        self.compact = true;
+        let sizes = (0..=candidates.len())
             .map(|k| {
                 let state = self.prefix_state(&base, &candidates, k);
                 self.measure(&state, true, budget)
             })
-            .collect()
+            .collect::<Result<Vec<usize>>>()?;
+        Ok((sizes, whole))
     }
 
     /// The base with the first k candidates.
@@ -914,15 +1044,22 @@ impl<'f, 'a> Filler<'f, 'a> {
             {
                 // A placeholder sent before, trimmed again under a policy
                 // that no longer sees why: it stays a placeholder.
-                out.attributes.insert(
-                    notice::WITHHELD.into(),
-                    json!({"rule": rule, "empty": empty}),
+                write(
+                    &mut out,
+                    Notice::Withheld {
+                        rule: rule.clone(),
+                        empty: *empty,
+                    },
                 );
             }
-            if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
-                out.attributes.insert(
-                    notice::CUT.into(),
-                    json!({"reason": "budget", "blocks": blocks}),
+            if let Some((blocks, title)) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
+                write(
+                    &mut out,
+                    Notice::Cut {
+                        reason: "budget".into(),
+                        blocks,
+                        title,
+                    },
                 );
             }
             self.full[id as usize] = Some(Box::new(Prepared {
@@ -973,10 +1110,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     }
                     (None, _) => ("mask".to_string(), is_empty(source)),
                 };
-                out.attributes.insert(
-                    notice::WITHHELD.into(),
-                    json!({"rule": rule, "empty": empty}),
-                );
+                write(&mut out, Notice::Withheld { rule, empty });
                 out
             }
         }
@@ -1006,9 +1140,13 @@ impl<'f, 'a> Filler<'f, 'a> {
                 }
                 self.merge_carried(id, &mut reasons);
                 if !reasons.is_empty() {
-                    element
-                        .attributes
-                        .insert(notice::OMITTED.into(), omitted_notice(&reasons));
+                    write(
+                        &mut element,
+                        Notice::Omitted {
+                            reasons,
+                            compact: self.compact,
+                        },
+                    );
                 }
             }
             match self.tree.node(id).parent {
@@ -1076,13 +1214,11 @@ fn is_empty(element: &Element<'_>) -> bool {
         })
 }
 
-fn omitted_notice(reasons: &BTreeMap<String, u64>) -> Value {
-    let count = reasons.values().fold(0u64, |sum, &n| sum.saturating_add(n));
-    let reasons: Map<String, Value> = reasons
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::from(*v)))
-        .collect();
-    json!({"children": count, "reasons": reasons})
+/// Writes `notice` on `element`: every notice ctxgate sends is written here.
+fn write(element: &mut Element<'_>, notice: Notice) {
+    element
+        .attributes
+        .insert(notice.key().into(), notice.value());
 }
 
 /// A content block as sent (text blocks aside: they are redacted together,
@@ -1152,63 +1288,53 @@ fn cut_content(element: &mut Element<'_>, cut: usize) {
     }
     element.content = kept;
     if changed > 0 {
-        element.attributes.insert(
-            notice::CUT.into(),
-            json!({"reason": "budget", "blocks": changed}),
+        write(
+            element,
+            Notice::Cut {
+                reason: "budget".into(),
+                blocks: changed,
+                title: false,
+            },
         );
     }
 }
 
-/// The notices an input element carries, in ctxgate's exact shapes.
+/// The notices an input element carries, in ctxgate's exact shapes
+/// ([`Notice::read`]) with reasons of ctxgate's own shape.
 fn carried_notices(element: &Element) -> Option<Carried> {
     let attributes = &element.attributes;
     if !attributes.keys().any(|k| k.starts_with(notice::PREFIX)) {
         return None;
     }
     let mut carried = Carried::default();
-    if let Some(Value::Object(omitted)) = attributes.get(notice::OMITTED) {
-        if let (Some(Value::Number(_)), Some(Value::Object(reasons)), 2) = (
-            omitted.get("children"),
-            omitted.get("reasons"),
-            omitted.len(),
-        ) {
-            let whole = |n: &Value| {
-                n.as_u64()
-                    .filter(|_| !n.to_string().contains(['.', 'e', 'E']))
-            };
-            if omitted.get("children").and_then(whole).is_none() {
-                carried.bad_count = true;
+    for (key, value) in attributes.iter() {
+        if !key.starts_with(notice::PREFIX) {
+            continue;
+        }
+        match Notice::read(key, value) {
+            Read::Notice(Notice::Omitted { reasons, compact }) => {
+                carried.compact = compact;
+                carried.omitted = reasons
+                    .into_iter()
+                    .filter(|(reason, _)| plain_reason(reason))
+                    .collect();
             }
-            for (reason, n) in reasons {
-                match whole(n) {
-                    Some(n) if plain_reason(reason) => {
-                        carried.omitted.insert(reason.clone(), n);
-                    }
-                    Some(_) => {}
-                    None => carried.bad_count = true,
+            Read::Notice(Notice::Cut {
+                reason,
+                blocks,
+                title,
+            }) if reason == "budget" => carried.cut = Some((blocks, title)),
+            Read::Notice(Notice::Withheld { rule, empty }) => {
+                let placeholder = element.content.is_empty()
+                    && element.children.is_empty()
+                    && element.title.is_none()
+                    && element.url.is_none();
+                if placeholder && plain_reason(&rule) {
+                    carried.withheld = Some((rule, empty));
                 }
             }
-        }
-    }
-    if let Some(Value::Object(cut)) = attributes.get(notice::CUT) {
-        if cut.len() == 2 && cut.get("reason").and_then(Value::as_str) == Some("budget") {
-            carried.cut = cut.get("blocks").and_then(Value::as_u64);
-        }
-    }
-    if let Some(Value::Object(withheld)) = attributes.get(notice::WITHHELD) {
-        let placeholder = element.content.is_empty()
-            && element.children.is_empty()
-            && element.title.is_none()
-            && element.url.is_none();
-        if let (true, 2, Some(Value::String(rule)), Some(Value::Bool(empty))) = (
-            placeholder,
-            withheld.len(),
-            withheld.get("rule"),
-            withheld.get("empty"),
-        ) {
-            if plain_reason(rule) {
-                carried.withheld = Some((rule.clone(), *empty));
-            }
+            Read::BadCount => carried.bad_count = true,
+            _ => {}
         }
     }
     Some(carried)

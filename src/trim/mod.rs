@@ -235,10 +235,12 @@ pub(crate) fn trim_checked<'a>(
 
 /// For the fitter's property tests, not a stable API: trims like
 /// [`trim_with`] (without the conformance check) and says how many
-/// candidates of the fill order were sent whole (`None` when no prefix fit,
-/// the request failed, or no budget applied), with (when `sizes`) the size
-/// in the first budget's unit of the mandatory part plus the first k
-/// candidates, for every k.
+/// candidates of the fill order were sent as the largest fitting prefix
+/// (`None` when no prefix fit, the request failed, or no budget applied),
+/// with (when `sizes`) the size in the first budget's unit of the
+/// mandatory part plus the first k candidates with compact notices, for
+/// every k, and of all of them with the notices sent when all fit (full
+/// ones unless the input carries compact ones).
 #[doc(hidden)]
 pub fn fill_prefixes(
     answer: &Answer<'_>,
@@ -247,7 +249,7 @@ pub fn fill_prefixes(
     decider: &mut dyn Decider,
     limits: &Limits,
     sizes: bool,
-) -> Result<(Option<usize>, Vec<usize>)> {
+) -> Result<(Option<usize>, Vec<usize>, usize)> {
     let tree = Tree::new(&answer.root);
     let deadline = request.deadline();
     let decisions = decide_all(&tree, plan, decider, limits.max_projections, &deadline)?;
@@ -256,7 +258,7 @@ pub fn fill_prefixes(
         .map(|b| b.0)
         .collect();
     let Some(&first) = budgets.first() else {
-        return Ok((None, Vec::new()));
+        return Ok((None, Vec::new(), 0));
     };
     let selection = select::select(
         &tree,
@@ -268,11 +270,11 @@ pub fn fill_prefixes(
         fill::Filler::new(answer, &tree, &selection, plan, request.format, budgets)
     };
     let prefix = filler(budgets.clone()).fill().ok().and_then(|f| f.prefix);
-    let sizes = match sizes {
+    let (sizes, whole) = match sizes {
         true => filler(budgets).prefix_sizes(first)?,
-        false => Vec::new(),
+        false => (Vec::new(), 0),
     };
-    Ok((prefix, sizes))
+    Ok((prefix, sizes, whole))
 }
 
 /// The budgets that apply: the policy's, and the request's, which can only
