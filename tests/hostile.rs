@@ -692,9 +692,13 @@ fn image_answer(size: usize) -> Vec<u8> {
     bytes
 }
 
+/// The bytes of image data sent, `None` when none is (or the image is not
+/// sent at all: filling goes on past it to the caption).
 fn image_data_len(out: &Trimmed) -> Option<usize> {
-    let img = &out.answer.root.children[0].children[0];
-    assert_eq!(img.id, "img");
+    let img = out.answer.root.children[0]
+        .children
+        .iter()
+        .find(|c| c.id == "img")?;
     img.content.iter().find_map(|c| match &c.block {
         Block::Image { data, .. } => Some(data.len()),
         _ => None,

@@ -37,9 +37,20 @@ pub enum Mode {
         /// Bytes of text kept, when cut.
         cut: Option<usize>,
     },
-    /// Id, role, subrole, states and the withheld notice.
+    /// Id, role, subrole, states and the withheld notice: a masked
+    /// element, or a kept one off the focus path the budget cannot hold.
     Placeholder,
+    /// A skeleton whose title is cut to `title` bytes (none at 0), and, for
+    /// a kept element, without its content: degraded to fit (a cut notice
+    /// says so).
+    Bare {
+        /// Bytes of title kept.
+        title: usize,
+    },
 }
+
+/// Bytes of title an ancestor keeps at the first step of degrading.
+const SHORT_TITLE: usize = 32;
 
 /// What the filling produced.
 pub struct Filled<'a> {
@@ -564,8 +575,16 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// No prefix of the candidates fits: send the kept elements alone,
     /// their text cut. Each starts at whichever is smaller, whole or cut to
     /// nothing (a cut writes a notice, which can outweigh a short text),
-    /// then the cut ones grow, in fill order. If even that does not fit,
-    /// the error names the smallest budget with which this request works.
+    /// then the cut ones grow, in fill order. If that does not fit, it
+    /// degrades before failing, a step at a time until one fits: titles of
+    /// the skeletons (and of kept elements without content) cut to
+    /// [`SHORT_TITLE`] bytes; kept elements off the
+    /// focus path sent as placeholders (rule `budget`); then the bare path:
+    /// no title anywhere and the kept elements on the path without content
+    /// (ids, roles, subroles, states and cut notices). Each element changes
+    /// only where that makes its own rendering smaller. If even the bare
+    /// path does not fit, the error names the smallest budget with which
+    /// this request works.
     fn fit_kept_text(
         mut self,
         base: Vec<Option<Mode>>,
@@ -577,17 +596,47 @@ impl<'f, 'a> Filler<'f, 'a> {
         for &id in mandatory {
             if state[id as usize] == Some(Mode::Full { cut: None })
                 && self.has_content(id)
-                && self.cut_is_smaller(id)
+                && self.cut_is_smaller(id, Mode::Full { cut: None }, Mode::Full { cut: Some(0) })
             {
                 state[id as usize] = Some(Mode::Full { cut: Some(0) });
                 cut.push(id);
             }
         }
         let mut at = self.probe(&state, true)?;
+        let mut tried = vec![state.clone()];
+        let on_path = self.on_path();
+        for step in 0..3 {
+            if at.over.is_none() {
+                break;
+            }
+            for at in 0..state.len() {
+                let id = at as NodeId;
+                let Some(from) = state[at] else { continue };
+                let to = match (step, from) {
+                    (0, Mode::Skeleton) => Mode::Bare { title: SHORT_TITLE },
+                    // A kept element without content: only its title is cut.
+                    (0, Mode::Full { .. }) if !self.has_content(id) => {
+                        Mode::Bare { title: SHORT_TITLE }
+                    }
+                    (1, Mode::Full { .. }) if !on_path[at] => Mode::Placeholder,
+                    (2, Mode::Skeleton | Mode::Bare { .. }) => Mode::Bare { title: 0 },
+                    (2, Mode::Full { .. }) if on_path[at] => Mode::Bare { title: 0 },
+                    _ => continue,
+                };
+                if self.cut_is_smaller(id, from, to) {
+                    state[at] = Some(to);
+                }
+            }
+            at = self.probe(&state, true)?;
+            tried.push(state.clone());
+        }
         if let Some(budget) = at.over {
-            return Err(self.unreachable(budget, &base, candidates, &state)?);
+            return Err(self.unreachable(budget, &base, candidates, &tried)?);
         }
         for id in cut {
+            if state[id as usize] != Some(Mode::Full { cut: Some(0) }) {
+                continue;
+            }
             let len = self.text_len(id);
             let grown = self.largest_cut(&state, id, len, at, None)?;
             state[id as usize] = Some(Mode::Full { cut: Some(grown.x) });
@@ -596,11 +645,24 @@ impl<'f, 'a> Filler<'f, 'a> {
         self.finish(state, None)
     }
 
-    /// Whether `id`'s own rendering is smaller with its text cut to
-    /// nothing (and the cut notice) than whole.
-    fn cut_is_smaller(&mut self, id: NodeId) -> bool {
-        let whole = self.element(id, Mode::Full { cut: None });
-        let cut = self.element(id, Mode::Full { cut: Some(0) });
+    /// Whether each element is on the focus path: the user's position and
+    /// its ancestors.
+    fn on_path(&self) -> Vec<bool> {
+        let mut on_path = vec![false; self.tree.len()];
+        let at = super::select::position(self.tree);
+        on_path[at as usize] = true;
+        for a in self.tree.ancestors(at) {
+            on_path[a as usize] = true;
+        }
+        on_path
+    }
+
+    /// Whether `id`'s own rendering is smaller in mode `to` (its text cut
+    /// to nothing, a title cut, a placeholder: with its notice) than in
+    /// mode `from`.
+    fn cut_is_smaller(&mut self, id: NodeId, from: Mode, to: Mode) -> bool {
+        let whole = self.element(id, from);
+        let cut = self.element(id, to);
         let depth = self.tree.node(id).depth as usize;
         let size = |e: &Element| match self.format {
             Format::Json => json_element_fragment(e),
@@ -611,8 +673,9 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// The error for a request no state fits in `budget`: the smallest
     /// limit of that budget with which it works, the least size of the
-    /// states the fill tries, that is of the kept elements cut (`kept`)
-    /// and of every prefix of the candidates. Within a segment between
+    /// states the fill tries, that is of the kept elements cut and each
+    /// step of degrading them (`kept`) and of every prefix of the
+    /// candidates. Within a segment between
     /// drop points sizes grow, so only each segment's first state counts,
     /// and the segments stop where the size without notices (a lower
     /// bound) reaches the least size found.
@@ -621,9 +684,12 @@ impl<'f, 'a> Filler<'f, 'a> {
         budget: Budget,
         base: &[Option<Mode>],
         candidates: &[NodeId],
-        kept: &[Option<Mode>],
+        kept: &[Vec<Option<Mode>>],
     ) -> Result<Error> {
-        let mut best = self.measure(kept, true, budget)?;
+        let mut best = usize::MAX;
+        for state in kept {
+            best = best.min(self.measure(state, true, budget)?);
+        }
         for start in self.segment_starts(base, candidates, candidates.len()) {
             let state = self.prefix_state(base, candidates, start);
             if self.measure(&state, false, budget)? >= best {
@@ -916,7 +982,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         let skeleton;
         let element = match mode {
             Mode::Full { .. } => source,
-            Mode::Skeleton | Mode::Placeholder => {
+            Mode::Skeleton | Mode::Placeholder | Mode::Bare { .. } => {
                 skeleton = skeleton_of(source, &mut Redactor::new(&[]));
                 &skeleton
             }
@@ -968,7 +1034,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         for (at, mode) in state.iter().enumerate() {
             let prepared = match mode {
                 Some(Mode::Full { .. }) => self.full[at].as_ref(),
-                Some(Mode::Skeleton) => self.skeleton[at].as_ref(),
+                Some(Mode::Skeleton | Mode::Bare { .. }) => self.skeleton[at].as_ref(),
                 _ => None,
             };
             if let Some(prepared) = prepared {
@@ -1074,7 +1140,18 @@ impl<'f, 'a> Filler<'f, 'a> {
         if self.skeleton[id as usize].is_none() {
             let element = self.tree.node(id).element;
             let mut redactor = Redactor::new(&self.plan.redact);
-            let out = skeleton_of(element, &mut redactor);
+            let mut out = skeleton_of(element, &mut redactor);
+            if let Some((0, true)) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
+                // A title an earlier trim cut: it stays said.
+                write(
+                    &mut out,
+                    Notice::Cut {
+                        reason: "budget".into(),
+                        blocks: 0,
+                        title: true,
+                    },
+                );
+            }
             self.skeleton[id as usize] = Some(Box::new(Prepared {
                 element: out,
                 redactions: redactor.counts,
@@ -1093,6 +1170,44 @@ impl<'f, 'a> Filler<'f, 'a> {
                 cut_content(&mut element, cut);
                 element
             }
+            Mode::Bare { title } => {
+                let mut element = self.prepared_skeleton(id).element.clone();
+                let mut cut_title = false;
+                if let Some(text) = &mut element.title {
+                    if text.len() > title {
+                        let mut end = title;
+                        while !text.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        match text {
+                            Cow::Borrowed(s) => *s = &s[..end],
+                            Cow::Owned(s) => s.truncate(end),
+                        }
+                        cut_title = true;
+                    }
+                }
+                if element.title.as_deref() == Some("") {
+                    element.title = None;
+                }
+                // A kept element would have been sent whole: its content is
+                // left out too, and said so.
+                let source = self.tree.node(id).element;
+                let blocks = match self.selection.fates[id as usize] {
+                    Fate::Kept(_) => source.content.len() as u64,
+                    _ => 0,
+                };
+                if cut_title || blocks > 0 {
+                    write(
+                        &mut element,
+                        Notice::Cut {
+                            reason: "budget".into(),
+                            blocks,
+                            title: cut_title,
+                        },
+                    );
+                }
+                element
+            }
             Mode::Placeholder => {
                 let source = self.tree.node(id).element;
                 let mut out = Element::new(source.id.clone(), source.role.clone());
@@ -1108,6 +1223,8 @@ impl<'f, 'a> Filler<'f, 'a> {
                     (None, Fate::Masked(rule) | Fate::Denied(rule)) => {
                         (rule.to_string(), is_empty(source))
                     }
+                    // Kept, but the budget could not hold it.
+                    (None, Fate::Kept(_)) => ("budget".to_string(), is_empty(source)),
                     (None, _) => ("mask".to_string(), is_empty(source)),
                 };
                 write(&mut out, Notice::Withheld { rule, empty });

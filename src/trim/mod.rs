@@ -594,6 +594,7 @@ fn report<'a>(
     let mut outcomes: BTreeMap<Outcome, usize> = BTreeMap::new();
     let mut rules: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     let mut dropped = 0;
+    let budget_rule: Arc<str> = Arc::from("budget");
     for (at, node) in tree.nodes().iter().enumerate() {
         dropped += node
             .element
@@ -631,6 +632,14 @@ fn report<'a>(
             }
             (Some(Mode::Skeleton), Fate::Kept(rule)) => {
                 (Outcome::Skeleton, Some(rule.clone()), false)
+            }
+            // Kept, but the budget could only hold its placeholder.
+            (Some(Mode::Placeholder), Fate::Kept(_)) => {
+                (Outcome::Placeholder, Some(budget_rule.clone()), false)
+            }
+            // Kept, its title cut and its content left out to fit.
+            (Some(Mode::Bare { .. }), Fate::Kept(rule)) => {
+                (Outcome::Cut, Some(rule.clone()), false)
             }
             (Some(_), _) => (Outcome::Skeleton, Some(unsent.clone()), false),
             (None, Fate::InsideDenied(rule)) => (Outcome::Denied, Some(rule.clone()), true),
@@ -867,6 +876,92 @@ mod tests {
             "the tree has more than 3 distinct element projections for the policy to decide (`max_projections`, `--max-projections`)"
         );
     }
+
+    /// A focus path under a row with a 951-byte title, and a selected text
+    /// off the path (kept, like the path).
+    fn long_titled_path() -> Answer<'static> {
+        let json = format!(
+            r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window","focused":true,"children":[{{"id":"row","role":"Row","title":"{}","focused":true,"children":[{{"id":"cell","role":"Cell","title":"Due","focused":true,"content":[{{"type":"text","text":"tomorrow at noon"}}]}}]}},{{"id":"sel","role":"Text","title":"A selected passage of the report","selected":true,"content":[{{"type":"text","text":"{}"}}]}},{{"id":"other","role":"Text","content":[{{"type":"text","text":"more"}}]}}]}}]}}}}"#,
+            "title words ".repeat(79).trim_end(),
+            "selected words ".repeat(20).trim_end()
+        );
+        crate::read_conforming(json.as_bytes(), &Limits::default())
+            .unwrap()
+            .into_owned()
+    }
+
+    fn trim_at(answer: &Answer<'_>, budget: usize) -> Result<Trimmed<'static>> {
+        trim_with(
+            answer,
+            &Request::new("app").budget(Budget::Bytes(budget)),
+            &plan(Scope::App, None),
+            &mut Native(0),
+            "h",
+            &Limits::default(),
+        )
+        .map(Trimmed::into_owned)
+    }
+
+    fn outcome_of(out: &Trimmed<'_>, id: &str) -> Outcome {
+        out.report
+            .decisions
+            .iter()
+            .find(|d| d.id == id)
+            .map(|d| d.outcome)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_path_too_long_for_the_budget_degrades_before_failing() {
+        let answer = long_titled_path();
+        // Whole, the row's title alone outweighs these budgets.
+        let out = trim_at(&answer, 650).unwrap();
+        assert!(out.rendered.len() <= 650);
+        // The row's title is cut, and said so; the path is whole.
+        let row = &out.answer.root.children[0].children[0];
+        assert_eq!(row.id, "row");
+        assert!(row.title.as_ref().unwrap().len() <= SHORT_TITLE_FOR_TESTS);
+        assert_eq!(
+            row.attributes["ctxgate:cut"],
+            serde_json::json!({"reason": "budget", "title": true})
+        );
+        assert_eq!(row.children[0].id, "cell");
+        // Tighter: the kept text off the path is a placeholder, with its notice.
+        let out = trim_at(&answer, 575).unwrap();
+        assert!(out.rendered.len() <= 575, "{}", out.rendered);
+        let sel = out.answer.root.children[0]
+            .children
+            .iter()
+            .find(|e| e.id == "sel")
+            .unwrap();
+        assert_eq!(
+            sel.attributes["ctxgate:withheld"],
+            serde_json::json!({"rule": "budget", "empty": false})
+        );
+        assert!(sel.content.is_empty());
+        assert_eq!(outcome_of(&out, "sel"), Outcome::Placeholder);
+        // The bare path (ids, roles, states, notices) is the least that
+        // works: the error names it exactly.
+        let Err(Error::BudgetUnreachable { needed, .. }) = trim_at(&answer, 100) else {
+            panic!("100 bytes cannot hold the path");
+        };
+        let bare = trim_at(&answer, needed).unwrap();
+        assert_eq!(bare.rendered.len(), needed);
+        assert!(bare.rendered.contains(r#""id":"cell""#));
+        assert!(!bare.rendered.contains("title words"));
+        assert!(matches!(
+            trim_at(&answer, needed - 1),
+            Err(Error::BudgetUnreachable { needed: n, .. }) if n == needed
+        ));
+        // Trimming a degraded output again changes nothing.
+        for out in [trim_at(&answer, 650).unwrap(), trim_at(&answer, 575).unwrap(), bare] {
+            let budget = out.rendered.len();
+            let again = trim_at(&out.answer, budget).unwrap();
+            assert_eq!(again.rendered, out.rendered);
+        }
+    }
+
+    const SHORT_TITLE_FOR_TESTS: usize = 32;
 
     #[test]
     fn budgets_are_never_exceeded_and_grow_monotonically() {
