@@ -339,7 +339,9 @@ fn main() {
     }
 
     if by_tree {
-        println!("| budget | tree | element | siblings | headings | tokens used | errors | short |");
+        println!(
+            "| budget | tree | element | siblings | headings | tokens used | errors | short |"
+        );
         println!("|---|---|---|---|---|---|---|---|");
         print!("{trees_table}");
         println!();

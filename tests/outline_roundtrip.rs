@@ -482,7 +482,9 @@ fn expected_lines(root: &Value) -> Vec<Line> {
                 (3, Some(Some(n)), true) if n > 0 => Some("title and content"),
                 _ => None,
             };
-            if let (Some(what), Some(reason)) = (what, str_of(&Value::Object(cut.clone()), "reason")) {
+            if let (Some(what), Some(reason)) =
+                (what, str_of(&Value::Object(cut.clone()), "reason"))
+            {
                 lines.push(notice(Notice::Cut {
                     what: what.into(),
                     reason,
@@ -505,7 +507,9 @@ fn expected_lines(root: &Value) -> Vec<Line> {
             };
             if let Some((compact, mut reasons)) = read {
                 reasons.sort_by(|a, b| a.1.cmp(&b.1));
-                let total = reasons.iter().fold(0u64, |sum, (n, _)| sum.saturating_add(*n));
+                let total = reasons
+                    .iter()
+                    .fold(0u64, |sum, (n, _)| sum.saturating_add(*n));
                 lines.push(notice(Notice::Omitted {
                     children: (!compact).then_some(total),
                     reasons,

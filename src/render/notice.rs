@@ -151,7 +151,8 @@ impl Notice {
                     }
                     Some(out)
                 };
-                let full = object.len() == 2 && object.get("children").is_some_and(Value::is_number);
+                let full =
+                    object.len() == 2 && object.get("children").is_some_and(Value::is_number);
                 match (full, object.get("reasons")) {
                     (true, Some(Value::Object(reasons))) => {
                         match (object.get("children").and_then(whole), counts(reasons)) {
@@ -216,12 +217,12 @@ impl Notice {
     /// The notices of an element's attributes, in the order an outline
     /// writes them (withheld, cut, omitted); other shapes are skipped.
     pub fn of(attributes: &crate::model::Attributes) -> impl Iterator<Item = Notice> + '_ {
-        [WITHHELD, CUT, OMITTED]
-            .into_iter()
-            .filter_map(|key| match Notice::read(key, attributes.get(key)?) {
+        [WITHHELD, CUT, OMITTED].into_iter().filter_map(|key| {
+            match Notice::read(key, attributes.get(key)?) {
                 Read::Notice(notice) => Some(notice),
                 _ => None,
-            })
+            }
+        })
     }
 
     /// The notice's outline line after `[ctxgate] ` (without the line
@@ -275,9 +276,12 @@ mod tests {
 
     fn omitted(compact: bool) -> Notice {
         Notice::Omitted {
-            reasons: [("budget".to_string(), 3), ("prune:invisible".to_string(), 2)]
-                .into_iter()
-                .collect(),
+            reasons: [
+                ("budget".to_string(), 3),
+                ("prune:invisible".to_string(), 2),
+            ]
+            .into_iter()
+            .collect(),
             compact,
         }
     }
@@ -364,7 +368,10 @@ mod tests {
             line(&omitted(false)),
             "5 children not sent: 3 budget, 2 prune:invisible"
         );
-        assert_eq!(line(&omitted(true)), "not sent: 3 budget, 2 prune:invisible");
+        assert_eq!(
+            line(&omitted(true)),
+            "not sent: 3 budget, 2 prune:invisible"
+        );
         assert_eq!(
             line(&Notice::Cut {
                 reason: "budget".into(),

@@ -65,7 +65,6 @@
 //! (they read as one with a line break), states stated `false`, the
 //! answer's `protocol` and `instance`, and the data of binary blocks.
 
-
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 

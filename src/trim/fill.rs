@@ -1,18 +1,23 @@
-//! Fitting the selection to the budget, and building the output answer.
+//! Fitting the selection to the budget: the strategy. The numeric search
+//! (measuring, guessing, the largest fitting x) is in `search`, building a
+//! state's answer and every notice it carries in `build`; the notices'
+//! shapes are [`crate::render::notice::Notice`].
 //!
 //! The kept elements (and the root, and every sent element's ancestors as a
-//! skeleton) are sent first; candidates follow in fill order, as the largest
-//! prefix that fits; the first candidate after it has its text cut to the
-//! room left. Sizes are the exact bytes or tokens of the rendered output:
-//! per-element estimates and the sizes measured so far place each probe,
-//! and every size that decides anything is measured on the real rendering.
-//! The output never exceeds any budget. When no prefix fits, the kept
-//! elements' text is cut; when nothing fits, the error names the least
-//! budget with which the same request works. A denied or masked root is
-//! sent as a placeholder (an answer needs a root).
-
-use std::borrow::Cow;
-use std::collections::BTreeMap;
+//! skeleton) are sent first; candidates follow in fill order (`select`:
+//! priority and nearness to the user), as the largest prefix that fits;
+//! filling then goes on past the first candidate that does not fit, adding
+//! each later one that still fits (bounded: [`PAST_PROBES`] measures), and
+//! that first one has its text cut to the room left. Omitted notices are
+//! compact unless the whole selection fits with full ones. Sizes are the
+//! exact bytes or tokens of the rendered output: per-element estimates and
+//! the sizes measured so far place each probe, and every size that decides
+//! anything is measured on the real rendering. The output never exceeds any
+//! budget. When no prefix fits, the kept elements' text is cut, then the
+//! state degrades (titles cut, kept elements off the focus path as
+//! placeholders, the bare path); when even the bare path does not fit, the
+//! error names the least budget with which the same request works. A denied
+//! or masked root is sent as a placeholder (an answer needs a root).
 
 use foldhash::{HashMap, HashMapExt};
 
@@ -20,12 +25,18 @@ use super::select::{Fate, Selection};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Requirement};
-use crate::model::{Answer, Block, Content, Element, NodeId, Tree};
+use crate::model::{Answer, Element, NodeId, Tree};
 use crate::policy::{Budget, RequestPlan};
 use crate::redact::Redactor;
-use crate::render::notice::{self, Notice, Read};
+use crate::render::notice;
 use crate::render::{json_element_fragment, outline_element_fragment, Format};
 use crate::tokens::{self, Meter};
+
+mod build;
+mod search;
+
+use build::{carried_notices, redact_carried, Carried, Prepared};
+use search::{Point, Probe, BYTES_PER_TOKEN};
 
 /// How an element is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,47 +82,6 @@ pub struct Filled<'a> {
     pub prefix: Option<usize>,
 }
 
-/// Notices found on an input element (a re-trimmed output), carried forward
-/// so trimming an output again changes nothing. Only the exact shapes
-/// ctxgate writes are carried; anything else under `ctxgate:` is dropped.
-#[derive(Debug, Clone, Default)]
-struct Carried {
-    omitted: BTreeMap<String, u64>,
-    /// The omitted notice was compact: the output it came from was cut to
-    /// a budget, so is this one (trimming it again changes nothing).
-    compact: bool,
-    /// A cut notice: (blocks, title).
-    cut: Option<(u64, bool)>,
-    /// A placeholder's notice: (rule, empty).
-    withheld: Option<(String, bool)>,
-    /// A count in a carried `ctxgate:omitted` that is not a whole number
-    /// from 0 to 2^64 − 1 (`1e3`, `-1`, `2.5`, 2^64): refused, never
-    /// dropped or wrapped.
-    bad_count: bool,
-}
-
-/// A rendering measured against every budget.
-struct Probe {
-    /// Its bytes.
-    bytes: usize,
-    /// Its size per budget, where measured (see [`Meter::fit`]).
-    sizes: Vec<Option<usize>>,
-    /// The first budget it exceeds.
-    over: Option<Budget>,
-}
-
-/// A measured state of a search, at position `x`.
-struct Point {
-    x: usize,
-    probe: Probe,
-}
-
-impl Point {
-    fn new(x: usize, probe: Probe) -> Point {
-        Point { x, probe }
-    }
-}
-
 /// At most this many candidates past the prefix are measured
 /// ([`Filler::fill_past`]).
 const PAST_PROBES: usize = 32;
@@ -124,45 +94,12 @@ const PAST_SLACK: f64 = 1.5;
 /// stops: no element fits in fewer.
 const PAST_MIN_ROOM: f64 = 4.0;
 
-/// Bytes per token assumed before any token is counted; it only places the
-/// first probe. o200k gives ~3.5 on synthetic trees; guessing low puts the
-/// first probe under the budget, where its count anchors the next guess.
-const BYTES_PER_TOKEN: f64 = 3.0;
-
-/// The size in budget `i` that the measures predict for a state whose
-/// rendering `estimate` puts at `e` bytes. Bytes: `e`, corrected by the
-/// measured points (between them by their slope). Tokens: those bytes at
-/// the measured tokens per byte (between two counted points by their
-/// slope), or at [`BYTES_PER_TOKEN`] before any count. `good` and `bad`
-/// carry their estimated bytes.
-fn predict(i: usize, e: f64, good: (&Point, f64), bad: Option<(&Point, f64)>) -> f64 {
-    let (g, eg) = good;
-    let bytes_of = |p: &Point| p.probe.bytes as f64;
-    let bytes = match bad {
-        Some((b, eb)) if eb > eg => {
-            bytes_of(g) + (e - eg) * (bytes_of(b) - bytes_of(g)) / (eb - eg)
-        }
-        _ => bytes_of(g) + (e - eg),
-    };
-    let counted = |p: &Point| p.probe.sizes[i].map(|s| (bytes_of(p), s as f64));
-    match (counted(g), bad.and_then(|(b, _)| counted(b))) {
-        (Some((bg, sg)), Some((bb, sb))) if bb > bg => sg + (bytes - bg) * (sb - sg) / (bb - bg),
-        (Some((bp, sp)), _) | (None, Some((bp, sp))) => bytes * sp / bp,
-        (None, None) => bytes / BYTES_PER_TOKEN,
-    }
-}
-
 /// The last state that fit, built, rendered and measured.
 struct Fitted<'a> {
     state: Vec<Option<Mode>>,
     answer: Answer<'a>,
     rendered: String,
     sizes: Vec<Option<usize>>,
-}
-
-struct Prepared<'a> {
-    element: Element<'a>,
-    redactions: Vec<usize>,
 }
 
 /// Fills one request.
@@ -704,15 +641,6 @@ impl<'f, 'a> Filler<'f, 'a> {
         })
     }
 
-    /// The size of `state`'s rendering in `budget`'s unit.
-    fn measure(&mut self, state: &[Option<Mode>], notices: bool, budget: Budget) -> Result<usize> {
-        self.probes += 1;
-        self.check_deadline()?;
-        let answer = self.build(state, notices);
-        let text = self.format.render(&answer);
-        self.meter.measure(&text, budget)
-    }
-
     /// Refuses an input whose carried `ctxgate:omitted` counts, with the
     /// element's own children, could not be counted in 64 bits: adding
     /// ctxgate's own count to them would wrap, and the notice would hide
@@ -768,143 +696,6 @@ impl<'f, 'a> Filler<'f, 'a> {
         }
     }
 
-    /// The largest cut in `[0, len)` of `id`'s text that fits, with its
-    /// measure, given that 0 fits (`at_zero`, the measure of `state`) and,
-    /// when measured, how far the whole text is over (`whole`).
-    fn largest_cut(
-        &mut self,
-        state: &[Option<Mode>],
-        id: NodeId,
-        len: usize,
-        at_zero: Probe,
-        whole: Option<Probe>,
-    ) -> Result<Point> {
-        let cut_at = |_: &mut Filler, cut: usize| {
-            let mut trial = state.to_vec();
-            trial[id as usize] = Some(Mode::Full { cut: Some(cut) });
-            trial
-        };
-        // Kept bytes of text stand in for the rendering's bytes.
-        let (good, _) = self.largest_fitting(
-            Point::new(0, at_zero),
-            whole.map(|probe| Point::new(len, probe)),
-            len - 1,
-            cut_at,
-            Some,
-            true,
-        )?;
-        Ok(good)
-    }
-
-    /// The largest x in `[good.x, end]` whose state fits, given that good's
-    /// does and bad's (if measured, with `bad.x == end + 1`) does not; with
-    /// the lowest x measured not to fit. Assumes fit is monotone in x;
-    /// every answer is measured, so a wrong assumption costs size, never
-    /// safety. Each probe goes where the measures so far and `estimate` (a
-    /// guess at the bytes of x's rendering) put the edge, so a search
-    /// usually ends with one probe each side of it. After three probes in a
-    /// row that leave more than half the bracket, it bisects (or, with
-    /// nothing over yet, doubles): at worst four probes per halving.
-    fn largest_fitting(
-        &mut self,
-        mut good: Point,
-        mut bad: Option<Point>,
-        end: usize,
-        state_at: impl Fn(&mut Self, usize) -> Vec<Option<Mode>>,
-        estimate: impl Fn(usize) -> Option<usize>,
-        notices: bool,
-    ) -> Result<(Point, Option<Point>)> {
-        let top = |bad: &Option<Point>| bad.as_ref().map_or(end, |b| b.x - 1);
-        let mut slow = 0;
-        while good.x < top(&bad) {
-            let width = top(&bad) - good.x;
-            let x = match self.guess(&good, bad.as_ref(), top(&bad), &estimate) {
-                Some(x) if slow < 3 => x,
-                _ if bad.is_some() => good.x + width.div_ceil(2),
-                _ => good.x * 2,
-            }
-            .clamp(good.x + 1, top(&bad));
-            let state = state_at(self, x);
-            let probe = self.probe(&state, notices)?;
-            if probe.over.is_none() {
-                good = Point::new(x, probe);
-            } else {
-                bad = Some(Point::new(x, probe));
-            }
-            slow = if (top(&bad) - good.x) * 2 > width {
-                slow + 1
-            } else {
-                0
-            };
-        }
-        Ok((good, bad))
-    }
-
-    /// The largest x in `(good.x, top]` that the measures predict fits
-    /// every budget, or `good.x + 1` if none; `None` past the estimates.
-    fn guess(
-        &self,
-        good: &Point,
-        bad: Option<&Point>,
-        top: usize,
-        estimate: &impl Fn(usize) -> Option<usize>,
-    ) -> Option<usize> {
-        estimate(good.x + 1)?;
-        let from = estimate(good.x)? as f64;
-        let bad = bad.and_then(|b| Some((b, estimate(b.x)? as f64)));
-        let fits = |x: usize| {
-            estimate(x).is_some_and(|e| {
-                self.budgets.iter().enumerate().all(|(i, &budget)| {
-                    predict(i, e as f64, (good, from), bad) <= tokens::limit(budget) as f64
-                })
-            })
-        };
-        // The last x that fits, in (lo, hi); predictions grow with x.
-        let (mut lo, mut hi) = (good.x, top + 1);
-        while lo + 1 < hi {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(lo.max(good.x + 1))
-    }
-
-    /// Renders `state` (without omitted notices unless `notices`: a lower
-    /// bound) and measures it against every budget; keeps it if it fits and
-    /// is the real rendering, for [`Filler::finish`].
-    fn probe(&mut self, state: &[Option<Mode>], notices: bool) -> Result<Probe> {
-        self.probes += 1;
-        self.check_deadline()?;
-        let answer = self.build(state, notices);
-        let rendered = self.format.render(&answer);
-        let mut sizes = Vec::with_capacity(self.budgets.len());
-        let mut over = None;
-        for &budget in &self.budgets {
-            let (fits, size) = self.meter.fit(&rendered, budget)?;
-            if !fits && over.is_none() {
-                over = Some(budget);
-            }
-            sizes.push(size);
-        }
-        let probe = Probe {
-            bytes: rendered.len(),
-            sizes,
-            over,
-        };
-        if over.is_none() && notices {
-            self.fitted = Some(Fitted {
-                state: state.to_vec(),
-                answer,
-                rendered,
-                sizes: probe.sizes.clone(),
-            });
-        }
-        Ok(probe)
-    }
-
     /// How a sent element is sent: masked ones, and placeholders of an
     /// earlier trim (whose notice must survive a second one), as
     /// placeholders; the rest whole.
@@ -920,87 +711,6 @@ impl<'f, 'a> Filler<'f, 'a> {
         self.carried[id as usize]
             .as_ref()
             .is_some_and(|c| c.withheld.is_some())
-    }
-
-    /// Guessed bytes of the rendering with the first k candidates: the
-    /// base's, plus each added element's fragment without notices, for k
-    /// up to the first whose added fragments alone pass every budget (for
-    /// tokens, at a rarely-exceeded 8 bytes a token).
-    fn estimates(
-        &self,
-        base: &[Option<Mode>],
-        base_bytes: usize,
-        candidates: &[NodeId],
-    ) -> Vec<usize> {
-        let cap = self
-            .budgets
-            .iter()
-            .map(|b| match b {
-                Budget::Bytes(n) => *n,
-                Budget::Tokens(n) => n.saturating_mul(8),
-            })
-            .min()
-            .unwrap_or(usize::MAX);
-        // A comma between siblings; the first child's `"children":[]` is
-        // left to the measures the estimates are anchored on.
-        let separator = usize::from(self.format == Format::Json);
-        let mut state = base.to_vec();
-        let mut added = 0;
-        let mut estimates = vec![base_bytes];
-        for &id in candidates {
-            if added > cap {
-                break;
-            }
-            let mode = self.mode_for(id);
-            let mut chain = vec![(id, mode)];
-            for a in self.tree.ancestors(id) {
-                if state[a as usize].is_some() {
-                    break;
-                }
-                chain.push((a, Mode::Skeleton));
-            }
-            for (node, mode) in chain {
-                added += match state[node as usize] {
-                    Some(now) if now == mode => 0,
-                    Some(_) => self
-                        .fragment_bytes(node, mode)
-                        .saturating_sub(self.fragment_bytes(node, Mode::Skeleton)),
-                    None => self.fragment_bytes(node, mode) + separator,
-                };
-            }
-            add(self.tree, &mut state, id, mode);
-            estimates.push(base_bytes + added);
-        }
-        estimates
-    }
-
-    /// Bytes of one element's rendering in `mode`, unredacted and without
-    /// children or notices: a guess, that costs no redaction for elements
-    /// the search never sends.
-    fn fragment_bytes(&self, id: NodeId, mode: Mode) -> usize {
-        let source = self.tree.node(id).element;
-        let skeleton;
-        let element = match mode {
-            Mode::Full { .. } => source,
-            Mode::Skeleton | Mode::Placeholder | Mode::Bare { .. } => {
-                skeleton = skeleton_of(source, &mut Redactor::new(&[]));
-                &skeleton
-            }
-        };
-        match self.format {
-            Format::Json => json_element_fragment(element),
-            Format::Outline => outline_element_fragment(element, self.tree.node(id).depth as usize),
-        }
-    }
-
-    fn merge_carried(&self, id: NodeId, reasons: &mut BTreeMap<String, u64>) {
-        if let Some(carried) = &self.carried[id as usize] {
-            for (reason, n) in &carried.omitted {
-                // Cannot saturate: `check_carried_counts` refused those that could.
-                let count = reasons.entry(reason.clone()).or_default();
-                *count = count.saturating_add(*n);
-            }
-        }
     }
 
     fn finish(mut self, state: Vec<Option<Mode>>, prefix: Option<usize>) -> Result<Filled<'a>> {
@@ -1054,229 +764,6 @@ impl<'f, 'a> Filler<'f, 'a> {
             prefix,
         })
     }
-
-    fn has_content(&self, id: NodeId) -> bool {
-        !self.tree.node(id).element.content.is_empty()
-    }
-
-    fn text_len(&mut self, id: NodeId) -> usize {
-        let full = &self.prepared_full(id).element;
-        full.content
-            .iter()
-            .map(|c| match &c.block {
-                Block::Text { text } => text.len(),
-                _ => 0,
-            })
-            .sum::<usize>()
-            + usize::from(!full.content.is_empty())
-    }
-
-    fn prepared_full(&mut self, id: NodeId) -> &Prepared<'a> {
-        if self.full[id as usize].is_none() {
-            let element = self.tree.node(id).element;
-            let mut redactor = Redactor::new(&self.plan.redact);
-            let mut out = skeleton_of(element, &mut redactor);
-            out.url = element.url.clone().map(|mut u| {
-                redactor.cow(&mut u);
-                u
-            });
-            out.content = element
-                .content
-                .iter()
-                .map(|c| redact_content(c, &mut redactor))
-                .collect();
-            // Text blocks as the one text a reader sees (`redact_content`
-            // leaves them): a secret split across blocks is found too.
-            let mut texts: Vec<&mut Cow<'a, str>> = out
-                .content
-                .iter_mut()
-                .filter_map(|c| match &mut c.block {
-                    Block::Text { text } => Some(text),
-                    _ => None,
-                })
-                .collect();
-            redactor.texts(&mut texts);
-            for (key, value) in element.attributes.iter() {
-                if key.starts_with(notice::PREFIX) {
-                    continue;
-                }
-                let mut value = value.clone();
-                redactor.value(&mut value);
-                out.attributes.insert(key.clone(), value);
-            }
-            if let Some((rule, empty)) = self.carried[id as usize]
-                .as_ref()
-                .and_then(|c| c.withheld.as_ref())
-            {
-                // A placeholder sent before, trimmed again under a policy
-                // that no longer sees why: it stays a placeholder.
-                write(
-                    &mut out,
-                    Notice::Withheld {
-                        rule: rule.clone(),
-                        empty: *empty,
-                    },
-                );
-            }
-            if let Some((blocks, title)) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
-                write(
-                    &mut out,
-                    Notice::Cut {
-                        reason: "budget".into(),
-                        blocks,
-                        title,
-                    },
-                );
-            }
-            self.full[id as usize] = Some(Box::new(Prepared {
-                element: out,
-                redactions: redactor.counts,
-            }));
-        }
-        self.full[id as usize].as_ref().expect("prepared")
-    }
-
-    fn prepared_skeleton(&mut self, id: NodeId) -> &Prepared<'a> {
-        if self.skeleton[id as usize].is_none() {
-            let element = self.tree.node(id).element;
-            let mut redactor = Redactor::new(&self.plan.redact);
-            let mut out = skeleton_of(element, &mut redactor);
-            if let Some((0, true)) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
-                // A title an earlier trim cut: it stays said.
-                write(
-                    &mut out,
-                    Notice::Cut {
-                        reason: "budget".into(),
-                        blocks: 0,
-                        title: true,
-                    },
-                );
-            }
-            self.skeleton[id as usize] = Some(Box::new(Prepared {
-                element: out,
-                redactions: redactor.counts,
-            }));
-        }
-        self.skeleton[id as usize].as_ref().expect("prepared")
-    }
-
-    /// One element as sent in `mode`, without children or omitted notice.
-    fn element(&mut self, id: NodeId, mode: Mode) -> Element<'a> {
-        match mode {
-            Mode::Skeleton => self.prepared_skeleton(id).element.clone(),
-            Mode::Full { cut: None } => self.prepared_full(id).element.clone(),
-            Mode::Full { cut: Some(cut) } => {
-                let mut element = self.prepared_full(id).element.clone();
-                cut_content(&mut element, cut);
-                element
-            }
-            Mode::Bare { title } => {
-                let mut element = self.prepared_skeleton(id).element.clone();
-                let mut cut_title = false;
-                if let Some(text) = &mut element.title {
-                    if text.len() > title {
-                        let mut end = title;
-                        while !text.is_char_boundary(end) {
-                            end -= 1;
-                        }
-                        match text {
-                            Cow::Borrowed(s) => *s = &s[..end],
-                            Cow::Owned(s) => s.truncate(end),
-                        }
-                        cut_title = true;
-                    }
-                }
-                if element.title.as_deref() == Some("") {
-                    element.title = None;
-                }
-                // A kept element would have been sent whole: its content is
-                // left out too, and said so.
-                let source = self.tree.node(id).element;
-                let blocks = match self.selection.fates[id as usize] {
-                    Fate::Kept(_) => source.content.len() as u64,
-                    _ => 0,
-                };
-                if cut_title || blocks > 0 {
-                    write(
-                        &mut element,
-                        Notice::Cut {
-                            reason: "budget".into(),
-                            blocks,
-                            title: cut_title,
-                        },
-                    );
-                }
-                element
-            }
-            Mode::Placeholder => {
-                let source = self.tree.node(id).element;
-                let mut out = Element::new(source.id.clone(), source.role.clone());
-                out.subrole = source.subrole.clone();
-                copy_states(source, &mut out);
-                // A placeholder trimmed again keeps what it said: the second
-                // pass cannot see the title or content that decided it.
-                let carried = self.carried[id as usize]
-                    .as_ref()
-                    .and_then(|c| c.withheld.as_ref());
-                let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
-                    (Some((rule, empty)), _) => (rule.clone(), *empty),
-                    (None, Fate::Masked(rule) | Fate::Denied(rule)) => {
-                        (rule.to_string(), is_empty(source))
-                    }
-                    // Kept, but the budget could not hold it.
-                    (None, Fate::Kept(_)) => ("budget".to_string(), is_empty(source)),
-                    (None, _) => ("mask".to_string(), is_empty(source)),
-                };
-                write(&mut out, Notice::Withheld { rule, empty });
-                out
-            }
-        }
-    }
-
-    /// The output answer for a state, built bottom-up without recursion;
-    /// with omitted notices unless `notices` is false.
-    fn build(&mut self, state: &[Option<Mode>], notices: bool) -> Answer<'a> {
-        let n = self.tree.len();
-        let mut children: Vec<Vec<Element>> = (0..n).map(|_| Vec::new()).collect();
-        let mut root = None;
-        for at in (0..n).rev() {
-            let Some(mode) = state[at] else { continue };
-            let id = at as NodeId;
-            let mut element = self.element(id, mode);
-            let mut mine = std::mem::take(&mut children[at]);
-            mine.reverse();
-            element.children = mine.into();
-            if notices && mode != Mode::Placeholder {
-                let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
-                for child in self.tree.children(id) {
-                    if state[child as usize].is_none() {
-                        *reasons
-                            .entry(self.selection.unsent[child as usize].to_string())
-                            .or_default() += 1;
-                    }
-                }
-                self.merge_carried(id, &mut reasons);
-                if !reasons.is_empty() {
-                    write(
-                        &mut element,
-                        Notice::Omitted {
-                            reasons,
-                            compact: self.compact,
-                        },
-                    );
-                }
-            }
-            match self.tree.node(id).parent {
-                Some(parent) => children[parent as usize].push(element),
-                None => root = Some(element),
-            }
-        }
-        Answer {
-            protocol: self.answer.protocol.clone(),
-            instance: self.answer.instance.clone(),
-            root: root.expect("the root is always sent"),
-        }
-    }
 }
 
 /// Adds `id` in `mode` (never downgrading) and its ancestors as skeletons.
@@ -1293,195 +780,6 @@ fn add(tree: &Tree<'_, '_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) 
             break;
         }
         state[a as usize] = Some(Mode::Skeleton);
-    }
-}
-
-/// An element's skeleton: id, role, subrole, redacted title and states.
-fn skeleton_of<'a>(element: &Element<'a>, redactor: &mut Redactor<'_>) -> Element<'a> {
-    let mut out = Element::new(element.id.clone(), element.role.clone());
-    out.subrole = element.subrole.clone();
-    out.title = element.title.clone().map(|mut t| {
-        redactor.cow(&mut t);
-        t
-    });
-    copy_states(element, &mut out);
-    out
-}
-
-fn copy_states(from: &Element<'_>, to: &mut Element<'_>) {
-    to.selected = from.selected;
-    to.focused = from.focused;
-    to.visible = from.visible;
-    to.hovered = from.hovered;
-}
-
-/// Whether a masked element has nothing in it: no content (or only empty
-/// text), no children and no attributes but ctxgate's notices. A title is a
-/// label, not a value. In doubt it is not empty: telling an agent a filled
-/// field is empty misleads it, the other way round only withholds a fact.
-fn is_empty(element: &Element<'_>) -> bool {
-    element.children.is_empty()
-        && element
-            .attributes
-            .keys()
-            .all(|k| k.starts_with(notice::PREFIX))
-        && element.content.iter().all(|c| match &c.block {
-            Block::Text { text } => text.is_empty(),
-            _ => false,
-        })
-}
-
-/// Writes `notice` on `element`: every notice ctxgate sends is written here.
-fn write(element: &mut Element<'_>, notice: Notice) {
-    element
-        .attributes
-        .insert(notice.key().into(), notice.value());
-}
-
-/// A content block as sent (text blocks aside: they are redacted together,
-/// by [`Redactor::texts`]): every string redacted, and every key of its
-/// extra fields and embedded resource, except the base64 payloads (image and
-/// audio `data`, a resource's `blob`: binary, not text; SECURITY.md lists
-/// them) and the `type` and `mimeType` ctxgate reads.
-fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Content<'a> {
-    let mut out = content.clone();
-    match &mut out.block {
-        // All of an element's text blocks at once: `Redactor::texts`.
-        Block::Text { .. } => {}
-        Block::ResourceLink { uri, name } => {
-            redactor.cow(uri);
-            redactor.cow(name);
-        }
-        Block::Resource { resource } => {
-            redactor.keys(resource);
-            for (key, value) in resource.iter_mut() {
-                if key != "blob" {
-                    redactor.value(value);
-                }
-            }
-        }
-        // The base64 payload is binary; the MIME type is text like any other.
-        Block::Image { mime_type, .. } | Block::Audio { mime_type, .. } => redactor.cow(mime_type),
-        Block::Other { .. } => {}
-    }
-    if let Some(extra) = out.extra.as_deref_mut() {
-        redactor.keys(extra);
-        for value in extra.values_mut() {
-            redactor.value(value);
-        }
-    }
-    out
-}
-
-/// Keeps at most `cut` bytes of text (at char boundaries) and no other
-/// block, and says so in a notice.
-fn cut_content(element: &mut Element<'_>, cut: usize) {
-    let mut room = cut;
-    let mut changed = 0u64;
-    let mut kept = Vec::new();
-    for mut content in std::mem::take(&mut element.content) {
-        match &mut content.block {
-            Block::Text { text } if room > 0 => {
-                if text.len() > room {
-                    let mut end = room;
-                    while !text.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    match text {
-                        Cow::Borrowed(s) => *s = &s[..end],
-                        Cow::Owned(s) => s.truncate(end),
-                    }
-                    changed += 1;
-                }
-                room -= text.len().min(room);
-                if !text.is_empty() {
-                    kept.push(content);
-                } else {
-                    room = 0;
-                }
-            }
-            _ => changed += 1,
-        }
-    }
-    element.content = kept;
-    if changed > 0 {
-        write(
-            element,
-            Notice::Cut {
-                reason: "budget".into(),
-                blocks: changed,
-                title: false,
-            },
-        );
-    }
-}
-
-/// The notices an input element carries, in ctxgate's exact shapes
-/// ([`Notice::read`]) with reasons of ctxgate's own shape.
-fn carried_notices(element: &Element) -> Option<Carried> {
-    let attributes = &element.attributes;
-    if !attributes.keys().any(|k| k.starts_with(notice::PREFIX)) {
-        return None;
-    }
-    let mut carried = Carried::default();
-    for (key, value) in attributes.iter() {
-        if !key.starts_with(notice::PREFIX) {
-            continue;
-        }
-        match Notice::read(key, value) {
-            Read::Notice(Notice::Omitted { reasons, compact }) => {
-                carried.compact = compact;
-                carried.omitted = reasons
-                    .into_iter()
-                    .filter(|(reason, _)| plain_reason(reason))
-                    .collect();
-            }
-            Read::Notice(Notice::Cut {
-                reason,
-                blocks,
-                title,
-            }) if reason == "budget" => carried.cut = Some((blocks, title)),
-            Read::Notice(Notice::Withheld { rule, empty }) => {
-                let placeholder = element.content.is_empty()
-                    && element.children.is_empty()
-                    && element.title.is_none()
-                    && element.url.is_none();
-                if placeholder && plain_reason(&rule) {
-                    carried.withheld = Some((rule, empty));
-                }
-            }
-            Read::BadCount => carried.bad_count = true,
-            _ => {}
-        }
-    }
-    Some(carried)
-}
-
-/// A reason as ctxgate writes them: `budget`, `scope`, `floor:rule-id` or
-/// `kind:rule-id` (kind `deny`, `mask`, `keep`, `prune`), the rule id as
-/// policies must write it ([`crate::policy::is_rule_id`]). A provider's word
-/// of any other shape is not carried: it could hold any text.
-fn plain_reason(reason: &str) -> bool {
-    if matches!(reason, "budget" | "scope") {
-        return true;
-    }
-    match reason.split_once(':') {
-        Some(("deny" | "mask" | "keep" | "prune", id)) => crate::policy::is_rule_id(id),
-        Some(("floor", _)) => crate::policy::is_rule_id(reason),
-        _ => false,
-    }
-}
-
-/// Drops carried reason words a redaction pattern matches: a word of rule-id
-/// shape can still be a token (`deny:xoxb-…`), and notices are not rewritten.
-fn redact_carried(carried: &mut Carried, redactor: &mut Redactor<'_>) {
-    carried
-        .omitted
-        .retain(|reason, _| matches!(redactor.text(reason), Cow::Borrowed(_)));
-    if let Some((rule, _)) = &carried.withheld {
-        if matches!(redactor.text(rule), Cow::Owned(_)) {
-            carried.withheld = None;
-        }
     }
 }
 

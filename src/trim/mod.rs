@@ -954,7 +954,11 @@ mod tests {
             Err(Error::BudgetUnreachable { needed: n, .. }) if n == needed
         ));
         // Trimming a degraded output again changes nothing.
-        for out in [trim_at(&answer, 650).unwrap(), trim_at(&answer, 575).unwrap(), bare] {
+        for out in [
+            trim_at(&answer, 650).unwrap(),
+            trim_at(&answer, 575).unwrap(),
+            bare,
+        ] {
             let budget = out.rendered.len();
             let again = trim_at(&out.answer, budget).unwrap();
             assert_eq!(again.rendered, out.rendered);
