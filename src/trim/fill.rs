@@ -275,6 +275,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         let separator = usize::from(self.format == Format::Json);
         let mut probes = 0;
         let mut added = false;
+        let mut skeleton_bytes: HashMap<NodeId, usize> = HashMap::new();
         for &id in &candidates[from..] {
             // Units left per budget, and units per byte of this state.
             let rooms: Vec<(f64, f64)> = self
@@ -307,6 +308,10 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .iter()
                 .map(|&(room, per_byte)| (room * PAST_SLACK + PAST_MIN_ROOM) / per_byte)
                 .fold(f64::INFINITY, f64::min);
+            // The raw strings first: a big element is skipped unserialized.
+            if raw_bytes(self.tree.node(id).element, mode) as f64 > cap {
+                continue;
+            }
             let mut bytes = match state[id as usize] {
                 Some(_) => self
                     .fragment_bytes(id, mode)
@@ -318,7 +323,16 @@ impl<'f, 'a> Filler<'f, 'a> {
                     if state[a as usize].is_some() || bytes > cap {
                         break;
                     }
-                    bytes += (self.fragment_bytes(a, Mode::Skeleton) + separator) as f64;
+                    // Each ancestor's bytes once, however many candidates
+                    // below it are guessed (a 1 MB subrole above 200 of them).
+                    let skeleton = *skeleton_bytes.entry(a).or_insert_with(|| {
+                        let element = self.tree.node(a).element;
+                        match raw_bytes(element, Mode::Skeleton) as f64 > cap {
+                            true => usize::MAX / 2,
+                            false => self.fragment_bytes(a, Mode::Skeleton),
+                        }
+                    });
+                    bytes += (skeleton + separator) as f64;
                 }
             }
             if bytes > cap {
@@ -763,6 +777,18 @@ impl<'f, 'a> Filler<'f, 'a> {
             probes,
             prefix,
         })
+    }
+}
+
+/// The bytes of an element's own strings in `mode` (id, subrole, title;
+/// whole, its text too): what its rendering holds at least, before
+/// redaction. Cheap: nothing is serialized.
+fn raw_bytes(element: &Element<'_>, mode: Mode) -> usize {
+    let own = element.id.len() + element.subrole.as_deref().map_or(0, str::len);
+    match mode {
+        // Title, url and content.
+        Mode::Full { .. } => own + crate::model::text_bytes(element),
+        _ => own + element.title.as_deref().map_or(0, str::len),
     }
 }
 
