@@ -14,6 +14,14 @@
 //! | `ctxgate:withheld` | `{"rule": id, "empty": bool}` | `withheld by id; it is (not) empty` |
 //! | `ctxgate:cut` | `{"reason": "budget", "blocks": N}` | `content cut to fit: budget` |
 //! | `ctxgate:cut`, a title | `{"reason": "budget", "title": true}` (and `blocks`) | `title cut to fit: budget` (`title and content …`) |
+//! | `ctxgate:bare`, on the root only | `{"cut": N, "omitted": {reason: n, …}}` | `bare path: N titles or contents cut; not sent: n reason, …` |
+//!
+//! The bare notice is the one notice of an answer sent as its bare path
+//! (the budget held nothing more): it stands for the cut notice of every
+//! element whose title or content was cut (`cut` of them) and for the
+//! omitted notice of every sent element (the children not sent under all
+//! of them, counted per reason), which the bare path's elements do not
+//! carry. The report still names every element left out, by id and rule.
 //!
 //! Counts are whole numbers from 0 to 2^64 − 1 written as such (no `1e3`,
 //! `-1`, `2.5`); a compact omitted notice has at least one reason and no
@@ -33,6 +41,8 @@ pub const OMITTED: &str = "ctxgate:omitted";
 pub const WITHHELD: &str = "ctxgate:withheld";
 /// Content or a title cut to fit.
 pub const CUT: &str = "ctxgate:cut";
+/// The bare path: what every element's cut and omitted notices would say.
+pub const BARE: &str = "ctxgate:bare";
 
 /// One notice.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +72,14 @@ pub enum Notice {
         /// Whether the title was shortened.
         title: bool,
     },
+    /// The bare path, on the root: elements whose title or content was
+    /// cut, and children not sent under any sent element, per reason.
+    Bare {
+        /// Elements whose title or content was cut.
+        cut: u64,
+        /// Children not sent, under all sent elements, per reason.
+        reasons: BTreeMap<String, u64>,
+    },
 }
 
 /// What [`Notice::read`] made of a `ctxgate:` attribute.
@@ -90,6 +108,7 @@ impl Notice {
             Notice::Omitted { .. } => OMITTED,
             Notice::Withheld { .. } => WITHHELD,
             Notice::Cut { .. } => CUT,
+            Notice::Bare { .. } => BARE,
         }
     }
 
@@ -130,6 +149,16 @@ impl Notice {
                 if *title {
                     out.insert("title".into(), true.into());
                 }
+                Value::Object(out)
+            }
+            Notice::Bare { cut, reasons } => {
+                let counts: Map<String, Value> = reasons
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from(*v)))
+                    .collect();
+                let mut out = Map::new();
+                out.insert("cut".into(), (*cut).into());
+                out.insert("omitted".into(), Value::Object(counts));
                 Value::Object(out)
             }
         }
@@ -210,19 +239,38 @@ impl Notice {
                     _ => Read::Foreign,
                 }
             }
+            BARE => match (object.len(), object.get("cut"), object.get("omitted")) {
+                (2, Some(cut), Some(Value::Object(omitted))) if cut.is_number() => {
+                    if !omitted.values().all(Value::is_number) {
+                        return Read::Foreign;
+                    }
+                    let mut reasons = BTreeMap::new();
+                    for (reason, n) in omitted {
+                        match whole(n) {
+                            Some(n) => reasons.insert(reason.clone(), n),
+                            None => return Read::BadCount,
+                        };
+                    }
+                    match whole(cut) {
+                        Some(cut) => Read::Notice(Notice::Bare { cut, reasons }),
+                        None => Read::BadCount,
+                    }
+                }
+                _ => Read::Foreign,
+            },
             _ => Read::Foreign,
         }
     }
 
     /// The notices of an element's attributes, in the order an outline
-    /// writes them (withheld, cut, omitted); other shapes are skipped.
+    /// writes them (withheld, cut, omitted, bare); other shapes are skipped.
     pub fn of(attributes: &crate::model::Attributes) -> impl Iterator<Item = Notice> + '_ {
-        [WITHHELD, CUT, OMITTED].into_iter().filter_map(|key| {
-            match Notice::read(key, attributes.get(key)?) {
+        [WITHHELD, CUT, OMITTED, BARE]
+            .into_iter()
+            .filter_map(|key| match Notice::read(key, attributes.get(key)?) {
                 Read::Notice(notice) => Some(notice),
                 _ => None,
-            }
-        })
+            })
     }
 
     /// The notice's outline line after `[ctxgate] ` (without the line
@@ -262,6 +310,13 @@ impl Notice {
                 }
                 for (i, (reason, n)) in reasons.iter().enumerate() {
                     let _ = write!(out, "{}{n} ", if i == 0 { " " } else { ", " });
+                    word(out, reason);
+                }
+            }
+            Notice::Bare { cut, reasons } => {
+                let _ = write!(out, "bare path: {cut} titles or contents cut");
+                for (i, (reason, n)) in reasons.iter().enumerate() {
+                    let _ = write!(out, "{}{n} ", if i == 0 { "; not sent: " } else { ", " });
                     word(out, reason);
                 }
             }
@@ -310,6 +365,14 @@ mod tests {
                 blocks: 1,
                 title: true,
             },
+            Notice::Bare {
+                cut: 4,
+                reasons: [("budget".to_string(), 9)].into_iter().collect(),
+            },
+            Notice::Bare {
+                cut: 0,
+                reasons: BTreeMap::new(),
+            },
         ];
         for notice in shapes {
             assert_eq!(
@@ -344,6 +407,10 @@ mod tests {
             (CUT, json!({"reason": "budget", "blocks": 0, "title": true})),
             (CUT, json!({"reason": "budget", "blocks": 1.5})),
             ("ctxgate:other", json!({"reason": "budget", "blocks": 1})),
+            (BARE, json!({"cut": 1})),
+            (BARE, json!({"cut": 1, "omitted": {"budget": "1"}})),
+            (BARE, json!({"cut": 1, "omitted": {}, "x": 1})),
+            (BARE, json!({"cut": "1", "omitted": {}})),
         ] {
             assert_eq!(Notice::read(key, &value), Read::Foreign, "{key} {value}");
         }
@@ -354,6 +421,12 @@ mod tests {
             json!({"budget": 1e20}),
         ] {
             assert_eq!(Notice::read(OMITTED, &value), Read::BadCount, "{value}");
+        }
+        for value in [
+            json!({"cut": 1e3, "omitted": {}}),
+            json!({"cut": 1, "omitted": {"budget": -1}}),
+        ] {
+            assert_eq!(Notice::read(BARE, &value), Read::BadCount, "{value}");
         }
     }
 
@@ -379,6 +452,15 @@ mod tests {
                 title: true
             }),
             "title cut to fit: budget"
+        );
+        assert_eq!(
+            line(&Notice::Bare {
+                cut: 2,
+                reasons: [("budget".to_string(), 5), ("scope".to_string(), 1)]
+                    .into_iter()
+                    .collect(),
+            }),
+            "bare path: 2 titles or contents cut; not sent: 5 budget, 1 scope"
         );
     }
 }

@@ -124,6 +124,11 @@ pub struct Filler<'f, 'a> {
     /// not fit the budget with full notices (or the input is an output
     /// that was cut so).
     compact: bool,
+    /// The bare path: one notice on the root ([`Notice::Bare`]) instead of
+    /// each element's cut and omitted notices.
+    ///
+    /// [`Notice::Bare`]: crate::render::notice::Notice::Bare
+    bare: bool,
 }
 
 impl<'f, 'a> Filler<'f, 'a> {
@@ -163,6 +168,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             probes: 0,
             deadline: None,
             compact,
+            bare: false,
         }
     }
 
@@ -554,11 +560,17 @@ impl<'f, 'a> Filler<'f, 'a> {
             }
         }
         let mut at = self.probe(&state, true)?;
-        let mut tried = vec![state.clone()];
+        let mut tried = vec![(state.clone(), false)];
         let on_path = self.on_path();
         for step in 0..3 {
             if at.over.is_none() {
                 break;
+            }
+            if step == 2 {
+                // The bare path: its one notice on the root, so an
+                // element's own notices no longer weigh on its choice.
+                self.bare = true;
+                self.fitted = None;
             }
             for at in 0..state.len() {
                 let id = at as NodeId;
@@ -579,7 +591,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 }
             }
             at = self.probe(&state, true)?;
-            tried.push(state.clone());
+            tried.push((state.clone(), self.bare));
         }
         if let Some(budget) = at.over {
             return Err(self.unreachable(budget, &base, candidates, &tried)?);
@@ -635,12 +647,14 @@ impl<'f, 'a> Filler<'f, 'a> {
         budget: Budget,
         base: &[Option<Mode>],
         candidates: &[NodeId],
-        kept: &[Vec<Option<Mode>>],
+        kept: &[(Vec<Option<Mode>>, bool)],
     ) -> Result<Error> {
         let mut best = usize::MAX;
-        for state in kept {
+        for (state, bare) in kept {
+            self.bare = *bare;
             best = best.min(self.measure(state, true, budget)?);
         }
+        self.bare = false;
         for start in self.segment_starts(base, candidates, candidates.len()) {
             let state = self.prefix_state(base, candidates, start);
             if self.measure(&state, false, budget)? >= best {
@@ -662,7 +676,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     fn check_carried_counts(&self) -> Result<()> {
         for (at, carried) in self.carried.iter().enumerate() {
             let Some(carried) = carried else { continue };
-            if carried.omitted.is_empty() && !carried.bad_count {
+            if carried.omitted.is_empty() && carried.bare.is_none() && !carried.bad_count {
                 continue;
             }
             let children = self.tree.children(at as NodeId).count() as u64;
@@ -670,6 +684,17 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .omitted
                 .values()
                 .try_fold(children, |sum, &n| sum.checked_add(n));
+            // A bare notice sums the whole tree's counts into its own.
+            let total = match &carried.bare {
+                Some((cut, reasons)) => total.and_then(|t| {
+                    reasons
+                        .values()
+                        .try_fold(self.tree.len() as u64, |sum, &n| sum.checked_add(n))
+                        .and_then(|s| s.checked_add(*cut))
+                        .map(|_| t)
+                }),
+                None => total,
+            };
             let problem = match (carried.bad_count, total) {
                 (true, _) => format!(
                     "a count of `{}` is not a whole number from 0 to {}; remove the notice, or send the answer ctxgate trimmed",

@@ -602,7 +602,9 @@ fn report<'a>(
             .keys()
             .filter(|k| {
                 k.starts_with(notice::PREFIX)
-                    && ![notice::OMITTED, notice::CUT, notice::WITHHELD].contains(&k.as_str())
+                    && (![notice::OMITTED, notice::CUT, notice::WITHHELD].contains(&k.as_str())
+                        // The bare notice is carried on the root only.
+                        && (k.as_str() != notice::BARE || at != 0))
             })
             .count();
         let fate = &selection.fates[at];
@@ -949,6 +951,19 @@ mod tests {
         assert_eq!(bare.rendered.len(), needed);
         assert!(bare.rendered.contains(r#""id":"cell""#));
         assert!(!bare.rendered.contains("title words"));
+        // One notice, on the root, for the whole bare path: what every
+        // element's cut and omitted notices would say (a placeholder keeps
+        // its own: its rule).
+        assert!(
+            !bare.rendered.contains("ctxgate:omitted"),
+            "{}",
+            bare.rendered
+        );
+        assert!(!bare.rendered.contains("ctxgate:cut"), "{}", bare.rendered);
+        assert_eq!(
+            bare.answer.root.attributes.get("ctxgate:bare"),
+            Some(&serde_json::json!({"cut": 2, "omitted": {"budget": 1}}))
+        );
         assert!(matches!(
             trim_at(&answer, needed - 1),
             Err(Error::BudgetUnreachable { needed: n, .. }) if n == needed

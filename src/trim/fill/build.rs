@@ -25,6 +25,9 @@ pub(super) struct Carried {
     pub(super) cut: Option<(u64, bool)>,
     /// A placeholder's notice: (rule, empty).
     pub(super) withheld: Option<(String, bool)>,
+    /// The bare notice of an output sent as its bare path: (cut, omitted
+    /// per reason). Carried on the root only.
+    pub(super) bare: Option<(u64, BTreeMap<String, u64>)>,
     /// A count in a carried `ctxgate:omitted` that is not a whole number
     /// from 0 to 2^64 − 1 (`1e3`, `-1`, `2.5`, 2^64): refused, never
     /// dropped or wrapped.
@@ -193,6 +196,15 @@ pub(super) fn carried_notices(element: &Element) -> Option<Carried> {
                     carried.withheld = Some((rule, empty));
                 }
             }
+            Read::Notice(Notice::Bare { cut, reasons }) => {
+                carried.bare = Some((
+                    cut,
+                    reasons
+                        .into_iter()
+                        .filter(|(reason, _)| plain_reason(reason))
+                        .collect(),
+                ));
+            }
             Read::BadCount => carried.bad_count = true,
             _ => {}
         }
@@ -221,6 +233,9 @@ pub(super) fn redact_carried(carried: &mut Carried, redactor: &mut Redactor<'_>)
     carried
         .omitted
         .retain(|reason, _| matches!(redactor.text(reason), Cow::Borrowed(_)));
+    if let Some((_, reasons)) = &mut carried.bare {
+        reasons.retain(|reason, _| matches!(redactor.text(reason), Cow::Borrowed(_)));
+    }
     if let Some((rule, _)) = &carried.withheld {
         if matches!(redactor.text(rule), Cow::Owned(_)) {
             carried.withheld = None;
@@ -355,40 +370,10 @@ impl<'f, 'a> Filler<'f, 'a> {
                 element
             }
             Mode::Bare { title } => {
-                let mut element = self.prepared_skeleton(id).element.clone();
-                let mut cut_title = false;
-                if let Some(text) = &mut element.title {
-                    if text.len() > title {
-                        let mut end = title;
-                        while !text.is_char_boundary(end) {
-                            end -= 1;
-                        }
-                        match text {
-                            Cow::Borrowed(s) => *s = &s[..end],
-                            Cow::Owned(s) => s.truncate(end),
-                        }
-                        cut_title = true;
-                    }
-                }
-                if element.title.as_deref() == Some("") {
-                    element.title = None;
-                }
-                // A kept element would have been sent whole: its content is
-                // left out too, and said so.
-                let source = self.tree.node(id).element;
-                let blocks = match self.selection.fates[id as usize] {
-                    Fate::Kept(_) => source.content.len() as u64,
-                    _ => 0,
-                };
-                if cut_title || blocks > 0 {
-                    write(
-                        &mut element,
-                        Notice::Cut {
-                            reason: "budget".into(),
-                            blocks,
-                            title: cut_title,
-                        },
-                    );
+                let (mut element, cut) = self.bare_element(id, title);
+                // On the bare path the root's notice says it.
+                if let (Some(notice), false) = (cut, self.bare) {
+                    write(&mut element, notice);
                 }
                 element
             }
@@ -417,16 +402,75 @@ impl<'f, 'a> Filler<'f, 'a> {
         }
     }
 
+    /// An element in mode [`Mode::Bare`] without notices, and the cut
+    /// notice it would carry alone (its title cut, or an earlier trim's
+    /// cut title; a kept element's content left out).
+    pub(super) fn bare_element(
+        &mut self,
+        id: NodeId,
+        title: usize,
+    ) -> (Element<'a>, Option<Notice>) {
+        let skeleton = &self.prepared_skeleton(id).element;
+        let carried_title = skeleton.attributes.get(notice::CUT).is_some();
+        let mut element = Element::new(skeleton.id.clone(), skeleton.role.clone());
+        element.subrole = skeleton.subrole.clone();
+        element.title = skeleton.title.clone();
+        copy_states(skeleton, &mut element);
+        let mut cut_title = carried_title;
+        if let Some(text) = &mut element.title {
+            if text.len() > title {
+                let mut end = title;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                match text {
+                    Cow::Borrowed(s) => *s = &s[..end],
+                    Cow::Owned(s) => s.truncate(end),
+                }
+                cut_title = true;
+            }
+        }
+        if element.title.as_deref() == Some("") {
+            element.title = None;
+        }
+        // A kept element would have been sent whole: its content is
+        // left out too, and said so.
+        let source = self.tree.node(id).element;
+        let blocks = match self.selection.fates[id as usize] {
+            Fate::Kept(_) => source.content.len() as u64,
+            _ => 0,
+        };
+        let cut = (cut_title || blocks > 0).then(|| Notice::Cut {
+            reason: "budget".into(),
+            blocks,
+            title: cut_title,
+        });
+        (element, cut)
+    }
+
     /// The output answer for a state, built bottom-up without recursion;
     /// with omitted notices unless `notices` is false.
     pub(super) fn build(&mut self, state: &[Option<Mode>], notices: bool) -> Answer<'a> {
         let n = self.tree.len();
         let mut children: Vec<Vec<Element>> = (0..n).map(|_| Vec::new()).collect();
         let mut root = None;
+        // The bare path: one notice on the root stands for every element's
+        // cut and omitted notices.
+        let bare = notices && self.bare;
+        let carried = self.carried[0].as_ref().and_then(|c| c.bare.clone());
+        let write_bare = notices && (bare || carried.is_some());
+        let (mut cuts, mut total) = carried.unwrap_or_default();
         for at in (0..n).rev() {
             let Some(mode) = state[at] else { continue };
             let id = at as NodeId;
-            let mut element = self.element(id, mode);
+            let mut element = match mode {
+                Mode::Bare { title } if bare => {
+                    let (element, cut) = self.bare_element(id, title);
+                    cuts = cuts.saturating_add(u64::from(cut.is_some()));
+                    element
+                }
+                _ => self.element(id, mode),
+            };
             let mut mine = std::mem::take(&mut children[at]);
             mine.reverse();
             element.children = mine.into();
@@ -440,7 +484,12 @@ impl<'f, 'a> Filler<'f, 'a> {
                     }
                 }
                 self.merge_carried(id, &mut reasons);
-                if !reasons.is_empty() {
+                if bare {
+                    for (reason, n) in reasons {
+                        let count = total.entry(reason).or_default();
+                        *count = count.saturating_add(n);
+                    }
+                } else if !reasons.is_empty() {
                     write(
                         &mut element,
                         Notice::Omitted {
@@ -455,10 +504,20 @@ impl<'f, 'a> Filler<'f, 'a> {
                 None => root = Some(element),
             }
         }
+        let mut root = root.expect("the root is always sent");
+        if write_bare {
+            write(
+                &mut root,
+                Notice::Bare {
+                    cut: cuts,
+                    reasons: total,
+                },
+            );
+        }
         Answer {
             protocol: self.answer.protocol.clone(),
             instance: self.answer.instance.clone(),
-            root: root.expect("the root is always sent"),
+            root,
         }
     }
 }
