@@ -908,12 +908,19 @@ proptest! {
         let answer = build(spec, Shape { conforming: true, focus });
         let findings = ctxgate::check(&answer);
         prop_assert!(findings.iter().all(|f| !f.is_error()), "{:?}", findings);
-        let as_outline = gate()
-            .trim(&answer, &Request::new("app").format(Format::Outline))
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let as_json = gate()
-            .trim(&answer, &Request::new("app"))
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let outline = gate().trim(&answer, &Request::new("app").format(Format::Outline));
+        let json = gate().trim(&answer, &Request::new("app"));
+        // A generated notice of ctxgate's shape whose count is not a whole
+        // number (`{"": -1}`) is refused by the trimmer, never dropped or
+        // wrapped: both formats refuse it alike, and send nothing.
+        if let (Err(a), Err(b)) = (&outline, &json) {
+            let refused = "is not a whole number from 0 to";
+            prop_assert!(a.to_string().contains(refused), "{}", a);
+            prop_assert_eq!(a.to_string(), b.to_string());
+            return Ok(());
+        }
+        let as_outline = outline.map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let as_json = json.map_err(|e| TestCaseError::fail(e.to_string()))?;
         // Both sent everything the policy allows: the same elements.
         prop_assert_eq!(&as_outline.answer, &as_json.answer);
         round_trips(&as_outline.rendered, &as_json.rendered)?;

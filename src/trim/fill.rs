@@ -596,6 +596,32 @@ impl<'f, 'a> Filler<'f, 'a> {
         if let Some(budget) = at.over {
             return Err(self.unreachable(budget, &base, candidates, &tried)?);
         }
+        if self.bare {
+            // The bare path fits: what it cut grows back while it fits,
+            // the titles nearest the user first, then the candidates in
+            // fill order (their notices stay in the root's one).
+            let before = &tried[tried.len() - 2].0;
+            let mut path = vec![super::select::position(self.tree)];
+            path.extend(self.tree.ancestors(path[0]));
+            for &id in path.iter().take(PAST_PROBES) {
+                let (Some(now), Some(was)) = (state[id as usize], before[id as usize]) else {
+                    continue;
+                };
+                if now == was || !matches!(was, Mode::Skeleton | Mode::Bare { .. }) {
+                    continue;
+                }
+                let mut trial = state.clone();
+                trial[id as usize] = Some(was);
+                let probe = self.probe(&trial, true)?;
+                if probe.over.is_none() {
+                    state = trial;
+                    at = probe;
+                }
+            }
+            if self.fill_past(&mut state, candidates, 0)? {
+                at = self.probe(&state, true)?;
+            }
+        }
         for id in cut {
             if state[id as usize] != Some(Mode::Full { cut: Some(0) }) {
                 continue;

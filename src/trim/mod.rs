@@ -968,11 +968,20 @@ mod tests {
             trim_at(&answer, needed - 1),
             Err(Error::BudgetUnreachable { needed: n, .. }) if n == needed
         ));
+        // A little more room: what the bare path cut grows back (the
+        // path's titles nearest the user first), its notice still the
+        // root's one.
+        let grown = trim_at(&answer, needed + 60).unwrap();
+        assert!(grown.rendered.len() <= needed + 60);
+        assert!(grown.rendered.len() > needed, "{}", grown.rendered);
+        assert!(grown.answer.root.attributes.get("ctxgate:bare").is_some());
+        assert!(!grown.rendered.contains("ctxgate:omitted"));
         // Trimming a degraded output again changes nothing.
         for out in [
             trim_at(&answer, 650).unwrap(),
             trim_at(&answer, 575).unwrap(),
             bare,
+            grown,
         ] {
             let budget = out.rendered.len();
             let again = trim_at(&out.answer, budget).unwrap();
