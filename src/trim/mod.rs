@@ -989,6 +989,28 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_provider_s_bare_notice_is_carried_only_on_the_root_with_plain_reasons() {
+        let json = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","attributes":{"ctxgate:bare":{"cut":1,"omitted":{"budget":2,"sk-live secret words":5}}},"children":[{"id":"w","role":"Window","focused":true,"attributes":{"ctxgate:bare":{"cut":9,"omitted":{"budget":9}}}}]}}"#;
+        let answer = crate::read_conforming(json.as_bytes(), &Limits::default())
+            .unwrap()
+            .into_owned();
+        let out = trim_at(&answer, 10_000).unwrap();
+        assert_eq!(
+            out.answer.root.attributes.get("ctxgate:bare"),
+            Some(&serde_json::json!({"cut": 1, "omitted": {"budget": 2}}))
+        );
+        assert!(!out.rendered.contains("secret words"), "{}", out.rendered);
+        assert_eq!(
+            out.rendered.matches("ctxgate:bare").count(),
+            1,
+            "{}",
+            out.rendered
+        );
+        let again = trim_at(&out.answer, 10_000).unwrap();
+        assert_eq!(again.rendered, out.rendered);
+    }
+
     const SHORT_TITLE_FOR_TESTS: usize = 32;
 
     #[test]
