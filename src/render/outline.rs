@@ -23,11 +23,13 @@
 //!             " #" name [ " " object ]
 //! text      = "| " line-text
 //! link      = "-> " string " <" string ">"
-//! notice    = "[ctxgate] " ( withheld / cut / omitted / not-shown )
+//! notice    = "[ctxgate] " ( withheld / cut / omitted / bare / not-shown )
 //! withheld  = "withheld by " name ( "; it is empty" / "; it is not empty" )
 //! cut       = ( "content" / "title" / "title and content" ) " cut to fit: " name
 //! omitted   = [ count ( " child" / " children" ) " " ] "not sent:"
 //!             [ " " count " " name *( ", " count " " name ) ]
+//! bare      = "bare path: " count " titles or contents cut"
+//!             [ "; not sent: " count " " name *( ", " count " " name ) ]
 //! not-shown = "resource block not shown"
 //!           / ( "image" / "audio" ) " block (" string ") not shown"
 //!           / "content block of type " string " not shown"
@@ -46,8 +48,9 @@
 //! JSON string, except that `"` stays plain. A `resource_link` block is a
 //! `link` (its name, then its uri); other blocks are `not-shown` notices.
 //! Then come the element's notices (`ctxgate:withheld`, `ctxgate:cut`,
-//! `ctxgate:omitted`, in the exact shapes of [`super::notice`]; the compact
-//! omitted notice leaves the total out), then its children.
+//! `ctxgate:omitted`, and on the root `ctxgate:bare`, in the exact shapes of
+//! [`super::notice`]; the compact omitted notice leaves the total out), then
+//! its children.
 //!
 //! Every provider string goes through one escaper, [`super::escape`]: role
 //! words outside the language, subroles, ids, titles, urls, attribute names
