@@ -20,19 +20,11 @@ pub use outline::{outline, outline_element_fragment};
 
 use crate::model::Answer;
 
-/// The attribute names ctxgate writes its notices under. A provider's own
-/// attributes in the `ctxgate:` namespace are dropped before trimming, so
-/// a notice in the output is always ctxgate's.
-pub mod notice {
-    /// The namespace prefix.
-    pub const PREFIX: &str = "ctxgate:";
-    /// Children not sent: `{"children": N, "reasons": {reason: count}}`.
-    pub const OMITTED: &str = "ctxgate:omitted";
-    /// A masked element: `{"rule": id, "empty": bool}`.
-    pub const WITHHELD: &str = "ctxgate:withheld";
-    /// Content cut to fit: `{"reason": "budget", "blocks": N}`.
-    pub const CUT: &str = "ctxgate:cut";
-}
+/// ctxgate's notices (`ctxgate:` attributes): one type writes and reads
+/// every shape. A provider's own attributes in the namespace are dropped
+/// before trimming, except ctxgate's exact shapes, so a notice in the
+/// output is always ctxgate's.
+pub mod notice;
 
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -23,11 +23,13 @@
 //!             " #" name [ " " object ]
 //! text      = "| " line-text
 //! link      = "-> " string " <" string ">"
-//! notice    = "[ctxgate] " ( withheld / cut / omitted / not-shown )
-//! withheld  = "withheld by " name [ "; it is empty" / "; it is not empty" ]
-//! cut       = "content cut to fit: " name
-//! omitted   = count ( " child" / " children" ) " not sent:"
+//! notice    = "[ctxgate] " ( withheld / cut / omitted / bare / not-shown )
+//! withheld  = "withheld by " name ( "; it is empty" / "; it is not empty" )
+//! cut       = ( "content" / "title" / "title and content" ) " cut to fit: " name
+//! omitted   = [ count ( " child" / " children" ) " " ] "not sent:"
 //!             [ " " count " " name *( ", " count " " name ) ]
+//! bare      = "bare path: " count " titles or contents cut"
+//!             [ "; not sent: " count " " name *( ", " count " " name ) ]
 //! not-shown = "resource block not shown"
 //!           / ( "image" / "audio" ) " block (" string ") not shown"
 //!           / "content block of type " string " not shown"
@@ -46,7 +48,9 @@
 //! JSON string, except that `"` stays plain. A `resource_link` block is a
 //! `link` (its name, then its uri); other blocks are `not-shown` notices.
 //! Then come the element's notices (`ctxgate:withheld`, `ctxgate:cut`,
-//! `ctxgate:omitted`), then its children.
+//! `ctxgate:omitted`, and on the root `ctxgate:bare`, in the exact shapes of
+//! [`super::notice`]; the compact omitted notice leaves the total out), then
+//! its children.
 //!
 //! Every provider string goes through one escaper, [`super::escape`]: role
 //! words outside the language, subroles, ids, titles, urls, attribute names
@@ -64,13 +68,11 @@
 //! (they read as one with a line break), states stated `false`, the
 //! answer's `protocol` and `instance`, and the data of binary blocks.
 
-use std::io::Write;
-
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::escape::{escape, json_value, quoted};
-use super::notice;
+use super::notice::{self, Notice};
 use crate::model::{Answer, Attributes, Block, Element};
 
 /// The answer as an outline.
@@ -173,49 +175,9 @@ fn element_lines(out: &mut Vec<u8>, element: &Element, depth: usize) {
         }
     }
 
-    if let Some(withheld) = element.attributes.get(notice::WITHHELD) {
+    for notice in Notice::of(&element.attributes) {
         notice_start(out, depth + 1);
-        out.extend_from_slice(b"withheld by ");
-        word(
-            out,
-            withheld.get("rule").and_then(Value::as_str).unwrap_or("?"),
-        );
-        out.extend_from_slice(match withheld.get("empty").and_then(Value::as_bool) {
-            Some(true) => b"; it is empty\n",
-            Some(false) => b"; it is not empty\n",
-            None => b"\n",
-        });
-    }
-    if let Some(cut) = element.attributes.get(notice::CUT) {
-        notice_start(out, depth + 1);
-        out.extend_from_slice(b"content cut to fit: ");
-        word(
-            out,
-            cut.get("reason")
-                .and_then(Value::as_str)
-                .unwrap_or("budget"),
-        );
-        out.push(b'\n');
-    }
-    if let Some(omitted) = element.attributes.get(notice::OMITTED) {
-        notice_start(out, depth + 1);
-        let count = omitted.get("children").and_then(Value::as_u64).unwrap_or(0);
-        let _ = write!(
-            out,
-            "{count} {} not sent:",
-            if count == 1 { "child" } else { "children" }
-        );
-        if let Some(Value::Object(reasons)) = omitted.get("reasons") {
-            for (i, (reason, n)) in reasons.iter().enumerate() {
-                let _ = write!(
-                    out,
-                    "{}{} ",
-                    if i == 0 { " " } else { ", " },
-                    n.as_u64().unwrap_or(0)
-                );
-                word(out, reason);
-            }
-        }
+        notice.outline(out, word);
         out.push(b'\n');
     }
 }

@@ -1,31 +1,42 @@
-//! Fitting the selection to the budget, and building the output answer.
+//! Fitting the selection to the budget: the strategy. The numeric search
+//! (measuring, guessing, the largest fitting x) is in `search`, building a
+//! state's answer and every notice it carries in `build`; the notices'
+//! shapes are [`crate::render::notice::Notice`].
 //!
 //! The kept elements (and the root, and every sent element's ancestors as a
-//! skeleton) are sent first; candidates follow in fill order, as the largest
-//! prefix that fits; the first candidate after it has its text cut to the
-//! room left. Sizes are the exact bytes or tokens of the rendered output:
-//! per-element estimates and the sizes measured so far place each probe,
-//! and every size that decides anything is measured on the real rendering.
-//! The output never exceeds any budget. When no prefix fits, the kept
-//! elements' text is cut; when nothing fits, the error names the least
-//! budget with which the same request works. A denied or masked root is
-//! sent as a placeholder (an answer needs a root).
-
-use std::borrow::Cow;
-use std::collections::BTreeMap;
+//! skeleton) are sent first; candidates follow in fill order (`select`:
+//! priority and nearness to the user), as the largest prefix that fits;
+//! filling then goes on past the first candidate that does not fit, adding
+//! each later one that still fits (bounded: [`PAST_PROBES`] measures), and
+//! that first one has its text cut to the room left. Omitted notices are
+//! compact unless the whole selection fits with full ones. Sizes are the
+//! exact bytes or tokens of the rendered output: per-element estimates and
+//! the sizes measured so far place each probe, and every size that decides
+//! anything is measured on the real rendering. The output never exceeds any
+//! budget. When no prefix fits, the kept elements' text is cut, then the
+//! state degrades (titles cut, kept elements off the focus path as
+//! placeholders, the bare path); when even the bare path does not fit, the
+//! error names the least budget with which the same request works. A denied
+//! or masked root is sent as a placeholder (an answer needs a root).
 
 use foldhash::{HashMap, HashMapExt};
-use serde_json::{json, Map, Value};
 
 use super::select::{Fate, Selection};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Requirement};
-use crate::model::{Answer, Block, Content, Element, NodeId, Tree};
+use crate::model::{Answer, Element, NodeId, Tree};
 use crate::policy::{Budget, RequestPlan};
 use crate::redact::Redactor;
-use crate::render::{json_element_fragment, notice, outline_element_fragment, Format};
+use crate::render::notice;
+use crate::render::{json_element_fragment, outline_element_fragment, Format};
 use crate::tokens::{self, Meter};
+
+mod build;
+mod search;
+
+use build::{carried_notices, redact_carried, Carried, Prepared};
+use search::{Point, Probe, BYTES_PER_TOKEN};
 
 /// How an element is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,9 +48,20 @@ pub enum Mode {
         /// Bytes of text kept, when cut.
         cut: Option<usize>,
     },
-    /// Id, role, subrole, states and the withheld notice.
+    /// Id, role, subrole, states and the withheld notice: a masked
+    /// element, or a kept one off the focus path the budget cannot hold.
     Placeholder,
+    /// A skeleton whose title is cut to `title` bytes (none at 0), and, for
+    /// a kept element, without its content: degraded to fit (a cut notice
+    /// says so).
+    Bare {
+        /// Bytes of title kept.
+        title: usize,
+    },
 }
+
+/// Bytes of title an ancestor keeps at the first step of degrading.
+const SHORT_TITLE: usize = 32;
 
 /// What the filling produced.
 pub struct Filled<'a> {
@@ -60,70 +82,17 @@ pub struct Filled<'a> {
     pub prefix: Option<usize>,
 }
 
-/// Notices found on an input element (a re-trimmed output), carried forward
-/// so trimming an output again changes nothing. Only the exact shapes
-/// ctxgate writes are carried; anything else under `ctxgate:` is dropped.
-#[derive(Debug, Clone, Default)]
-struct Carried {
-    omitted: BTreeMap<String, u64>,
-    cut: Option<u64>,
-    /// A placeholder's notice: (rule, empty).
-    withheld: Option<(String, bool)>,
-    /// A count in a carried `ctxgate:omitted` that is not a whole number
-    /// from 0 to 2^64 − 1 (`1e3`, `-1`, `2.5`, 2^64): refused, never
-    /// dropped or wrapped.
-    bad_count: bool,
-}
+/// At most this many candidates past the prefix are measured
+/// ([`Filler::fill_past`]).
+const PAST_PROBES: usize = 32;
 
-/// A rendering measured against every budget.
-struct Probe {
-    /// Its bytes.
-    bytes: usize,
-    /// Its size per budget, where measured (see [`Meter::fit`]).
-    sizes: Vec<Option<usize>>,
-    /// The first budget it exceeds.
-    over: Option<Budget>,
-}
+/// A candidate past the prefix is measured only if its guessed size is at
+/// most this many times the room left (plus [`PAST_MIN_ROOM`]).
+const PAST_SLACK: f64 = 1.5;
 
-/// A measured state of a search, at position `x`.
-struct Point {
-    x: usize,
-    probe: Probe,
-}
-
-impl Point {
-    fn new(x: usize, probe: Probe) -> Point {
-        Point { x, probe }
-    }
-}
-
-/// Bytes per token assumed before any token is counted; it only places the
-/// first probe. o200k gives ~3.5 on synthetic trees; guessing low puts the
-/// first probe under the budget, where its count anchors the next guess.
-const BYTES_PER_TOKEN: f64 = 3.0;
-
-/// The size in budget `i` that the measures predict for a state whose
-/// rendering `estimate` puts at `e` bytes. Bytes: `e`, corrected by the
-/// measured points (between them by their slope). Tokens: those bytes at
-/// the measured tokens per byte (between two counted points by their
-/// slope), or at [`BYTES_PER_TOKEN`] before any count. `good` and `bad`
-/// carry their estimated bytes.
-fn predict(i: usize, e: f64, good: (&Point, f64), bad: Option<(&Point, f64)>) -> f64 {
-    let (g, eg) = good;
-    let bytes_of = |p: &Point| p.probe.bytes as f64;
-    let bytes = match bad {
-        Some((b, eb)) if eb > eg => {
-            bytes_of(g) + (e - eg) * (bytes_of(b) - bytes_of(g)) / (eb - eg)
-        }
-        _ => bytes_of(g) + (e - eg),
-    };
-    let counted = |p: &Point| p.probe.sizes[i].map(|s| (bytes_of(p), s as f64));
-    match (counted(g), bad.and_then(|(b, _)| counted(b))) {
-        (Some((bg, sg)), Some((bb, sb))) if bb > bg => sg + (bytes - bg) * (sb - sg) / (bb - bg),
-        (Some((bp, sp)), _) | (None, Some((bp, sp))) => bytes * sp / bp,
-        (None, None) => bytes / BYTES_PER_TOKEN,
-    }
-}
+/// Units (bytes or tokens) of room under which filling past the prefix
+/// stops: no element fits in fewer.
+const PAST_MIN_ROOM: f64 = 4.0;
 
 /// The last state that fit, built, rendered and measured.
 struct Fitted<'a> {
@@ -131,11 +100,6 @@ struct Fitted<'a> {
     answer: Answer<'a>,
     rendered: String,
     sizes: Vec<Option<usize>>,
-}
-
-struct Prepared<'a> {
-    element: Element<'a>,
-    redactions: Vec<usize>,
 }
 
 /// Fills one request.
@@ -156,6 +120,15 @@ pub struct Filler<'f, 'a> {
     meter: Meter,
     probes: usize,
     deadline: Option<Deadline>,
+    /// Omitted notices in their compact shape: the whole selection does
+    /// not fit the budget with full notices (or the input is an output
+    /// that was cut so).
+    compact: bool,
+    /// The bare path: one notice on the root ([`Notice::Bare`]) instead of
+    /// each element's cut and omitted notices.
+    ///
+    /// [`Notice::Bare`]: crate::render::notice::Notice::Bare
+    bare: bool,
 }
 
 impl<'f, 'a> Filler<'f, 'a> {
@@ -178,7 +151,8 @@ impl<'f, 'a> Filler<'f, 'a> {
                     Box::new(carried)
                 })
             })
-            .collect();
+            .collect::<Vec<Option<Box<Carried>>>>();
+        let compact = carried.iter().flatten().any(|c| c.compact);
         Filler {
             answer,
             tree,
@@ -193,6 +167,8 @@ impl<'f, 'a> Filler<'f, 'a> {
             meter: Meter::default(),
             probes: 0,
             deadline: None,
+            compact,
+            bare: false,
         }
     }
 
@@ -240,11 +216,23 @@ impl<'f, 'a> Filler<'f, 'a> {
 
         let at_base = self.probe(&base, true)?;
         let estimates = self.estimates(&base, at_base.bytes, &candidates);
-        let found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
+        let mut found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
+        if !self.compact && found.as_ref().is_none_or(|(k, _)| *k < candidates.len()) {
+            // Full notices only when the whole selection fits with them;
+            // else compact ones, searched again from the start (a state
+            // measured with full notices is not reused).
+            self.compact = true;
+            self.fitted = None;
+            let at_base = self.probe(&base, true)?;
+            found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
+        }
         let Some((best, over)) = found else {
             return self.fit_kept_text(base, &mandatory, &candidates);
         };
         let mut state = self.prefix_state(&base, &candidates, best);
+        // Past the first candidate that does not fit, the later ones that do.
+        let added = self.fill_past(&mut state, &candidates, best + 1)?;
+        let over = if added { None } else { over };
 
         // The first candidate that did not fit: its text, cut to the room left.
         if let Some(&next) = candidates.get(best) {
@@ -257,12 +245,116 @@ impl<'f, 'a> Filler<'f, 'a> {
                     if at_zero.over.is_none() {
                         let whole = over.map(|p| p.probe);
                         let cut = self.largest_cut(&trial, next, len, at_zero, whole)?;
-                        add(self.tree, &mut state, next, Mode::Full { cut: Some(cut.x) });
+                        // No text left: not worth its notice.
+                        if cut.x > 0 {
+                            add(self.tree, &mut state, next, Mode::Full { cut: Some(cut.x) });
+                        }
                     }
                 }
             }
         }
         self.finish(state, Some(best))
+    }
+
+    /// Adds to `state` (which fits) each candidate from `from` on, in fill
+    /// order, that still fits whole with it, measured: filling goes on past
+    /// a candidate that does not fit. Bounded work: a candidate is measured
+    /// only when the added bytes its fragments are guessed at (with the
+    /// ancestors it brings in) are predicted, at the state's own bytes per
+    /// unit, to take at most [`PAST_SLACK`] times the room left (plus a
+    /// few units), and at most [`PAST_PROBES`] are measured; the scan
+    /// stops when the room left is under [`PAST_MIN_ROOM`] units. Whether
+    /// anything was added.
+    fn fill_past(
+        &mut self,
+        state: &mut Vec<Option<Mode>>,
+        candidates: &[NodeId],
+        from: usize,
+    ) -> Result<bool> {
+        if from >= candidates.len() {
+            return Ok(false);
+        }
+        let mut at = self.probe(state, true)?;
+        if at.over.is_some() {
+            return Ok(false);
+        }
+        let separator = usize::from(self.format == Format::Json);
+        let mut probes = 0;
+        let mut added = false;
+        let mut skeleton_bytes: HashMap<NodeId, usize> = HashMap::new();
+        for &id in &candidates[from..] {
+            // Units left per budget, and units per byte of this state.
+            let rooms: Vec<(f64, f64)> = self
+                .budgets
+                .iter()
+                .zip(&at.sizes)
+                .map(|(&budget, size)| {
+                    let limit = tokens::limit(budget) as f64;
+                    let bytes = at.bytes.max(1) as f64;
+                    match (budget, size) {
+                        (Budget::Bytes(_), _) => (limit - bytes, 1.0),
+                        (Budget::Tokens(_), Some(n)) => (limit - *n as f64, *n as f64 / bytes),
+                        // Not counted: the bytes alone fit, so do the tokens.
+                        (Budget::Tokens(_), None) => {
+                            (limit - bytes / BYTES_PER_TOKEN, 1.0 / BYTES_PER_TOKEN)
+                        }
+                    }
+                })
+                .collect();
+            if rooms.iter().any(|&(room, _)| room < PAST_MIN_ROOM) || probes >= PAST_PROBES {
+                break;
+            }
+            let mode = self.mode_for(id);
+            if state[id as usize] == Some(mode) {
+                continue;
+            }
+            // The guessed bytes it adds, its new ancestors with it; the walk
+            // stops once past what any budget could hold.
+            let cap = rooms
+                .iter()
+                .map(|&(room, per_byte)| (room * PAST_SLACK + PAST_MIN_ROOM) / per_byte)
+                .fold(f64::INFINITY, f64::min);
+            // The raw strings first: a big element is skipped unserialized.
+            if raw_bytes(self.tree.node(id).element, mode) as f64 > cap {
+                continue;
+            }
+            let mut bytes = match state[id as usize] {
+                Some(_) => self
+                    .fragment_bytes(id, mode)
+                    .saturating_sub(self.fragment_bytes(id, Mode::Skeleton)),
+                None => self.fragment_bytes(id, mode) + separator,
+            } as f64;
+            if state[id as usize].is_none() {
+                for a in self.tree.ancestors(id) {
+                    if state[a as usize].is_some() || bytes > cap {
+                        break;
+                    }
+                    // Each ancestor's bytes once, however many candidates
+                    // below it are guessed (a 1 MB subrole above 200 of them).
+                    let skeleton = *skeleton_bytes.entry(a).or_insert_with(|| {
+                        let element = self.tree.node(a).element;
+                        match raw_bytes(element, Mode::Skeleton) as f64 > cap {
+                            true => usize::MAX / 2,
+                            false => self.fragment_bytes(a, Mode::Skeleton),
+                        }
+                    });
+                    bytes += (skeleton + separator) as f64;
+                }
+            }
+            if bytes > cap {
+                continue;
+            }
+            let mut trial = state.clone();
+            add(self.tree, &mut trial, id, mode);
+            probes += 1;
+            let probe = self.probe(&trial, true)?;
+            if probe.over.is_none() {
+                *state = trial;
+                at = probe;
+                added = true;
+            }
+        }
+        Ok(added)
     }
 
     /// The largest k such that the base and the first k candidates fit,
@@ -336,16 +428,22 @@ impl<'f, 'a> Filler<'f, 'a> {
     }
 
     /// For tests: the size in `budget`'s unit of the base with the first k
-    /// candidates, for every k from 0 to all of them.
-    pub fn prefix_sizes(mut self, budget: Budget) -> Result<Vec<usize>> {
+    /// candidates, for every k from 0 to all of them, with compact notices;
+    /// and the size of all of them with the notices sent when they all fit
+    /// (full ones, unless the input carries compact ones).
+    pub fn prefix_sizes(mut self, budget: Budget) -> Result<(Vec<usize>, usize)> {
         let base = self.base();
         let candidates = self.selection.candidates.clone();
-        (0..=candidates.len())
+        let all = self.prefix_state(&base, &candidates, candidates.len());
+        let whole = self.measure(&all, true, budget)?;
+        self.compact = true;
+        let sizes = (0..=candidates.len())
             .map(|k| {
                 let state = self.prefix_state(&base, &candidates, k);
                 self.measure(&state, true, budget)
             })
-            .collect()
+            .collect::<Result<Vec<usize>>>()?;
+        Ok((sizes, whole))
     }
 
     /// The base with the first k candidates.
@@ -434,8 +532,16 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// No prefix of the candidates fits: send the kept elements alone,
     /// their text cut. Each starts at whichever is smaller, whole or cut to
     /// nothing (a cut writes a notice, which can outweigh a short text),
-    /// then the cut ones grow, in fill order. If even that does not fit,
-    /// the error names the smallest budget with which this request works.
+    /// then the cut ones grow, in fill order. If that does not fit, it
+    /// degrades before failing, a step at a time until one fits: titles of
+    /// the skeletons (and of kept elements without content) cut to
+    /// [`SHORT_TITLE`] bytes; kept elements off the
+    /// focus path sent as placeholders (rule `budget`); then the bare path:
+    /// no title anywhere and the kept elements on the path without content
+    /// (ids, roles, subroles, states and cut notices). Each element changes
+    /// only where that makes its own rendering smaller. If even the bare
+    /// path does not fit, the error names the smallest budget with which
+    /// this request works.
     fn fit_kept_text(
         mut self,
         base: Vec<Option<Mode>>,
@@ -447,17 +553,79 @@ impl<'f, 'a> Filler<'f, 'a> {
         for &id in mandatory {
             if state[id as usize] == Some(Mode::Full { cut: None })
                 && self.has_content(id)
-                && self.cut_is_smaller(id)
+                && self.cut_is_smaller(id, Mode::Full { cut: None }, Mode::Full { cut: Some(0) })
             {
                 state[id as usize] = Some(Mode::Full { cut: Some(0) });
                 cut.push(id);
             }
         }
         let mut at = self.probe(&state, true)?;
+        let mut tried = vec![(state.clone(), false)];
+        let on_path = self.on_path();
+        for step in 0..3 {
+            if at.over.is_none() {
+                break;
+            }
+            if step == 2 {
+                // The bare path: its one notice on the root, so an
+                // element's own notices no longer weigh on its choice.
+                self.bare = true;
+                self.fitted = None;
+            }
+            for at in 0..state.len() {
+                let id = at as NodeId;
+                let Some(from) = state[at] else { continue };
+                let to = match (step, from) {
+                    (0, Mode::Skeleton) => Mode::Bare { title: SHORT_TITLE },
+                    // A kept element without content: only its title is cut.
+                    (0, Mode::Full { .. }) if !self.has_content(id) => {
+                        Mode::Bare { title: SHORT_TITLE }
+                    }
+                    (1, Mode::Full { .. }) if !on_path[at] => Mode::Placeholder,
+                    (2, Mode::Skeleton | Mode::Bare { .. }) => Mode::Bare { title: 0 },
+                    (2, Mode::Full { .. }) if on_path[at] => Mode::Bare { title: 0 },
+                    _ => continue,
+                };
+                if self.cut_is_smaller(id, from, to) {
+                    state[at] = Some(to);
+                }
+            }
+            at = self.probe(&state, true)?;
+            tried.push((state.clone(), self.bare));
+        }
         if let Some(budget) = at.over {
-            return Err(self.unreachable(budget, &base, candidates, &state)?);
+            return Err(self.unreachable(budget, &base, candidates, &tried)?);
+        }
+        if self.bare {
+            // The bare path fits: what it cut grows back while it fits,
+            // the titles nearest the user first, then the candidates in
+            // fill order (their notices stay in the root's one).
+            let before = &tried[tried.len() - 2].0;
+            let mut path = vec![super::select::position(self.tree)];
+            path.extend(self.tree.ancestors(path[0]));
+            for &id in path.iter().take(PAST_PROBES) {
+                let (Some(now), Some(was)) = (state[id as usize], before[id as usize]) else {
+                    continue;
+                };
+                if now == was || !matches!(was, Mode::Skeleton | Mode::Bare { .. }) {
+                    continue;
+                }
+                let mut trial = state.clone();
+                trial[id as usize] = Some(was);
+                let probe = self.probe(&trial, true)?;
+                if probe.over.is_none() {
+                    state = trial;
+                    at = probe;
+                }
+            }
+            if self.fill_past(&mut state, candidates, 0)? {
+                at = self.probe(&state, true)?;
+            }
         }
         for id in cut {
+            if state[id as usize] != Some(Mode::Full { cut: Some(0) }) {
+                continue;
+            }
             let len = self.text_len(id);
             let grown = self.largest_cut(&state, id, len, at, None)?;
             state[id as usize] = Some(Mode::Full { cut: Some(grown.x) });
@@ -466,11 +634,24 @@ impl<'f, 'a> Filler<'f, 'a> {
         self.finish(state, None)
     }
 
-    /// Whether `id`'s own rendering is smaller with its text cut to
-    /// nothing (and the cut notice) than whole.
-    fn cut_is_smaller(&mut self, id: NodeId) -> bool {
-        let whole = self.element(id, Mode::Full { cut: None });
-        let cut = self.element(id, Mode::Full { cut: Some(0) });
+    /// Whether each element is on the focus path: the user's position and
+    /// its ancestors.
+    fn on_path(&self) -> Vec<bool> {
+        let mut on_path = vec![false; self.tree.len()];
+        let at = super::select::position(self.tree);
+        on_path[at as usize] = true;
+        for a in self.tree.ancestors(at) {
+            on_path[a as usize] = true;
+        }
+        on_path
+    }
+
+    /// Whether `id`'s own rendering is smaller in mode `to` (its text cut
+    /// to nothing, a title cut, a placeholder: with its notice) than in
+    /// mode `from`.
+    fn cut_is_smaller(&mut self, id: NodeId, from: Mode, to: Mode) -> bool {
+        let whole = self.element(id, from);
+        let cut = self.element(id, to);
         let depth = self.tree.node(id).depth as usize;
         let size = |e: &Element| match self.format {
             Format::Json => json_element_fragment(e),
@@ -481,8 +662,9 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// The error for a request no state fits in `budget`: the smallest
     /// limit of that budget with which it works, the least size of the
-    /// states the fill tries, that is of the kept elements cut (`kept`)
-    /// and of every prefix of the candidates. Within a segment between
+    /// states the fill tries, that is of the kept elements cut and each
+    /// step of degrading them (`kept`) and of every prefix of the
+    /// candidates. Within a segment between
     /// drop points sizes grow, so only each segment's first state counts,
     /// and the segments stop where the size without notices (a lower
     /// bound) reaches the least size found.
@@ -491,9 +673,14 @@ impl<'f, 'a> Filler<'f, 'a> {
         budget: Budget,
         base: &[Option<Mode>],
         candidates: &[NodeId],
-        kept: &[Option<Mode>],
+        kept: &[(Vec<Option<Mode>>, bool)],
     ) -> Result<Error> {
-        let mut best = self.measure(kept, true, budget)?;
+        let mut best = usize::MAX;
+        for (state, bare) in kept {
+            self.bare = *bare;
+            best = best.min(self.measure(state, true, budget)?);
+        }
+        self.bare = false;
         for start in self.segment_starts(base, candidates, candidates.len()) {
             let state = self.prefix_state(base, candidates, start);
             if self.measure(&state, false, budget)? >= best {
@@ -508,15 +695,6 @@ impl<'f, 'a> Filler<'f, 'a> {
         })
     }
 
-    /// The size of `state`'s rendering in `budget`'s unit.
-    fn measure(&mut self, state: &[Option<Mode>], notices: bool, budget: Budget) -> Result<usize> {
-        self.probes += 1;
-        self.check_deadline()?;
-        let answer = self.build(state, notices);
-        let text = self.format.render(&answer);
-        self.meter.measure(&text, budget)
-    }
-
     /// Refuses an input whose carried `ctxgate:omitted` counts, with the
     /// element's own children, could not be counted in 64 bits: adding
     /// ctxgate's own count to them would wrap, and the notice would hide
@@ -524,7 +702,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     fn check_carried_counts(&self) -> Result<()> {
         for (at, carried) in self.carried.iter().enumerate() {
             let Some(carried) = carried else { continue };
-            if carried.omitted.is_empty() && !carried.bad_count {
+            if carried.omitted.is_empty() && carried.bare.is_none() && !carried.bad_count {
                 continue;
             }
             let children = self.tree.children(at as NodeId).count() as u64;
@@ -532,6 +710,17 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .omitted
                 .values()
                 .try_fold(children, |sum, &n| sum.checked_add(n));
+            // A bare notice sums the whole tree's counts into its own.
+            let total = match &carried.bare {
+                Some((cut, reasons)) => total.and_then(|t| {
+                    reasons
+                        .values()
+                        .try_fold(self.tree.len() as u64, |sum, &n| sum.checked_add(n))
+                        .and_then(|s| s.checked_add(*cut))
+                        .map(|_| t)
+                }),
+                None => total,
+            };
             let problem = match (carried.bad_count, total) {
                 (true, _) => format!(
                     "a count of `{}` is not a whole number from 0 to {}; remove the notice, or send the answer ctxgate trimmed",
@@ -572,143 +761,6 @@ impl<'f, 'a> Filler<'f, 'a> {
         }
     }
 
-    /// The largest cut in `[0, len)` of `id`'s text that fits, with its
-    /// measure, given that 0 fits (`at_zero`, the measure of `state`) and,
-    /// when measured, how far the whole text is over (`whole`).
-    fn largest_cut(
-        &mut self,
-        state: &[Option<Mode>],
-        id: NodeId,
-        len: usize,
-        at_zero: Probe,
-        whole: Option<Probe>,
-    ) -> Result<Point> {
-        let cut_at = |_: &mut Filler, cut: usize| {
-            let mut trial = state.to_vec();
-            trial[id as usize] = Some(Mode::Full { cut: Some(cut) });
-            trial
-        };
-        // Kept bytes of text stand in for the rendering's bytes.
-        let (good, _) = self.largest_fitting(
-            Point::new(0, at_zero),
-            whole.map(|probe| Point::new(len, probe)),
-            len - 1,
-            cut_at,
-            Some,
-            true,
-        )?;
-        Ok(good)
-    }
-
-    /// The largest x in `[good.x, end]` whose state fits, given that good's
-    /// does and bad's (if measured, with `bad.x == end + 1`) does not; with
-    /// the lowest x measured not to fit. Assumes fit is monotone in x;
-    /// every answer is measured, so a wrong assumption costs size, never
-    /// safety. Each probe goes where the measures so far and `estimate` (a
-    /// guess at the bytes of x's rendering) put the edge, so a search
-    /// usually ends with one probe each side of it. After three probes in a
-    /// row that leave more than half the bracket, it bisects (or, with
-    /// nothing over yet, doubles): at worst four probes per halving.
-    fn largest_fitting(
-        &mut self,
-        mut good: Point,
-        mut bad: Option<Point>,
-        end: usize,
-        state_at: impl Fn(&mut Self, usize) -> Vec<Option<Mode>>,
-        estimate: impl Fn(usize) -> Option<usize>,
-        notices: bool,
-    ) -> Result<(Point, Option<Point>)> {
-        let top = |bad: &Option<Point>| bad.as_ref().map_or(end, |b| b.x - 1);
-        let mut slow = 0;
-        while good.x < top(&bad) {
-            let width = top(&bad) - good.x;
-            let x = match self.guess(&good, bad.as_ref(), top(&bad), &estimate) {
-                Some(x) if slow < 3 => x,
-                _ if bad.is_some() => good.x + width.div_ceil(2),
-                _ => good.x * 2,
-            }
-            .clamp(good.x + 1, top(&bad));
-            let state = state_at(self, x);
-            let probe = self.probe(&state, notices)?;
-            if probe.over.is_none() {
-                good = Point::new(x, probe);
-            } else {
-                bad = Some(Point::new(x, probe));
-            }
-            slow = if (top(&bad) - good.x) * 2 > width {
-                slow + 1
-            } else {
-                0
-            };
-        }
-        Ok((good, bad))
-    }
-
-    /// The largest x in `(good.x, top]` that the measures predict fits
-    /// every budget, or `good.x + 1` if none; `None` past the estimates.
-    fn guess(
-        &self,
-        good: &Point,
-        bad: Option<&Point>,
-        top: usize,
-        estimate: &impl Fn(usize) -> Option<usize>,
-    ) -> Option<usize> {
-        estimate(good.x + 1)?;
-        let from = estimate(good.x)? as f64;
-        let bad = bad.and_then(|b| Some((b, estimate(b.x)? as f64)));
-        let fits = |x: usize| {
-            estimate(x).is_some_and(|e| {
-                self.budgets.iter().enumerate().all(|(i, &budget)| {
-                    predict(i, e as f64, (good, from), bad) <= tokens::limit(budget) as f64
-                })
-            })
-        };
-        // The last x that fits, in (lo, hi); predictions grow with x.
-        let (mut lo, mut hi) = (good.x, top + 1);
-        while lo + 1 < hi {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(lo.max(good.x + 1))
-    }
-
-    /// Renders `state` (without omitted notices unless `notices`: a lower
-    /// bound) and measures it against every budget; keeps it if it fits and
-    /// is the real rendering, for [`Filler::finish`].
-    fn probe(&mut self, state: &[Option<Mode>], notices: bool) -> Result<Probe> {
-        self.probes += 1;
-        self.check_deadline()?;
-        let answer = self.build(state, notices);
-        let rendered = self.format.render(&answer);
-        let mut sizes = Vec::with_capacity(self.budgets.len());
-        let mut over = None;
-        for &budget in &self.budgets {
-            let (fits, size) = self.meter.fit(&rendered, budget)?;
-            if !fits && over.is_none() {
-                over = Some(budget);
-            }
-            sizes.push(size);
-        }
-        let probe = Probe {
-            bytes: rendered.len(),
-            sizes,
-            over,
-        };
-        if over.is_none() && notices {
-            self.fitted = Some(Fitted {
-                state: state.to_vec(),
-                answer,
-                rendered,
-                sizes: probe.sizes.clone(),
-            });
-        }
-        Ok(probe)
-    }
-
     /// How a sent element is sent: masked ones, and placeholders of an
     /// earlier trim (whose notice must survive a second one), as
     /// placeholders; the rest whole.
@@ -724,87 +776,6 @@ impl<'f, 'a> Filler<'f, 'a> {
         self.carried[id as usize]
             .as_ref()
             .is_some_and(|c| c.withheld.is_some())
-    }
-
-    /// Guessed bytes of the rendering with the first k candidates: the
-    /// base's, plus each added element's fragment without notices, for k
-    /// up to the first whose added fragments alone pass every budget (for
-    /// tokens, at a rarely-exceeded 8 bytes a token).
-    fn estimates(
-        &self,
-        base: &[Option<Mode>],
-        base_bytes: usize,
-        candidates: &[NodeId],
-    ) -> Vec<usize> {
-        let cap = self
-            .budgets
-            .iter()
-            .map(|b| match b {
-                Budget::Bytes(n) => *n,
-                Budget::Tokens(n) => n.saturating_mul(8),
-            })
-            .min()
-            .unwrap_or(usize::MAX);
-        // A comma between siblings; the first child's `"children":[]` is
-        // left to the measures the estimates are anchored on.
-        let separator = usize::from(self.format == Format::Json);
-        let mut state = base.to_vec();
-        let mut added = 0;
-        let mut estimates = vec![base_bytes];
-        for &id in candidates {
-            if added > cap {
-                break;
-            }
-            let mode = self.mode_for(id);
-            let mut chain = vec![(id, mode)];
-            for a in self.tree.ancestors(id) {
-                if state[a as usize].is_some() {
-                    break;
-                }
-                chain.push((a, Mode::Skeleton));
-            }
-            for (node, mode) in chain {
-                added += match state[node as usize] {
-                    Some(now) if now == mode => 0,
-                    Some(_) => self
-                        .fragment_bytes(node, mode)
-                        .saturating_sub(self.fragment_bytes(node, Mode::Skeleton)),
-                    None => self.fragment_bytes(node, mode) + separator,
-                };
-            }
-            add(self.tree, &mut state, id, mode);
-            estimates.push(base_bytes + added);
-        }
-        estimates
-    }
-
-    /// Bytes of one element's rendering in `mode`, unredacted and without
-    /// children or notices: a guess, that costs no redaction for elements
-    /// the search never sends.
-    fn fragment_bytes(&self, id: NodeId, mode: Mode) -> usize {
-        let source = self.tree.node(id).element;
-        let skeleton;
-        let element = match mode {
-            Mode::Full { .. } => source,
-            Mode::Skeleton | Mode::Placeholder => {
-                skeleton = skeleton_of(source, &mut Redactor::new(&[]));
-                &skeleton
-            }
-        };
-        match self.format {
-            Format::Json => json_element_fragment(element),
-            Format::Outline => outline_element_fragment(element, self.tree.node(id).depth as usize),
-        }
-    }
-
-    fn merge_carried(&self, id: NodeId, reasons: &mut BTreeMap<String, u64>) {
-        if let Some(carried) = &self.carried[id as usize] {
-            for (reason, n) in &carried.omitted {
-                // Cannot saturate: `check_carried_counts` refused those that could.
-                let count = reasons.entry(reason.clone()).or_default();
-                *count = count.saturating_add(*n);
-            }
-        }
     }
 
     fn finish(mut self, state: Vec<Option<Mode>>, prefix: Option<usize>) -> Result<Filled<'a>> {
@@ -838,7 +809,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         for (at, mode) in state.iter().enumerate() {
             let prepared = match mode {
                 Some(Mode::Full { .. }) => self.full[at].as_ref(),
-                Some(Mode::Skeleton) => self.skeleton[at].as_ref(),
+                Some(Mode::Skeleton | Mode::Bare { .. }) => self.skeleton[at].as_ref(),
                 _ => None,
             };
             if let Some(prepared) = prepared {
@@ -858,169 +829,17 @@ impl<'f, 'a> Filler<'f, 'a> {
             prefix,
         })
     }
+}
 
-    fn has_content(&self, id: NodeId) -> bool {
-        !self.tree.node(id).element.content.is_empty()
-    }
-
-    fn text_len(&mut self, id: NodeId) -> usize {
-        let full = &self.prepared_full(id).element;
-        full.content
-            .iter()
-            .map(|c| match &c.block {
-                Block::Text { text } => text.len(),
-                _ => 0,
-            })
-            .sum::<usize>()
-            + usize::from(!full.content.is_empty())
-    }
-
-    fn prepared_full(&mut self, id: NodeId) -> &Prepared<'a> {
-        if self.full[id as usize].is_none() {
-            let element = self.tree.node(id).element;
-            let mut redactor = Redactor::new(&self.plan.redact);
-            let mut out = skeleton_of(element, &mut redactor);
-            out.url = element.url.clone().map(|mut u| {
-                redactor.cow(&mut u);
-                u
-            });
-            out.content = element
-                .content
-                .iter()
-                .map(|c| redact_content(c, &mut redactor))
-                .collect();
-            // Text blocks as the one text a reader sees (`redact_content`
-            // leaves them): a secret split across blocks is found too.
-            let mut texts: Vec<&mut Cow<'a, str>> = out
-                .content
-                .iter_mut()
-                .filter_map(|c| match &mut c.block {
-                    Block::Text { text } => Some(text),
-                    _ => None,
-                })
-                .collect();
-            redactor.texts(&mut texts);
-            for (key, value) in element.attributes.iter() {
-                if key.starts_with(notice::PREFIX) {
-                    continue;
-                }
-                let mut value = value.clone();
-                redactor.value(&mut value);
-                out.attributes.insert(key.clone(), value);
-            }
-            if let Some((rule, empty)) = self.carried[id as usize]
-                .as_ref()
-                .and_then(|c| c.withheld.as_ref())
-            {
-                // A placeholder sent before, trimmed again under a policy
-                // that no longer sees why: it stays a placeholder.
-                out.attributes.insert(
-                    notice::WITHHELD.into(),
-                    json!({"rule": rule, "empty": empty}),
-                );
-            }
-            if let Some(blocks) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
-                out.attributes.insert(
-                    notice::CUT.into(),
-                    json!({"reason": "budget", "blocks": blocks}),
-                );
-            }
-            self.full[id as usize] = Some(Box::new(Prepared {
-                element: out,
-                redactions: redactor.counts,
-            }));
-        }
-        self.full[id as usize].as_ref().expect("prepared")
-    }
-
-    fn prepared_skeleton(&mut self, id: NodeId) -> &Prepared<'a> {
-        if self.skeleton[id as usize].is_none() {
-            let element = self.tree.node(id).element;
-            let mut redactor = Redactor::new(&self.plan.redact);
-            let out = skeleton_of(element, &mut redactor);
-            self.skeleton[id as usize] = Some(Box::new(Prepared {
-                element: out,
-                redactions: redactor.counts,
-            }));
-        }
-        self.skeleton[id as usize].as_ref().expect("prepared")
-    }
-
-    /// One element as sent in `mode`, without children or omitted notice.
-    fn element(&mut self, id: NodeId, mode: Mode) -> Element<'a> {
-        match mode {
-            Mode::Skeleton => self.prepared_skeleton(id).element.clone(),
-            Mode::Full { cut: None } => self.prepared_full(id).element.clone(),
-            Mode::Full { cut: Some(cut) } => {
-                let mut element = self.prepared_full(id).element.clone();
-                cut_content(&mut element, cut);
-                element
-            }
-            Mode::Placeholder => {
-                let source = self.tree.node(id).element;
-                let mut out = Element::new(source.id.clone(), source.role.clone());
-                out.subrole = source.subrole.clone();
-                copy_states(source, &mut out);
-                // A placeholder trimmed again keeps what it said: the second
-                // pass cannot see the title or content that decided it.
-                let carried = self.carried[id as usize]
-                    .as_ref()
-                    .and_then(|c| c.withheld.as_ref());
-                let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
-                    (Some((rule, empty)), _) => (rule.clone(), *empty),
-                    (None, Fate::Masked(rule) | Fate::Denied(rule)) => {
-                        (rule.to_string(), is_empty(source))
-                    }
-                    (None, _) => ("mask".to_string(), is_empty(source)),
-                };
-                out.attributes.insert(
-                    notice::WITHHELD.into(),
-                    json!({"rule": rule, "empty": empty}),
-                );
-                out
-            }
-        }
-    }
-
-    /// The output answer for a state, built bottom-up without recursion;
-    /// with omitted notices unless `notices` is false.
-    fn build(&mut self, state: &[Option<Mode>], notices: bool) -> Answer<'a> {
-        let n = self.tree.len();
-        let mut children: Vec<Vec<Element>> = (0..n).map(|_| Vec::new()).collect();
-        let mut root = None;
-        for at in (0..n).rev() {
-            let Some(mode) = state[at] else { continue };
-            let id = at as NodeId;
-            let mut element = self.element(id, mode);
-            let mut mine = std::mem::take(&mut children[at]);
-            mine.reverse();
-            element.children = mine.into();
-            if notices && mode != Mode::Placeholder {
-                let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
-                for child in self.tree.children(id) {
-                    if state[child as usize].is_none() {
-                        *reasons
-                            .entry(self.selection.unsent[child as usize].to_string())
-                            .or_default() += 1;
-                    }
-                }
-                self.merge_carried(id, &mut reasons);
-                if !reasons.is_empty() {
-                    element
-                        .attributes
-                        .insert(notice::OMITTED.into(), omitted_notice(&reasons));
-                }
-            }
-            match self.tree.node(id).parent {
-                Some(parent) => children[parent as usize].push(element),
-                None => root = Some(element),
-            }
-        }
-        Answer {
-            protocol: self.answer.protocol.clone(),
-            instance: self.answer.instance.clone(),
-            root: root.expect("the root is always sent"),
-        }
+/// The bytes of an element's own strings in `mode` (id, subrole, title;
+/// whole, its text too): what its rendering holds at least, before
+/// redaction. Cheap: nothing is serialized.
+fn raw_bytes(element: &Element<'_>, mode: Mode) -> usize {
+    let own = element.id.len() + element.subrole.as_deref().map_or(0, str::len);
+    match mode {
+        // Title, url and content.
+        Mode::Full { .. } => own + crate::model::text_bytes(element),
+        _ => own + element.title.as_deref().map_or(0, str::len),
     }
 }
 
@@ -1038,207 +857,6 @@ fn add(tree: &Tree<'_, '_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) 
             break;
         }
         state[a as usize] = Some(Mode::Skeleton);
-    }
-}
-
-/// An element's skeleton: id, role, subrole, redacted title and states.
-fn skeleton_of<'a>(element: &Element<'a>, redactor: &mut Redactor<'_>) -> Element<'a> {
-    let mut out = Element::new(element.id.clone(), element.role.clone());
-    out.subrole = element.subrole.clone();
-    out.title = element.title.clone().map(|mut t| {
-        redactor.cow(&mut t);
-        t
-    });
-    copy_states(element, &mut out);
-    out
-}
-
-fn copy_states(from: &Element<'_>, to: &mut Element<'_>) {
-    to.selected = from.selected;
-    to.focused = from.focused;
-    to.visible = from.visible;
-    to.hovered = from.hovered;
-}
-
-/// Whether a masked element has nothing in it: no content (or only empty
-/// text), no children and no attributes but ctxgate's notices. A title is a
-/// label, not a value. In doubt it is not empty: telling an agent a filled
-/// field is empty misleads it, the other way round only withholds a fact.
-fn is_empty(element: &Element<'_>) -> bool {
-    element.children.is_empty()
-        && element
-            .attributes
-            .keys()
-            .all(|k| k.starts_with(notice::PREFIX))
-        && element.content.iter().all(|c| match &c.block {
-            Block::Text { text } => text.is_empty(),
-            _ => false,
-        })
-}
-
-fn omitted_notice(reasons: &BTreeMap<String, u64>) -> Value {
-    let count = reasons.values().fold(0u64, |sum, &n| sum.saturating_add(n));
-    let reasons: Map<String, Value> = reasons
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::from(*v)))
-        .collect();
-    json!({"children": count, "reasons": reasons})
-}
-
-/// A content block as sent (text blocks aside: they are redacted together,
-/// by [`Redactor::texts`]): every string redacted, and every key of its
-/// extra fields and embedded resource, except the base64 payloads (image and
-/// audio `data`, a resource's `blob`: binary, not text; SECURITY.md lists
-/// them) and the `type` and `mimeType` ctxgate reads.
-fn redact_content<'a>(content: &Content<'a>, redactor: &mut Redactor<'_>) -> Content<'a> {
-    let mut out = content.clone();
-    match &mut out.block {
-        // All of an element's text blocks at once: `Redactor::texts`.
-        Block::Text { .. } => {}
-        Block::ResourceLink { uri, name } => {
-            redactor.cow(uri);
-            redactor.cow(name);
-        }
-        Block::Resource { resource } => {
-            redactor.keys(resource);
-            for (key, value) in resource.iter_mut() {
-                if key != "blob" {
-                    redactor.value(value);
-                }
-            }
-        }
-        // The base64 payload is binary; the MIME type is text like any other.
-        Block::Image { mime_type, .. } | Block::Audio { mime_type, .. } => redactor.cow(mime_type),
-        Block::Other { .. } => {}
-    }
-    if let Some(extra) = out.extra.as_deref_mut() {
-        redactor.keys(extra);
-        for value in extra.values_mut() {
-            redactor.value(value);
-        }
-    }
-    out
-}
-
-/// Keeps at most `cut` bytes of text (at char boundaries) and no other
-/// block, and says so in a notice.
-fn cut_content(element: &mut Element<'_>, cut: usize) {
-    let mut room = cut;
-    let mut changed = 0u64;
-    let mut kept = Vec::new();
-    for mut content in std::mem::take(&mut element.content) {
-        match &mut content.block {
-            Block::Text { text } if room > 0 => {
-                if text.len() > room {
-                    let mut end = room;
-                    while !text.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    match text {
-                        Cow::Borrowed(s) => *s = &s[..end],
-                        Cow::Owned(s) => s.truncate(end),
-                    }
-                    changed += 1;
-                }
-                room -= text.len().min(room);
-                if !text.is_empty() {
-                    kept.push(content);
-                } else {
-                    room = 0;
-                }
-            }
-            _ => changed += 1,
-        }
-    }
-    element.content = kept;
-    if changed > 0 {
-        element.attributes.insert(
-            notice::CUT.into(),
-            json!({"reason": "budget", "blocks": changed}),
-        );
-    }
-}
-
-/// The notices an input element carries, in ctxgate's exact shapes.
-fn carried_notices(element: &Element) -> Option<Carried> {
-    let attributes = &element.attributes;
-    if !attributes.keys().any(|k| k.starts_with(notice::PREFIX)) {
-        return None;
-    }
-    let mut carried = Carried::default();
-    if let Some(Value::Object(omitted)) = attributes.get(notice::OMITTED) {
-        if let (Some(Value::Number(_)), Some(Value::Object(reasons)), 2) = (
-            omitted.get("children"),
-            omitted.get("reasons"),
-            omitted.len(),
-        ) {
-            let whole = |n: &Value| {
-                n.as_u64()
-                    .filter(|_| !n.to_string().contains(['.', 'e', 'E']))
-            };
-            if omitted.get("children").and_then(whole).is_none() {
-                carried.bad_count = true;
-            }
-            for (reason, n) in reasons {
-                match whole(n) {
-                    Some(n) if plain_reason(reason) => {
-                        carried.omitted.insert(reason.clone(), n);
-                    }
-                    Some(_) => {}
-                    None => carried.bad_count = true,
-                }
-            }
-        }
-    }
-    if let Some(Value::Object(cut)) = attributes.get(notice::CUT) {
-        if cut.len() == 2 && cut.get("reason").and_then(Value::as_str) == Some("budget") {
-            carried.cut = cut.get("blocks").and_then(Value::as_u64);
-        }
-    }
-    if let Some(Value::Object(withheld)) = attributes.get(notice::WITHHELD) {
-        let placeholder = element.content.is_empty()
-            && element.children.is_empty()
-            && element.title.is_none()
-            && element.url.is_none();
-        if let (true, 2, Some(Value::String(rule)), Some(Value::Bool(empty))) = (
-            placeholder,
-            withheld.len(),
-            withheld.get("rule"),
-            withheld.get("empty"),
-        ) {
-            if plain_reason(rule) {
-                carried.withheld = Some((rule.clone(), *empty));
-            }
-        }
-    }
-    Some(carried)
-}
-
-/// A reason as ctxgate writes them: `budget`, `scope`, `floor:rule-id` or
-/// `kind:rule-id` (kind `deny`, `mask`, `keep`, `prune`), the rule id as
-/// policies must write it ([`crate::policy::is_rule_id`]). A provider's word
-/// of any other shape is not carried: it could hold any text.
-fn plain_reason(reason: &str) -> bool {
-    if matches!(reason, "budget" | "scope") {
-        return true;
-    }
-    match reason.split_once(':') {
-        Some(("deny" | "mask" | "keep" | "prune", id)) => crate::policy::is_rule_id(id),
-        Some(("floor", _)) => crate::policy::is_rule_id(reason),
-        _ => false,
-    }
-}
-
-/// Drops carried reason words a redaction pattern matches: a word of rule-id
-/// shape can still be a token (`deny:xoxb-…`), and notices are not rewritten.
-fn redact_carried(carried: &mut Carried, redactor: &mut Redactor<'_>) {
-    carried
-        .omitted
-        .retain(|reason, _| matches!(redactor.text(reason), Cow::Borrowed(_)));
-    if let Some((rule, _)) = &carried.withheld {
-        if matches!(redactor.text(rule), Cow::Owned(_)) {
-            carried.withheld = None;
-        }
     }
 }
 

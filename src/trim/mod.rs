@@ -236,10 +236,12 @@ pub(crate) fn trim_checked<'a>(
 
 /// For the fitter's property tests, not a stable API: trims like
 /// [`trim_with`] (without the conformance check) and says how many
-/// candidates of the fill order were sent whole (`None` when no prefix fit,
-/// the request failed, or no budget applied), with (when `sizes`) the size
-/// in the first budget's unit of the mandatory part plus the first k
-/// candidates, for every k.
+/// candidates of the fill order were sent as the largest fitting prefix
+/// (`None` when no prefix fit, the request failed, or no budget applied),
+/// with (when `sizes`) the size in the first budget's unit of the
+/// mandatory part plus the first k candidates with compact notices, for
+/// every k, and of all of them with the notices sent when all fit (full
+/// ones unless the input carries compact ones).
 // Its callees in `fill` exist for it alone; without `internals` nothing
 // calls it, and building it keeps them checked.
 #[cfg_attr(
@@ -256,7 +258,7 @@ pub fn fill_prefixes(
     decider: &mut dyn Decider,
     limits: &Limits,
     sizes: bool,
-) -> Result<(Option<usize>, Vec<usize>)> {
+) -> Result<(Option<usize>, Vec<usize>, usize)> {
     let tree = Tree::new(&answer.root);
     let deadline = request.deadline();
     let decisions = decide_all(&tree, plan, decider, limits.max_projections, &deadline)?;
@@ -265,7 +267,7 @@ pub fn fill_prefixes(
         .map(|b| b.0)
         .collect();
     let Some(&first) = budgets.first() else {
-        return Ok((None, Vec::new()));
+        return Ok((None, Vec::new(), 0));
     };
     let selection = select::select(
         &tree,
@@ -277,11 +279,11 @@ pub fn fill_prefixes(
         fill::Filler::new(answer, &tree, &selection, plan, request.format, budgets)
     };
     let prefix = filler(budgets.clone()).fill().ok().and_then(|f| f.prefix);
-    let sizes = match sizes {
+    let (sizes, whole) = match sizes {
         true => filler(budgets).prefix_sizes(first)?,
-        false => Vec::new(),
+        false => (Vec::new(), 0),
     };
-    Ok((prefix, sizes))
+    Ok((prefix, sizes, whole))
 }
 
 /// The budgets that apply: the policy's, and the request's, which can only
@@ -601,6 +603,7 @@ fn report<'a>(
     let mut outcomes: BTreeMap<Outcome, usize> = BTreeMap::new();
     let mut rules: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     let mut dropped = 0;
+    let budget_rule: Arc<str> = Arc::from("budget");
     for (at, node) in tree.nodes().iter().enumerate() {
         dropped += node
             .element
@@ -608,7 +611,9 @@ fn report<'a>(
             .keys()
             .filter(|k| {
                 k.starts_with(notice::PREFIX)
-                    && ![notice::OMITTED, notice::CUT, notice::WITHHELD].contains(&k.as_str())
+                    && (![notice::OMITTED, notice::CUT, notice::WITHHELD].contains(&k.as_str())
+                        // The bare notice is carried on the root only.
+                        && (k.as_str() != notice::BARE || at != 0))
             })
             .count();
         let fate = &selection.fates[at];
@@ -638,6 +643,14 @@ fn report<'a>(
             }
             (Some(Mode::Skeleton), Fate::Kept(rule)) => {
                 (Outcome::Skeleton, Some(rule.clone()), false)
+            }
+            // Kept, but the budget could only hold its placeholder.
+            (Some(Mode::Placeholder), Fate::Kept(_)) => {
+                (Outcome::Placeholder, Some(budget_rule.clone()), false)
+            }
+            // Kept, its title cut and its content left out to fit.
+            (Some(Mode::Bare { .. }), Fate::Kept(rule)) => {
+                (Outcome::Cut, Some(rule.clone()), false)
             }
             (Some(_), _) => (Outcome::Skeleton, Some(unsent.clone()), false),
             (None, Fate::InsideDenied(rule)) => (Outcome::Denied, Some(rule.clone()), true),
@@ -875,6 +888,140 @@ mod tests {
             "the tree has more than 3 distinct element projections for the policy to decide (`max_projections`, `--max-projections`)"
         );
     }
+
+    /// A focus path under a row with a 951-byte title, and a selected text
+    /// off the path (kept, like the path).
+    fn long_titled_path() -> Answer<'static> {
+        let json = format!(
+            r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"app","role":"Application","children":[{{"id":"w","role":"Window","focused":true,"children":[{{"id":"row","role":"Row","title":"{}","focused":true,"children":[{{"id":"cell","role":"Cell","title":"Due","focused":true,"content":[{{"type":"text","text":"tomorrow at noon"}}]}}]}},{{"id":"sel","role":"Text","title":"A selected passage of the report","selected":true,"content":[{{"type":"text","text":"{}"}}]}},{{"id":"other","role":"Text","content":[{{"type":"text","text":"more"}}]}}]}}]}}}}"#,
+            "title words ".repeat(79).trim_end(),
+            "selected words ".repeat(20).trim_end()
+        );
+        crate::read_conforming(json.as_bytes(), &Limits::default())
+            .unwrap()
+            .into_owned()
+    }
+
+    fn trim_at(answer: &Answer<'_>, budget: usize) -> Result<Trimmed<'static>> {
+        trim_with(
+            answer,
+            &Request::new("app").budget(Budget::Bytes(budget)),
+            &plan(Scope::App, None),
+            &mut Native(0),
+            "h",
+            &Limits::default(),
+        )
+        .map(Trimmed::into_owned)
+    }
+
+    fn outcome_of(out: &Trimmed<'_>, id: &str) -> Outcome {
+        out.report
+            .decisions
+            .iter()
+            .find(|d| d.id == id)
+            .map(|d| d.outcome)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_path_too_long_for_the_budget_degrades_before_failing() {
+        let answer = long_titled_path();
+        // Whole, the row's title alone outweighs these budgets.
+        let out = trim_at(&answer, 650).unwrap();
+        assert!(out.rendered.len() <= 650);
+        // The row's title is cut, and said so; the path is whole.
+        let row = &out.answer.root.children[0].children[0];
+        assert_eq!(row.id, "row");
+        assert!(row.title.as_ref().unwrap().len() <= SHORT_TITLE_FOR_TESTS);
+        assert_eq!(
+            row.attributes["ctxgate:cut"],
+            serde_json::json!({"reason": "budget", "title": true})
+        );
+        assert_eq!(row.children[0].id, "cell");
+        // Tighter: the kept text off the path is a placeholder, with its notice.
+        let out = trim_at(&answer, 575).unwrap();
+        assert!(out.rendered.len() <= 575, "{}", out.rendered);
+        let sel = out.answer.root.children[0]
+            .children
+            .iter()
+            .find(|e| e.id == "sel")
+            .unwrap();
+        assert_eq!(
+            sel.attributes["ctxgate:withheld"],
+            serde_json::json!({"rule": "budget", "empty": false})
+        );
+        assert!(sel.content.is_empty());
+        assert_eq!(outcome_of(&out, "sel"), Outcome::Placeholder);
+        // The bare path (ids, roles, states, notices) is the least that
+        // works: the error names it exactly.
+        let Err(Error::BudgetUnreachable { needed, .. }) = trim_at(&answer, 100) else {
+            panic!("100 bytes cannot hold the path");
+        };
+        let bare = trim_at(&answer, needed).unwrap();
+        assert_eq!(bare.rendered.len(), needed);
+        assert!(bare.rendered.contains(r#""id":"cell""#));
+        assert!(!bare.rendered.contains("title words"));
+        // One notice, on the root, for the whole bare path: what every
+        // element's cut and omitted notices would say (a placeholder keeps
+        // its own: its rule).
+        assert!(
+            !bare.rendered.contains("ctxgate:omitted"),
+            "{}",
+            bare.rendered
+        );
+        assert!(!bare.rendered.contains("ctxgate:cut"), "{}", bare.rendered);
+        assert_eq!(
+            bare.answer.root.attributes.get("ctxgate:bare"),
+            Some(&serde_json::json!({"cut": 2, "omitted": {"budget": 1}}))
+        );
+        assert!(matches!(
+            trim_at(&answer, needed - 1),
+            Err(Error::BudgetUnreachable { needed: n, .. }) if n == needed
+        ));
+        // A little more room: what the bare path cut grows back (the
+        // path's titles nearest the user first), its notice still the
+        // root's one.
+        let grown = trim_at(&answer, needed + 60).unwrap();
+        assert!(grown.rendered.len() <= needed + 60);
+        assert!(grown.rendered.len() > needed, "{}", grown.rendered);
+        assert!(grown.answer.root.attributes.get("ctxgate:bare").is_some());
+        assert!(!grown.rendered.contains("ctxgate:omitted"));
+        // Trimming a degraded output again changes nothing.
+        for out in [
+            trim_at(&answer, 650).unwrap(),
+            trim_at(&answer, 575).unwrap(),
+            bare,
+            grown,
+        ] {
+            let budget = out.rendered.len();
+            let again = trim_at(&out.answer, budget).unwrap();
+            assert_eq!(again.rendered, out.rendered);
+        }
+    }
+
+    #[test]
+    fn a_provider_s_bare_notice_is_carried_only_on_the_root_with_plain_reasons() {
+        let json = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","attributes":{"ctxgate:bare":{"cut":1,"omitted":{"budget":2,"sk-live secret words":5}}},"children":[{"id":"w","role":"Window","focused":true,"attributes":{"ctxgate:bare":{"cut":9,"omitted":{"budget":9}}}}]}}"#;
+        let answer = crate::read_conforming(json.as_bytes(), &Limits::default())
+            .unwrap()
+            .into_owned();
+        let out = trim_at(&answer, 10_000).unwrap();
+        assert_eq!(
+            out.answer.root.attributes.get("ctxgate:bare"),
+            Some(&serde_json::json!({"cut": 1, "omitted": {"budget": 2}}))
+        );
+        assert!(!out.rendered.contains("secret words"), "{}", out.rendered);
+        assert_eq!(
+            out.rendered.matches("ctxgate:bare").count(),
+            1,
+            "{}",
+            out.rendered
+        );
+        let again = trim_at(&out.answer, 10_000).unwrap();
+        assert_eq!(again.rendered, out.rendered);
+    }
+
+    const SHORT_TITLE_FOR_TESTS: usize = 32;
 
     #[test]
     fn budgets_are_never_exceeded_and_grow_monotonically() {

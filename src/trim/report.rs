@@ -24,7 +24,8 @@ use crate::policy::Scope;
 pub enum Outcome {
     /// Sent whole.
     Sent,
-    /// Sent with its content cut to fit the budget.
+    /// Sent with its content (or, degraded to fit, its title) cut to fit
+    /// the budget.
     Cut,
     /// Sent as a skeleton (id, role, subrole, title, states) because
     /// something inside it was sent.
@@ -39,6 +40,10 @@ pub enum Outcome {
     OutOfScope,
     /// Not sent: no room in the budget.
     Budget,
+    /// Kept by a rule, but sent as a placeholder (id, role, subrole,
+    /// states, a `ctxgate:withheld` notice with rule `budget`): the budget
+    /// could not hold more of it.
+    Placeholder,
 }
 
 /// One element's line in the report.

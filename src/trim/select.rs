@@ -135,12 +135,15 @@ pub fn select(
         pruned_by.push(prune);
     }
 
-    let distance = distances(tree);
+    let rings = rings(tree);
+    let at_user = position(tree) as usize;
     let order_key = |id: &NodeId| {
         let at = *id as usize;
+        let ring = rings[at];
         (
-            std::cmp::Reverse(OrderedPriority(decisions[at].priority)),
-            distance[at],
+            std::cmp::Reverse(OrderedPriority(score(decisions[at].priority, ring))),
+            ring,
+            at.abs_diff(at_user),
             *id,
         )
     };
@@ -184,7 +187,7 @@ pub fn select(
     })
 }
 
-/// Total order on priorities (NaN sorts as 0).
+/// Total order on scores (NaN sorts as 0).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct OrderedPriority(f64);
 
@@ -276,8 +279,29 @@ pub fn position(tree: &Tree<'_, '_>) -> NodeId {
         .unwrap_or(0)
 }
 
-/// Tree distance of every element from the user's position, in one pass.
-fn distances(tree: &Tree<'_, '_>) -> Vec<u32> {
+/// Score points a candidate loses each time its ring plus one doubles
+/// ([`rings`]): `priority − RING_WEIGHT × log2(1 + ring)`.
+pub const RING_WEIGHT: f64 = 20.0;
+
+/// The fill order's score: the policy's priority (NaN as 0) less
+/// [`RING_WEIGHT`] per doubling of `1 + ring`: siblings (ring 0) lose
+/// nothing, P's children 20, ring 3 40, ring 7 60, ring 15 80.
+fn score(priority: f64, ring: u32) -> f64 {
+    let priority = if priority.is_nan() { 0.0 } else { priority };
+    priority - RING_WEIGHT * (1.0 + f64::from(ring)).log2()
+}
+
+/// How near each element is to the user's position P, in rings, in one
+/// pass. With `a` the deepest element of P's path (P and its ancestors)
+/// above or at an element, `k` how many levels `a` is above P and `h` how
+/// many levels the element is below `a`:
+/// - ring 0: P's siblings (`k = 1, h = 1`);
+/// - ring 1: P's children (`k = 0, h = 1`);
+/// - ring k: the other children of the path's elements, the k-th ancestor's
+///   (`h = 1, k ≥ 2`);
+/// - ring k + h: the rest, by tree distance (`h ≥ 2`);
+/// - the path itself: 0.
+pub fn rings(tree: &Tree<'_, '_>) -> Vec<u32> {
     let at = position(tree);
     let mut on_path = vec![false; tree.len()];
     on_path[at as usize] = true;
@@ -298,6 +322,21 @@ fn distances(tree: &Tree<'_, '_>) -> Vec<u32> {
     tree.nodes()
         .iter()
         .zip(&shared)
-        .map(|(node, &s)| node.depth + depth_at - 2 * s)
+        .enumerate()
+        .map(|(i, (node, &s))| {
+            if on_path[i] {
+                return 0;
+            }
+            // An element off the path shares an ancestor above it, so
+            // h ≥ 1; P's depth is at least the shared one.
+            let h = node.depth.saturating_sub(s);
+            let k = depth_at.saturating_sub(s);
+            match (k, h) {
+                (1, 1) => 0,
+                (0, 1) => 1,
+                (k, 1) => k,
+                (k, h) => k + h,
+            }
+        })
         .collect()
 }
