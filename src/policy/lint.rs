@@ -23,7 +23,7 @@ use crate::policy::engine::{compile_with_heads, probe_request, ELEMENT_RULES, RE
 use crate::policy::projection::{field_shapes, Field};
 use crate::policy::recursion::RuleHead;
 use crate::policy::source::{split_regorus_error, PolicyFile};
-use crate::policy::token::{tokenize, Token, TokenKind};
+use crate::policy::token::{skip_brackets, tokenize, Token, TokenKind};
 use crate::policy::Policy;
 
 /// How serious a finding is.
@@ -733,24 +733,6 @@ fn check_attribute_reads(policy: &Policy, reads: &[AttributeRead], findings: &mu
 
 /// An action no policy names: what a host's own word gets.
 const OTHER_ACTION: &str = "ctxgate-probe-other-action";
-
-/// The index after the `]` matching the `[` at `open`.
-fn skip_brackets(tokens: &[Token], open: usize) -> usize {
-    let mut depth = 0;
-    for (k, t) in tokens.iter().enumerate().skip(open) {
-        match t.text.as_str() {
-            "[" if t.kind == TokenKind::Punct => depth += 1,
-            "]" if t.kind == TokenKind::Punct => {
-                depth -= 1;
-                if depth == 0 {
-                    return k + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    tokens.len()
-}
 
 /// String literals used as roles: compared with `….role`, listed after
 /// `….role in`, or given as `"role": "…"` in an object (test inputs).

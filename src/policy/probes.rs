@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::policy::source::PolicyFile;
-use crate::policy::token::{tokenize, Token, TokenKind};
+use crate::policy::token::{matching_bracket, tokenize, Token, TokenKind};
 use crate::policy::{ElementInput, Role};
 
 /// The actions the tools probe, narrowest first.
@@ -192,25 +192,10 @@ fn compared_literals(tokens: &[Token], suffix: &[&str]) -> Vec<String> {
                         m += 2;
                     } else if m + 1 < tokens.len() && tokens[m + 1].text == "[" {
                         // `input.inside[0].subrole`: past the index.
-                        let mut depth = 0;
-                        let mut n = m + 1;
-                        while n < tokens.len() {
-                            match tokens[n].text.as_str() {
-                                "[" => depth += 1,
-                                "]" => {
-                                    depth -= 1;
-                                    if depth == 0 {
-                                        break;
-                                    }
-                                }
-                                _ => {}
-                            }
-                            n += 1;
-                        }
-                        if n >= tokens.len() {
+                        let Some(close) = matching_bracket(tokens, m + 1) else {
                             break;
-                        }
-                        m = n;
+                        };
+                        m = close;
                     } else {
                         break;
                     }

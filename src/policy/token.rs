@@ -126,3 +126,26 @@ pub(crate) fn tokenize(source: &str) -> Vec<Token> {
     }
     tokens
 }
+
+/// The index of the `]` matching the `[` at `open`, if it is closed.
+pub(crate) fn matching_bracket(tokens: &[Token], open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, t) in tokens.iter().enumerate().skip(open) {
+        match t.text.as_str() {
+            "[" if t.kind == TokenKind::Punct => depth += 1,
+            "]" if t.kind == TokenKind::Punct => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The index after the `]` matching the `[` at `open`, or the end.
+pub(crate) fn skip_brackets(tokens: &[Token], open: usize) -> usize {
+    matching_bracket(tokens, open).map_or(tokens.len(), |close| close + 1)
+}
