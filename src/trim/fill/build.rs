@@ -188,10 +188,11 @@ pub(super) fn carried_notices(element: &Element) -> Option<Carried> {
                 title,
             }) if reason == "budget" => carried.cut = Some((blocks, title)),
             Read::Notice(Notice::Withheld { rule, empty }) => {
-                let placeholder = element.content.is_empty()
-                    && element.children.is_empty()
-                    && element.title.is_none()
-                    && element.url.is_none();
+                // A placeholder has nothing of its own; it can have
+                // children (a selected or focused descendant is sent under
+                // it), so trimming it again keeps it a placeholder.
+                let placeholder =
+                    element.content.is_empty() && element.title.is_none() && element.url.is_none();
                 if placeholder && plain_reason(&rule) {
                     carried.withheld = Some((rule, empty));
                 }
