@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::Answer;
 use crate::policy::Policy;
-use crate::trim::{request_input, trim_checked, Request, Trimmed};
+use crate::trim::{request_input, trim_checked, Counts, Request, Trimmed};
 
 /// A compiled policy and the limits on what is read.
 #[derive(Clone)]
@@ -76,7 +76,22 @@ impl Gate {
         // Shape problems found while reading are reported with the tree's
         // own findings, all at once.
         let answer = read_checked(bytes, &self.limits, Some(&deadline))?.into_conforming()?;
-        self.trim_conforming(&answer, request, &deadline)
+        self.trim_conforming(&answer, request, &deadline, Counts::Exact)
+    }
+
+    /// [`Gate::trim_bytes`] for a caller that never shows the report
+    /// (`ctxgate trim` without `--report` or `--json`): a token budget the
+    /// output cannot exceed is not counted ([`Counts::Binding`]), so a
+    /// byte budget under the policy's token budget loads no vocabulary.
+    #[cfg(feature = "cli")]
+    pub(crate) fn trim_bytes_unreported<'a>(
+        &self,
+        bytes: &'a [u8],
+        request: &Request,
+    ) -> Result<Trimmed<'a>> {
+        let deadline = request.deadline();
+        let answer = read_checked(bytes, &self.limits, Some(&deadline))?.into_conforming()?;
+        self.trim_conforming(&answer, request, &deadline, Counts::Binding)
     }
 
     /// Trims an answer the host already holds. It is checked first: an
@@ -85,7 +100,7 @@ impl Gate {
     pub fn trim<'a>(&self, answer: &Answer<'a>, request: &Request) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
         require_conforming(answer)?;
-        self.trim_conforming(answer, request, &deadline)
+        self.trim_conforming(answer, request, &deadline, Counts::Exact)
     }
 
     /// Trims an answer that was checked and conforms.
@@ -94,6 +109,7 @@ impl Gate {
         answer: &Answer<'a>,
         request: &Request,
         deadline: &Deadline,
+        counts: Counts,
     ) -> Result<Trimmed<'a>> {
         deadline.check(Stage::Check)?;
         let input = request_input(answer, request);
@@ -110,6 +126,7 @@ impl Gate {
             self.policy.hash(),
             &self.limits,
             deadline,
+            counts,
         )
     }
 }

@@ -88,8 +88,16 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
             "`--report -` would mix the report into standard output with what may be sent; name a file, or use `--json` for both in one object",
         ));
     }
-    // The token vocabulary loads while the policy compiles and the input is read.
-    let warm = std::thread::spawn(crate::Gate::warm_up_tokens);
+    // The report's budgets are counted exactly only when it is shown; a
+    // token budget the output cannot exceed is otherwise left uncounted.
+    let reported = args.report.is_some() || args.json;
+    // The token vocabulary loads while the policy compiles and the input
+    // is read, when a token budget may be counted: the request's, or the
+    // policy's when the request sets none (or the report counts it). A
+    // byte budget loads it only if the output has more bytes than the
+    // policy's token limit (then it is counted on the first probe).
+    let warm = (args.max_bytes.is_none() || reported)
+        .then(|| std::thread::spawn(crate::Gate::warm_up_tokens));
     let gate = super::policy::gate(&args.policy)?.with_limits(args.limits.limits());
     let bytes = read_input(args.file.as_deref())?;
     let mut request = Request::new(args.action.clone()).format(match args.format {
@@ -107,8 +115,13 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
         (_, Some(n)) => request = request.budget(Budget::Bytes(n)),
         _ => {}
     }
-    let _ = warm.join();
-    let trimmed = gate.trim_bytes(&bytes, &request)?;
+    if let Some(warm) = warm {
+        let _ = warm.join();
+    }
+    let trimmed = match reported {
+        true => gate.trim_bytes(&bytes, &request)?,
+        false => gate.trim_bytes_unreported(&bytes, &request)?,
+    };
     for warning in &trimmed.report.warnings {
         eprintln!("warning: {warning}");
     }

@@ -150,7 +150,21 @@ pub fn trim_with<'a>(
         policy_hash,
         limits,
         &deadline,
+        Counts::Exact,
     )
+}
+
+/// What the report's budgets count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counts {
+    /// Every budget's `used`, exactly (what the library reports).
+    Exact,
+    /// A token budget the output cannot exceed (no more bytes than its
+    /// limit) is not counted: its `used` is the output's bytes, an upper
+    /// bound. For callers that never show the report (`ctxgate trim`
+    /// without `--report` or `--json`), so a byte budget loads no token
+    /// vocabulary.
+    Binding,
 }
 
 /// [`trim_with`] for an answer already checked, within `deadline`.
@@ -162,6 +176,7 @@ pub(crate) fn trim_checked<'a>(
     policy_hash: &str,
     limits: &Limits,
     deadline: &Deadline,
+    counts: Counts,
 ) -> Result<Trimmed<'a>> {
     let tree = Tree::new(&answer.root);
     let span = tracing::info_span!("trim", elements = tree.len(), action = %request.action.name);
@@ -202,6 +217,10 @@ pub(crate) fn trim_checked<'a>(
             budgets.iter().map(|b| b.0).collect(),
         )
         .within(*deadline);
+        let filler = match counts {
+            Counts::Exact => filler,
+            Counts::Binding => filler.without_unbound_counts(),
+        };
         let filled = filler.fill()?;
         tracing::debug!(
             probes = filled.probes,
@@ -826,6 +845,7 @@ mod tests {
             "h",
             &Limits::default(),
             &deadline,
+            Counts::Exact,
         )
     }
 
