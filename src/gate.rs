@@ -79,19 +79,26 @@ impl Gate {
         self.trim_conforming(&answer, request, &deadline, Counts::Exact)
     }
 
-    /// [`Gate::trim_bytes`] for a caller that never shows the report
-    /// (`ctxgate trim` without `--report` or `--json`): a token budget the
-    /// output cannot exceed is not counted ([`Counts::Binding`]), so a
-    /// byte budget under the policy's token budget loads no vocabulary.
+    /// [`Gate::trim_bytes`] for `ctxgate trim`, a process that exits after
+    /// this one request: `counts` says whether the report's budgets are all
+    /// counted ([`Counts::Exact`], when the report is shown) or a token
+    /// budget the output cannot exceed is left uncounted
+    /// ([`Counts::Binding`]: a byte budget under the policy's token budget
+    /// then loads no vocabulary). The tree read from `bytes` is not freed
+    /// (the output borrows only `bytes`): freeing a large tree element by
+    /// element is ~10% of a request, and the process is about to exit.
     #[cfg(feature = "cli")]
-    pub(crate) fn trim_bytes_unreported<'a>(
+    pub(crate) fn trim_bytes_once<'a>(
         &self,
         bytes: &'a [u8],
         request: &Request,
+        counts: Counts,
     ) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
         let answer = read_checked(bytes, &self.limits, Some(&deadline))?.into_conforming()?;
-        self.trim_conforming(&answer, request, &deadline, Counts::Binding)
+        let trimmed = self.trim_conforming(&answer, request, &deadline, counts);
+        std::mem::forget(answer);
+        trimmed
     }
 
     /// Trims an answer the host already holds. It is checked first: an
