@@ -28,7 +28,12 @@ fn thread_counters() -> (f64, u64) {
     // the 14th and 15th fields of the line, in clock ticks (100 per second).
     let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     let cpu = (ticks(11) + ticks(12)) as f64 / 100.0;
     let status = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
     let switches = status
@@ -53,7 +58,9 @@ fn round(gate: &Gate, bytes: &[u8], request: &Request, threads: usize, requests:
                 s.spawn(|| {
                     let (cpu0, sw0) = thread_counters();
                     for _ in 0..requests {
-                        let out = gate.trim_bytes(bytes, request).expect("the request succeeds");
+                        let out = gate
+                            .trim_bytes(bytes, request)
+                            .expect("the request succeeds");
                         std::hint::black_box(&out);
                     }
                     let (cpu1, sw1) = thread_counters();

@@ -164,10 +164,15 @@ pub(crate) enum Counts {
     /// bound. For callers that never show the report (`ctxgate trim`
     /// without `--report` or `--json`), so a byte budget loads no token
     /// vocabulary.
+    #[cfg_attr(
+        not(any(feature = "cli", test)),
+        allow(dead_code, reason = "only the CLI asks for it")
+    )]
     Binding,
 }
 
 /// [`trim_with`] for an answer already checked, within `deadline`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn trim_checked<'a>(
     answer: &Answer<'a>,
     request: &Request,
@@ -785,6 +790,42 @@ mod tests {
             title_patterns: vec![],
             element_attributes: vec![],
         }
+    }
+
+    /// A token budget the output cannot exceed: counted exactly for the
+    /// report, left at the output's bytes (an upper bound) when the report
+    /// is not shown; the output is the same either way.
+    #[cfg(feature = "tokens")]
+    #[test]
+    fn a_token_budget_that_cannot_bind_is_counted_only_for_a_shown_report() {
+        let answer = notes();
+        let request = Request::new("app").budget(Budget::Bytes(600));
+        let plan = plan(Scope::App, Some(Budget::Tokens(8_000)));
+        let run = |counts| {
+            trim_checked(
+                &answer,
+                &request,
+                &plan,
+                &mut Native(0),
+                "h",
+                &Limits::default(),
+                &request.deadline(),
+                counts,
+            )
+            .unwrap()
+        };
+        let (exact, binding) = (run(Counts::Exact), run(Counts::Binding));
+        assert_eq!(exact.rendered, binding.rendered);
+        let used = |t: &Trimmed<'_>| -> Vec<(&str, usize)> {
+            t.report.budgets.iter().map(|b| (b.unit, b.used)).collect()
+        };
+        let bytes = exact.rendered.len();
+        let tokens = crate::tokens::Meter::default()
+            .measure(&exact.rendered, Budget::Tokens(8_000))
+            .unwrap();
+        assert!(tokens < bytes, "{tokens} tokens in {bytes} bytes");
+        assert_eq!(used(&exact), [("tokens", tokens), ("bytes", bytes)]);
+        assert_eq!(used(&binding), [("tokens", bytes), ("bytes", bytes)]);
     }
 
     fn notes() -> Answer<'static> {
