@@ -129,6 +129,11 @@ pub struct Filler<'f, 'a> {
     ///
     /// [`Notice::Bare`]: crate::render::notice::Notice::Bare
     bare: bool,
+    /// Whether [`Filler::finish`] counts a token budget the output cannot
+    /// exceed (no more bytes than the limit: a token is at least a byte).
+    /// Off only where the report is never shown (`ctxgate trim` without
+    /// `--report` or `--json`), so that no vocabulary is loaded for it.
+    count_unbound: bool,
 }
 
 impl<'f, 'a> Filler<'f, 'a> {
@@ -169,7 +174,15 @@ impl<'f, 'a> Filler<'f, 'a> {
             deadline: None,
             compact,
             bare: false,
+            count_unbound: true,
         }
+    }
+
+    /// Leaves a token budget the output cannot exceed uncounted: its
+    /// `used` is then the output's bytes, an upper bound of its tokens.
+    pub fn without_unbound_counts(mut self) -> Filler<'f, 'a> {
+        self.count_unbound = false;
+        self
     }
 
     /// Checks `deadline` before every rendering it measures.
@@ -793,6 +806,9 @@ impl<'f, 'a> Filler<'f, 'a> {
         for (&budget, size) in self.budgets.iter().zip(sizes) {
             let size = match size {
                 Some(size) => size,
+                None if !self.count_unbound && rendered.len() <= tokens::limit(budget) => {
+                    rendered.len()
+                }
                 None => self.meter.measure(&rendered, budget)?,
             };
             if size > tokens::limit(budget) {

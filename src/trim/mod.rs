@@ -150,10 +150,29 @@ pub fn trim_with<'a>(
         policy_hash,
         limits,
         &deadline,
+        Counts::Exact,
     )
 }
 
+/// What the report's budgets count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counts {
+    /// Every budget's `used`, exactly (what the library reports).
+    Exact,
+    /// A token budget the output cannot exceed (no more bytes than its
+    /// limit) is not counted: its `used` is the output's bytes, an upper
+    /// bound. For callers that never show the report (`ctxgate trim`
+    /// without `--report` or `--json`), so a byte budget loads no token
+    /// vocabulary.
+    #[cfg_attr(
+        not(any(feature = "cli", test)),
+        allow(dead_code, reason = "only the CLI asks for it")
+    )]
+    Binding,
+}
+
 /// [`trim_with`] for an answer already checked, within `deadline`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn trim_checked<'a>(
     answer: &Answer<'a>,
     request: &Request,
@@ -162,6 +181,7 @@ pub(crate) fn trim_checked<'a>(
     policy_hash: &str,
     limits: &Limits,
     deadline: &Deadline,
+    counts: Counts,
 ) -> Result<Trimmed<'a>> {
     let tree = Tree::new(&answer.root);
     let span = tracing::info_span!("trim", elements = tree.len(), action = %request.action.name);
@@ -202,6 +222,10 @@ pub(crate) fn trim_checked<'a>(
             budgets.iter().map(|b| b.0).collect(),
         )
         .within(*deadline);
+        let filler = match counts {
+            Counts::Exact => filler,
+            Counts::Binding => filler.without_unbound_counts(),
+        };
         let filled = filler.fill()?;
         tracing::debug!(
             probes = filled.probes,
@@ -768,6 +792,42 @@ mod tests {
         }
     }
 
+    /// A token budget the output cannot exceed: counted exactly for the
+    /// report, left at the output's bytes (an upper bound) when the report
+    /// is not shown; the output is the same either way.
+    #[cfg(feature = "tokens")]
+    #[test]
+    fn a_token_budget_that_cannot_bind_is_counted_only_for_a_shown_report() {
+        let answer = notes();
+        let request = Request::new("app").budget(Budget::Bytes(600));
+        let plan = plan(Scope::App, Some(Budget::Tokens(8_000)));
+        let run = |counts| {
+            trim_checked(
+                &answer,
+                &request,
+                &plan,
+                &mut Native(0),
+                "h",
+                &Limits::default(),
+                &request.deadline(),
+                counts,
+            )
+            .unwrap()
+        };
+        let (exact, binding) = (run(Counts::Exact), run(Counts::Binding));
+        assert_eq!(exact.rendered, binding.rendered);
+        let used = |t: &Trimmed<'_>| -> Vec<(&str, usize)> {
+            t.report.budgets.iter().map(|b| (b.unit, b.used)).collect()
+        };
+        let bytes = exact.rendered.len();
+        let tokens = crate::tokens::Meter::default()
+            .measure(&exact.rendered, Budget::Tokens(8_000))
+            .unwrap();
+        assert!(tokens < bytes, "{tokens} tokens in {bytes} bytes");
+        assert_eq!(used(&exact), [("tokens", tokens), ("bytes", bytes)]);
+        assert_eq!(used(&binding), [("tokens", bytes), ("bytes", bytes)]);
+    }
+
     fn notes() -> Answer<'static> {
         let bytes =
             std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/notes.json")).unwrap();
@@ -826,6 +886,7 @@ mod tests {
             "h",
             &Limits::default(),
             &deadline,
+            Counts::Exact,
         )
     }
 
