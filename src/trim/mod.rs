@@ -604,6 +604,7 @@ fn report<'a>(
     let mut rules: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     let mut dropped = 0;
     let budget_rule: Arc<str> = Arc::from("budget");
+    let mut reasons = Reasons::new();
     for (at, node) in tree.nodes().iter().enumerate() {
         dropped += node
             .element
@@ -680,11 +681,20 @@ fn report<'a>(
                 }
             }
         }
+        // Outside the scope, and not sent whole for it (a kept element is
+        // sent whatever the scope).
+        let scope_too = !selection.in_scope[at]
+            && !matches!(fate, Fate::Kept(_))
+            && !matches!(outcome, Outcome::Sent | Outcome::Cut);
+        let reasons = reasons.of(rule.as_ref(), &selection.own[at], scope_too);
         decisions.push(ElementReport {
             id: node.element.id.clone(),
+            role: node.element.role.clone(),
+            subrole: node.element.subrole.clone(),
             outcome,
             rule,
             inherited,
+            reasons,
         });
     }
     let redactions = plan
@@ -722,6 +732,63 @@ fn report<'a>(
         redactions,
         reserved_attributes_dropped: dropped,
         decisions,
+    }
+}
+
+/// Builds each element's `reasons`, sharing one list between the elements
+/// that have the same (most do: one per projection, or one rule alone).
+struct Reasons {
+    none: Arc<[Arc<str>]>,
+    /// `[rule]`, per rule (by the rule's allocation: labels are shared).
+    alone: HashMap<*const str, Arc<[Arc<str>]>>,
+    scope: Arc<str>,
+}
+
+impl Reasons {
+    fn new() -> Reasons {
+        Reasons {
+            none: Arc::from([]),
+            alone: HashMap::new(),
+            scope: Arc::from("scope"),
+        }
+    }
+
+    /// The deciding rule first, then the element's own rules, then `scope`.
+    fn of(
+        &mut self,
+        rule: Option<&Arc<str>>,
+        own: &Arc<[Arc<str>]>,
+        scope_too: bool,
+    ) -> Arc<[Arc<str>]> {
+        let scope_listed = |list: &[Arc<str>]| list.iter().any(|r| **r == *self.scope);
+        let own_first = match (rule, own.first()) {
+            (None, _) => true,
+            (Some(rule), Some(first)) => rule == first,
+            (Some(_), None) => false,
+        };
+        if own_first && (!scope_too || scope_listed(own)) {
+            return if own.is_empty() {
+                self.none.clone()
+            } else {
+                own.clone()
+            };
+        }
+        if let (Some(rule), true) = (rule, own.is_empty()) {
+            if !scope_too || **rule == *self.scope {
+                return self
+                    .alone
+                    .entry(Arc::as_ptr(rule))
+                    .or_insert_with(|| Arc::from([rule.clone()]))
+                    .clone();
+            }
+        }
+        let mut list: Vec<Arc<str>> = Vec::with_capacity(own.len() + 2);
+        list.extend(rule.cloned());
+        list.extend(own.iter().filter(|r| Some(*r) != rule).cloned());
+        if scope_too && !scope_listed(&list) {
+            list.push(self.scope.clone());
+        }
+        list.into()
     }
 }
 
