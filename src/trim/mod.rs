@@ -18,7 +18,7 @@ use foldhash::{HashMap, HashMapExt};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::model::{Answer, Role, Tree};
+use crate::model::{Answer, NodeId, Role, Tree};
 use crate::policy::{
     Action, Budget, Decision, ElementInput, Floor, Inside, RequestInput, RequestPlan,
 };
@@ -100,6 +100,10 @@ pub struct Trimmed<'a> {
     pub rendered: String,
     /// What was sent, withheld and why.
     pub report: Report<'a>,
+    /// Replacements per redaction pattern id for each sent element that
+    /// had any, by its position in the input's document order (`ctxgate
+    /// explain`'s per-element counts; the report has the totals).
+    pub(crate) redacted: Vec<(NodeId, Vec<(Arc<str>, usize)>)>,
 }
 
 impl Trimmed<'_> {
@@ -112,6 +116,7 @@ impl Trimmed<'_> {
             answer: self.answer.into_owned(),
             rendered: self.rendered,
             report: self.report.into_owned(),
+            redacted: self.redacted,
         }
     }
 }
@@ -227,10 +232,25 @@ pub(crate) fn trim_checked<'a>(
         evaluations = report.evaluations,
         "trimmed"
     );
+    let ids: Vec<Arc<str>> = plan.redact.iter().map(|r| Arc::from(&*r.id)).collect();
+    let redacted = filled
+        .redacted
+        .into_iter()
+        .map(|(at, counts)| {
+            let counts = ids
+                .iter()
+                .zip(counts)
+                .filter(|(_, n)| *n > 0)
+                .map(|(id, n)| (id.clone(), n))
+                .collect();
+            (at, counts)
+        })
+        .collect();
     Ok(Trimmed {
         answer: filled.answer,
         rendered: filled.rendered,
         report,
+        redacted,
     })
 }
 
