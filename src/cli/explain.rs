@@ -503,7 +503,12 @@ pub(crate) fn text(x: &Explanation<'_>) -> String {
             let _ = write!(out, " [{}]", states.join(" "));
         }
         let _ = write!(out, " → {}", word(e.outcome));
-        if let Some(rule) = e.rule {
+        // `budget by budget`, `out_of_scope by scope`: the outcome says it.
+        let said = matches!(
+            (e.outcome, e.rule),
+            (Outcome::Budget, Some("budget")) | (Outcome::OutOfScope, Some("scope"))
+        );
+        if let Some(rule) = e.rule.filter(|_| !said) {
             let _ = write!(out, " by {}", crate::render::visible(rule));
             if e.inherited {
                 out.push_str(" (inherited)");
