@@ -180,6 +180,8 @@ fn the_html_page_renders_in_chromium_with_the_report_s_totals_and_nothing_withhe
         &["--action", "app", "--max-tokens", "400"],
     ];
     let mut seen_outcomes = std::collections::BTreeSet::new();
+    let fetches = regex::Regex::new(r#"<[a-zA-Z][^>]*\s(?:src|href)\s*="#).unwrap();
+    let tree_entry = regex::Regex::new(r#"<li class="o-\w+" data-outcome="(\w+)""#).unwrap();
     for (run, request) in requests.iter().enumerate() {
         let report_file = dir.join(format!("report-{run}.json"));
         let mut args = vec!["trim", tree_arg];
@@ -207,9 +209,7 @@ fn the_html_page_renders_in_chromium_with_the_report_s_totals_and_nothing_withhe
         let page_source = String::from_utf8(explain.stdout).unwrap();
         // Self-contained: nothing to fetch, scripts and styles allowed by hash only.
         assert!(page_source.contains("default-src 'none'"));
-        assert!(!regex::Regex::new(r#"<[a-zA-Z][^>]*\s(?:src|href)\s*="#)
-            .unwrap()
-            .is_match(&page_source));
+        assert!(!fetches.is_match(&page_source));
         let page = dir.join(format!("page-{run}.html"));
         std::fs::write(&page, &page_source).unwrap();
 
@@ -223,8 +223,7 @@ fn the_html_page_renders_in_chromium_with_the_report_s_totals_and_nothing_withhe
         let reported = pairs(&dom, r#"data-report="(\w+)">(\d+)<"#);
         let shown = pairs(&dom, r#"data-shown="(\w+)">(\d+)<"#);
         let in_tree: BTreeMap<String, usize> =
-            regex::Regex::new(r#"<li class="o-\w+" data-outcome="(\w+)""#)
-                .unwrap()
+            tree_entry
                 .captures_iter(&dom)
                 .fold(BTreeMap::new(), |mut m, c| {
                     *m.entry(c[1].to_string()).or_default() += 1;

@@ -103,8 +103,11 @@ pub struct Trimmed<'a> {
     /// Replacements per redaction pattern id for each sent element that
     /// had any, by its position in the input's document order (`ctxgate
     /// explain`'s per-element counts; the report has the totals).
-    pub(crate) redacted: Vec<(NodeId, Vec<(Arc<str>, usize)>)>,
+    pub(crate) redacted: Vec<(NodeId, Redacted)>,
 }
+
+/// Replacements per redaction pattern id, the patterns with none left out.
+pub(crate) type Redacted = Vec<(Arc<str>, usize)>;
 
 impl Trimmed<'_> {
     /// The same result detached from the input it was trimmed from (the
