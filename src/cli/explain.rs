@@ -601,7 +601,7 @@ summary { cursor: pointer; }
 .b-pruned { background: var(--pruned); }
 .b-out_of_scope { background: var(--out_of_scope); }
 .b-budget { background: var(--budget); }
-.sent .title { font-weight: 600; } .sent .url { color: #2b6cb0; word-break: break-all; }
+q.title { font-weight: 600; } .sent .url { color: #2b6cb0; word-break: break-all; }
 "#;
 
 const JS: &str = r#"
@@ -713,27 +713,23 @@ fn html_line(out: &mut String, e: &Explained<'_>, flat: bool) {
     if flat {
         let _ = write!(out, " <span class=\"depth\">(depth {})</span>", e.depth);
     }
+    if let Some(title) = e.sent.as_ref().and_then(|s| s.title) {
+        out.push_str(" <q class=\"title\">");
+        esc(out, title);
+        out.push_str("</q>");
+    }
 }
 
-/// What was sent of an element, when there is any text to show.
+/// What was sent of an element besides its title (on its line), when there
+/// is any.
 fn html_sent(out: &mut String, e: &Explained<'_>) {
     let Some(sent) = &e.sent else { return };
     let text = sent_text(sent);
     let kinds = block_kinds(sent);
-    if sent.title.is_none()
-        && sent.url.is_none()
-        && text.is_empty()
-        && kinds.is_empty()
-        && sent.attributes.is_empty()
-    {
+    if sent.url.is_none() && text.is_empty() && kinds.is_empty() && sent.attributes.is_empty() {
         return;
     }
     out.push_str("<div class=\"sent\">");
-    if let Some(title) = sent.title {
-        out.push_str("<div class=\"title\">");
-        esc(out, title);
-        out.push_str("</div>");
-    }
     if let Some(url) = sent.url {
         out.push_str("<div class=\"url\">");
         esc(out, url);
@@ -842,7 +838,9 @@ pub(crate) fn html(x: &Explanation<'_>) -> String {
         .iter()
         .filter(|(_, n)| **n > 0)
         .collect();
-    if redacted.is_empty() {
+    if x.totals.redactions.is_empty() {
+        out.push_str("<p id=\"redactions\">None: the policy has no redaction patterns.</p>\n");
+    } else if redacted.is_empty() {
         let _ = writeln!(
             out,
             "<p id=\"redactions\">None: no pattern of the policy's {} matched what was sent.</p>",
