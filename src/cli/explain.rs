@@ -172,6 +172,8 @@ struct Explained<'r> {
     reasons: &'r [Arc<str>],
     /// Replacements per redaction pattern in what was sent of it.
     redactions: BTreeMap<&'r str, usize>,
+    // The attribute names a `strip` rule removed (issue 17) belong here, as
+    // the report's line has them, once that rule is in the report.
     /// What the output holds of it; `null` when it is not in the output.
     sent: Option<Sent<'r>>,
     /// One past the last element of its subtree (its position in document
