@@ -151,19 +151,9 @@ fn load_and_faults_while_the_policy_churns() {
     assert_eq!(hashes.len(), 2);
     std::fs::write(&path, &valid[0]).unwrap();
 
-    // The deadline counts queueing, and 4 clients share 2 cores with a
-    // debug build (and, in CI, other tests): this test is about reloads, so
-    // its requests get a deadline no load reaches.
-    let args = [
-        "--watch",
-        "--timeout",
-        "300s",
-        "--policy",
-        path.to_str().unwrap(),
-    ];
-    let http = Http::start(&args);
+    let http = Http::start(&["--watch", "--policy", path.to_str().unwrap()]);
     // And one on stdio, both started on a valid version.
-    let mut stdio = Stdio::start(&args);
+    let mut stdio = Stdio::start(&["--watch", "--policy", path.to_str().unwrap()]);
     stdio.call(0, "policy", Value::Null);
     let trees: Vec<(String, Value)> = fixtures()
         .into_iter()
