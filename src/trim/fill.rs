@@ -75,6 +75,8 @@ pub struct Filled<'a> {
     pub modes: Vec<Option<Mode>>,
     /// Replacements per redaction pattern, in the output.
     pub redactions: Vec<usize>,
+    /// The same per sent element, for the elements with any (`explain`).
+    pub redacted: Vec<(NodeId, Vec<usize>)>,
     /// Rendered-and-measured probes taken to fit.
     pub probes: usize,
     /// How many candidates of the fill order were sent whole, when a
@@ -822,6 +824,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             used.push(size);
         }
         let mut redactions = vec![0; self.plan.redact.len()];
+        let mut redacted = Vec::new();
         for (at, mode) in state.iter().enumerate() {
             let prepared = match mode {
                 Some(Mode::Full { .. }) => self.full[at].as_ref(),
@@ -832,6 +835,9 @@ impl<'f, 'a> Filler<'f, 'a> {
                 for (total, n) in redactions.iter_mut().zip(&prepared.redactions) {
                     *total += n;
                 }
+                if prepared.redactions.iter().any(|&n| n > 0) {
+                    redacted.push((at as NodeId, prepared.redactions.clone()));
+                }
             }
         }
         let probes = self.probes;
@@ -841,6 +847,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             used,
             modes: state,
             redactions,
+            redacted,
             probes,
             prefix,
         })

@@ -18,7 +18,7 @@ use foldhash::{HashMap, HashMapExt};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::model::{Answer, Role, Tree};
+use crate::model::{Answer, NodeId, Role, Tree};
 use crate::policy::{
     Action, Budget, Decision, ElementInput, Floor, Inside, RequestInput, RequestPlan,
 };
@@ -100,7 +100,14 @@ pub struct Trimmed<'a> {
     pub rendered: String,
     /// What was sent, withheld and why.
     pub report: Report<'a>,
+    /// Replacements per redaction pattern id for each sent element that
+    /// had any, by its position in the input's document order (`ctxgate
+    /// explain`'s per-element counts; the report has the totals).
+    pub(crate) redacted: Vec<(NodeId, Redacted)>,
 }
+
+/// Replacements per redaction pattern id, the patterns with none left out.
+pub(crate) type Redacted = Vec<(Arc<str>, usize)>;
 
 impl Trimmed<'_> {
     /// The same result detached from the input it was trimmed from (the
@@ -112,6 +119,7 @@ impl Trimmed<'_> {
             answer: self.answer.into_owned(),
             rendered: self.rendered,
             report: self.report.into_owned(),
+            redacted: self.redacted,
         }
     }
 }
@@ -251,10 +259,25 @@ pub(crate) fn trim_checked<'a>(
         evaluations = report.evaluations,
         "trimmed"
     );
+    let ids: Vec<Arc<str>> = plan.redact.iter().map(|r| Arc::from(&*r.id)).collect();
+    let redacted = filled
+        .redacted
+        .into_iter()
+        .map(|(at, counts)| {
+            let counts = ids
+                .iter()
+                .zip(counts)
+                .filter(|(_, n)| *n > 0)
+                .map(|(id, n)| (id.clone(), n))
+                .collect();
+            (at, counts)
+        })
+        .collect();
     Ok(Trimmed {
         answer: filled.answer,
         rendered: filled.rendered,
         report,
+        redacted,
     })
 }
 
@@ -628,6 +651,7 @@ fn report<'a>(
     let mut rules: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     let mut dropped = 0;
     let budget_rule: Arc<str> = Arc::from("budget");
+    let mut reasons = Reasons::new();
     for (at, node) in tree.nodes().iter().enumerate() {
         dropped += node
             .element
@@ -704,11 +728,20 @@ fn report<'a>(
                 }
             }
         }
+        // Outside the scope, and not sent whole for it (a kept element is
+        // sent whatever the scope).
+        let scope_too = !selection.in_scope[at]
+            && !matches!(fate, Fate::Kept(_))
+            && !matches!(outcome, Outcome::Sent | Outcome::Cut);
+        let reasons = reasons.of(rule.as_ref(), &selection.own[at], scope_too);
         decisions.push(ElementReport {
             id: node.element.id.clone(),
+            role: node.element.role.clone(),
+            subrole: node.element.subrole.clone(),
             outcome,
             rule,
             inherited,
+            reasons,
         });
     }
     let redactions = plan
@@ -746,6 +779,63 @@ fn report<'a>(
         redactions,
         reserved_attributes_dropped: dropped,
         decisions,
+    }
+}
+
+/// Builds each element's `reasons`, sharing one list between the elements
+/// that have the same (most do: one per projection, or one rule alone).
+struct Reasons {
+    none: Arc<[Arc<str>]>,
+    /// `[rule]`, per rule (by the rule's allocation: labels are shared).
+    alone: HashMap<*const str, Arc<[Arc<str>]>>,
+    scope: Arc<str>,
+}
+
+impl Reasons {
+    fn new() -> Reasons {
+        Reasons {
+            none: Arc::from([]),
+            alone: HashMap::new(),
+            scope: Arc::from("scope"),
+        }
+    }
+
+    /// The deciding rule first, then the element's own rules, then `scope`.
+    fn of(
+        &mut self,
+        rule: Option<&Arc<str>>,
+        own: &Arc<[Arc<str>]>,
+        scope_too: bool,
+    ) -> Arc<[Arc<str>]> {
+        let scope_listed = |list: &[Arc<str>]| list.iter().any(|r| **r == *self.scope);
+        let own_first = match (rule, own.first()) {
+            (None, _) => true,
+            (Some(rule), Some(first)) => rule == first,
+            (Some(_), None) => false,
+        };
+        if own_first && (!scope_too || scope_listed(own)) {
+            return if own.is_empty() {
+                self.none.clone()
+            } else {
+                own.clone()
+            };
+        }
+        if let (Some(rule), true) = (rule, own.is_empty()) {
+            if !scope_too || **rule == *self.scope {
+                return self
+                    .alone
+                    .entry(Arc::as_ptr(rule))
+                    .or_insert_with(|| Arc::from([rule.clone()]))
+                    .clone();
+            }
+        }
+        let mut list: Vec<Arc<str>> = Vec::with_capacity(own.len() + 2);
+        list.extend(rule.cloned());
+        list.extend(own.iter().filter(|r| Some(*r) != rule).cloned());
+        if scope_too && !scope_listed(&list) {
+            list.push(self.scope.clone());
+        }
+        list.into()
     }
 }
 
