@@ -369,12 +369,16 @@ fn doc(paths: &[String], trees: &[std::path::PathBuf]) -> Result<Outcome, Failur
     let gate = crate::Gate::new(policy);
     for tree in trees {
         let _ = writeln!(out, "\n## On `{}`\n", tree.display());
-        let _ = writeln!(out, "Every element not sent whole, per action: its id, role and subrole, the outcome and the deciding rule (no title or content).\n");
+        let _ = writeln!(out, "Every element not sent whole, per action: its id, role and subrole, the outcome and the deciding rule, and the attributes `strip` removed (by name; no title, content or value).\n");
         let _ = writeln!(out, "| action | element | role | outcome | rule |");
         let _ = writeln!(out, "|---|---|---|---|---|");
         for (action, rows) in tree_decisions(&gate, tree, None)? {
             for row in rows {
-                if row["outcome"] == "sent" {
+                let stripped: Vec<&str> = row["stripped"]
+                    .as_array()
+                    .map(|names| names.iter().filter_map(|n| n.as_str()).collect())
+                    .unwrap_or_default();
+                if row["outcome"] == "sent" && stripped.is_empty() {
                     continue;
                 }
                 let role = match row["subrole"].as_str() {
@@ -387,7 +391,13 @@ fn doc(paths: &[String], trees: &[std::path::PathBuf]) -> Result<Outcome, Failur
                     row["id"].as_str().unwrap_or("").replace('|', "\\|"),
                     role.replace('|', "\\|"),
                     row["outcome"].as_str().unwrap_or(""),
-                    row["rule"].as_str().unwrap_or("")
+                    format!(
+                        "{}{}",
+                        row["rule"].as_str().unwrap_or(""),
+                        strips(&stripped)
+                    )
+                    .trim_start_matches(", ")
+                    .replace('|', "\\|")
                 );
             }
         }
@@ -431,6 +441,7 @@ fn tree_decisions(
                     "outcome": word(d.outcome),
                     "rule": d.rule.as_deref(),
                     "inherited": d.inherited,
+                    "stripped": d.stripped.iter().map(|n| crate::render::visible(n)).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -461,6 +472,19 @@ fn plan(
     let mut text = serde_json::to_string_pretty(&json).expect("JSON serializes");
     text.push('\n');
     emit(&text, Outcome::Fine)
+}
+
+/// `, strips author, x` for the attributes a `strip` rule removed (names
+/// with controls escaped), or nothing.
+fn strips<S: AsRef<str>>(names: &[S]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = names
+        .iter()
+        .map(|n| crate::render::visible(n.as_ref()).into_owned())
+        .collect();
+    format!(", strips {}", names.join(", "))
 }
 
 /// How much of an element an outcome sends.
@@ -566,18 +590,25 @@ fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, F
             let a = old_gate.trim_bytes(&bytes, &request)?;
             let b = new_gate.trim_bytes(&bytes, &request)?;
             for (x, y) in a.report.decisions.iter().zip(&b.report.decisions) {
-                if x.outcome == y.outcome && x.rule == y.rule {
+                if x.outcome == y.outcome && x.rule == y.rule && x.stripped == y.stripped {
                     continue;
                 }
                 count += 1;
-                let sends_more = sent_level(y.outcome) > sent_level(x.outcome);
+                // An attribute OLD stripped that NEW sends with the element.
+                let unstripped = x.stripped.iter().any(|n| !y.stripped.contains(n))
+                    && matches!(
+                        y.outcome,
+                        crate::trim::Outcome::Sent | crate::trim::Outcome::Cut
+                    );
+                let sends_more = sent_level(y.outcome) > sent_level(x.outcome) || unstripped;
                 more |= sends_more;
                 let (role, subrole) = roles.get(&*x.id).cloned().unwrap_or_default();
                 let subrole = subrole
                     .map(|s| format!(", subrole {s}"))
                     .unwrap_or_default();
-                let by = |r: &Option<std::sync::Arc<str>>| {
-                    r.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+                let by = |d: &crate::ElementReport| {
+                    let rule = d.rule.as_deref().map(|r| format!(" ({r})"));
+                    format!("{}{}", rule.unwrap_or_default(), strips(&d.stripped))
                 };
                 let _ = writeln!(
                     out,
@@ -585,9 +616,9 @@ fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, F
                     tree.display(),
                     crate::render::visible(&x.id),
                     word(x.outcome),
-                    by(&x.rule),
+                    by(x),
                     word(y.outcome),
-                    by(&y.rule),
+                    by(y),
                     flag(sends_more)
                 );
             }

@@ -1,7 +1,8 @@
 //! The audit report: for every input element, what happened to it and which
 //! rule decided; totals per rule; the budget; the policy's hash. It carries
-//! ids, roles, rule ids and counts only — never titles, content, urls or
-//! attribute values — so it can be logged and shown to a reviewer.
+//! ids, roles, rule ids, stripped attributes' names and counts only — never
+//! titles, content, urls or attribute values — so it can be logged and
+//! shown to a reviewer.
 //!
 //! Its ids borrow from the input, as the answer's strings do;
 //! [`Report::into_owned`] detaches a report a host keeps (an async audit
@@ -62,6 +63,10 @@ pub struct ElementReport<'a> {
     /// The rule decided on an ancestor, not on this element.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub inherited: bool,
+    /// The attributes a `strip` rule removed from the element as sent, by
+    /// name (never value); absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stripped: Vec<Arc<str>>,
 }
 
 /// The budget as applied.
@@ -114,6 +119,9 @@ pub struct Report<'a> {
     pub rules: BTreeMap<String, usize>,
     /// Replacements per redaction pattern id.
     pub redactions: BTreeMap<String, usize>,
+    /// Elements per attribute name a `strip` rule removed (absent when none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub stripped: BTreeMap<String, usize>,
     /// Provider attributes in ctxgate's reserved `ctxgate:` namespace that
     /// were dropped (not in a shape ctxgate writes).
     pub reserved_attributes_dropped: usize,
@@ -129,6 +137,7 @@ impl ElementReport<'_> {
             outcome: self.outcome,
             rule: self.rule,
             inherited: self.inherited,
+            stripped: self.stripped,
         }
     }
 }
@@ -152,6 +161,7 @@ impl Report<'_> {
             outcomes: self.outcomes,
             rules: self.rules,
             redactions: self.redactions,
+            stripped: self.stripped,
             reserved_attributes_dropped: self.reserved_attributes_dropped,
             decisions: self
                 .decisions

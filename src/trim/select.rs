@@ -51,6 +51,10 @@ pub struct Selection {
     /// Why each element is not sent, should it not be: a rule label,
     /// `scope`, or `budget`.
     pub unsent: Vec<Arc<str>>,
+    /// The attributes `strip` removes from an element sent whole or cut:
+    /// the names of its decision's `strip` that it has, only for the
+    /// elements with one (most have none).
+    pub stripped: HashMap<NodeId, Box<[Arc<str>]>>,
 }
 
 /// What a decision says of its own elements, labelled for reports and
@@ -179,12 +183,34 @@ pub fn select(
             Fate::OutOfScope => scope.clone(),
         })
         .collect();
+    let stripped = stripped(tree, decisions);
     Ok(Selection {
         fates,
         mandatory,
         candidates,
         unsent,
+        stripped,
     })
+}
+
+/// Per element, the names in its decision's `strip` that it has.
+fn stripped(tree: &Tree<'_, '_>, decisions: &[Arc<Decision>]) -> HashMap<NodeId, Box<[Arc<str>]>> {
+    let mut out = HashMap::new();
+    for (at, node) in tree.nodes().iter().enumerate() {
+        let strip = &decisions[at].strip;
+        if strip.is_empty() || node.element.attributes.is_empty() {
+            continue;
+        }
+        let names: Box<[Arc<str>]> = strip
+            .iter()
+            .filter(|name| node.element.attributes.get(name).is_some())
+            .cloned()
+            .collect();
+        if !names.is_empty() {
+            out.insert(at as NodeId, names);
+        }
+    }
+    out
 }
 
 /// Total order on scores (NaN sorts as 0).

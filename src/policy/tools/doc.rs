@@ -12,6 +12,8 @@ use crate::policy::{Budget, Decision, Policy, RequestPlan};
 use super::metadata::{kind_of, rule_docs};
 use crate::policy::probes::{mentions, policy_probes, ACTIONS};
 
+/// `class (reasons)[, strips a, b] · priority`: what the element gets,
+/// which attributes leave it, then its place in the fill order.
 fn cell(decision: &Decision) -> String {
     let (class, reasons) = decision.outcome();
     let reasons: Vec<&str> = reasons.iter().map(|r| &**r).collect();
@@ -20,7 +22,16 @@ fn cell(decision: &Decision) -> String {
     } else {
         format!(" ({})", reasons.join(", "))
     };
-    format!("{class}{by} · {}", decision.priority)
+    format!("{class}{by}{} · {}", strips(decision), decision.priority)
+}
+
+/// `, strips author` when the decision strips attributes (none, nothing).
+pub(super) fn strips(decision: &Decision) -> String {
+    if decision.strip.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = decision.strip.iter().map(|n| &**n).collect();
+    format!(", strips {}", names.join(", "))
 }
 
 fn budget_text(budget: Option<Budget>) -> String {
@@ -156,7 +167,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         let _ = writeln!(out, "| {name} | `{}` |", escape(pattern));
     }
     let _ = writeln!(out, "\n## Decisions\n");
-    let _ = writeln!(out, "Each cell: the class that wins (reasons) · priority. `scope` means no rule spoke: the action's scope and the budget decide. Elements sit in a Window (Documents directly, others in a Group).\n");
+    let _ = writeln!(out, "Each cell: the class that wins (reasons), the attributes `strip` removes when it is sent (`strips author`) · priority. `scope` means no rule spoke: the action's scope and the budget decide. Elements sit in a Window (Documents directly, others in a Group).\n");
     let _ = write!(out, "| element |");
     for action in ACTIONS {
         let _ = write!(out, " {action} |");
@@ -185,7 +196,14 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         if let Some(role) = probe.combination_of {
             let row = |label: &str| probe_set.iter().position(|p| p.label == label);
             let class = |cell: &str| cell.split(" · ").next().unwrap_or("").to_string();
-            let outcome = |cell: &str| class(cell).split(" (").next().unwrap_or("").to_string();
+            // The winning class and what it strips: what a combination can
+            // decide that its states do not.
+            let outcome = |cell: &str| {
+                let class = class(cell);
+                let strips = class.split_once(", strips ").map(|(_, s)| s.to_string());
+                let word = class.split([' ', ',']).next().unwrap_or("").to_string();
+                (word, strips)
+            };
             let states: Vec<&str> = probe
                 .label
                 .strip_prefix(&format!("{role}, "))
@@ -261,6 +279,7 @@ pub fn plan_json(policy: &Policy, action: &str, target: Option<&str>) -> Result<
             "keep": list(&decision.keep),
             "prune": list(&decision.prune),
             "priority": decision.priority,
+            "strip": list(&decision.strip),
         }));
     }
     Ok(serde_json::json!({
