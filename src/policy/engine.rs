@@ -5,7 +5,8 @@
 //!
 //! Cost model (see MEASURED.md): one regorus `eval_rule` per per-element
 //! rule the policy defines (at most six: deny, mask, keep, prune,
-//! priority, strip), once per distinct projection per request, then never again
+//! priority, strip; `strip` only for an element with attributes), once per
+//! distinct projection per request, then never again
 //! for the same request input while the decision stays in the cache.
 //! Five separate `eval_rule` calls measured faster (55 µs) than one rule
 //! gathering the five (66 µs) or one query (125 µs).
@@ -526,7 +527,9 @@ impl Evaluator<'_> {
         engine.set_input(input);
         let mut decision = Decision::default();
         for rule in ELEMENT_RULES {
-            if !policy.defines(rule) {
+            // `strip` removes attributes the element has: with none (ctxgate's
+            // notices aside, which it may not strip) there is nothing to ask.
+            if !policy.defines(rule) || (rule == "strip" && element.attribute_names.is_empty()) {
                 continue;
             }
             self.evaluations += 1;

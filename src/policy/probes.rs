@@ -86,7 +86,8 @@ impl Probe {
 
 /// The probe set: each role; common subroles (secure and password text,
 /// a secure field of a role ctxgate does not know, read as `Group`; pane,
-/// comment); each state; a Text whose title matches each title pattern.
+/// comment); each state; a Text with an `author`; a Text whose title
+/// matches each title pattern.
 pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
     let mut out: Vec<Probe> = Role::ALL
         .iter()
@@ -122,6 +123,11 @@ pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
         p.visible = false;
         out.push(p);
     }
+    // `strip` is asked only about an element with attributes: `author`, a
+    // reserved attribute (RFC-0001 4.3), on Text.
+    let mut p = Probe::new("Text, attribute `author`", Role::Text);
+    p.attribute_names = vec!["author".to_string()];
+    out.push(p);
     for name in title_patterns {
         let mut p = Probe::new(format!("Text, title matches `{name}`"), Role::Text);
         p.title_matches = vec![name.clone()];
