@@ -329,6 +329,13 @@ fn tidy_findings(files: &[PolicyFile], findings: &mut Vec<Finding>) {
     findings.retain(|f| {
         !(f.message.contains("(evaluating `") && static_lines.contains(&(f.file.clone(), f.line)))
     });
+    // A reserved name found in a `strip` head is not also reported at the
+    // rule's first definition, where its evaluation is placed.
+    if findings.iter().any(|f| f.message.contains(RESERVED_STRIP_HEAD)) {
+        findings.retain(|f| {
+            !(f.message.contains("(evaluating `strip`") && f.message.contains("reserved `ctxgate:`"))
+        });
+    }
     let mut seen = HashSet::new();
     findings.retain(|f| seen.insert((f.file.clone(), f.line, f.col, f.message.clone())));
     let order: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
@@ -1029,6 +1036,8 @@ fn check_head_values(
     }
 }
 
+const RESERVED_STRIP_HEAD: &str = "a reserved `ctxgate:` attribute";
+
 /// A `strip` head naming a reserved `ctxgate:` attribute (`strip contains
 /// "ctxgate:withheld"`, `strip := {"ctxgate:cut"}`): those are ctxgate's
 /// notices, never a provider's to remove, and every request would fail.
@@ -1056,7 +1065,7 @@ fn check_reserved_strip(
                 member,
                 FindingSeverity::Error,
                 format!(
-                    "`strip` names `{}`, a reserved `ctxgate:` attribute: those are ctxgate's notices (what was withheld and why), which no policy may remove; strip only the provider's attributes",
+                    "`strip` names `{}`, {RESERVED_STRIP_HEAD}: those are ctxgate's notices (what was withheld and why), which no policy may remove; strip only the provider's attributes",
                     member.text
                 ),
             ));
