@@ -331,9 +331,13 @@ fn tidy_findings(files: &[PolicyFile], findings: &mut Vec<Finding>) {
     });
     // A reserved name found in a `strip` head is not also reported at the
     // rule's first definition, where its evaluation is placed.
-    if findings.iter().any(|f| f.message.contains(RESERVED_STRIP_HEAD)) {
+    if findings
+        .iter()
+        .any(|f| f.message.contains(RESERVED_STRIP_HEAD))
+    {
         findings.retain(|f| {
-            !(f.message.contains("(evaluating `strip`") && f.message.contains("reserved `ctxgate:`"))
+            !(f.message.contains("(evaluating `strip`")
+                && f.message.contains("reserved `ctxgate:`"))
         });
     }
     let mut seen = HashSet::new();
