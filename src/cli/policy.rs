@@ -46,6 +46,10 @@ enum PolicyCommand {
         /// `text` or `json` (one object: tests, totals, coverage).
         #[arg(long, value_enum, default_value_t = TestFormat::Text)]
         format: TestFormat,
+        /// Run the tests again whenever a policy or test file under the
+        /// PATHs changes, until interrupted (each run's output in turn).
+        #[arg(long)]
+        watch: bool,
     },
     /// Markdown for a privacy reviewer: rules, floor, patterns, decisions.
     Doc {
@@ -92,7 +96,20 @@ pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
             run,
             coverage,
             format,
-        } => test(&paths, verbose, run.as_deref(), coverage, format),
+            watch,
+        } => {
+            let options = TestArgs {
+                verbose,
+                run: run.as_deref(),
+                coverage,
+                format,
+            };
+            if watch {
+                test_watching(&paths, &options)
+            } else {
+                test(&paths, &options)
+            }
+        }
         PolicyCommand::Doc { paths, trees } => doc(&paths, &trees),
         PolicyCommand::Diff { old, new, trees } => diff(&old, &new, &trees),
         PolicyCommand::Plan {
@@ -182,13 +199,67 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn test(
-    paths: &[String],
+/// How `policy test` runs and reports.
+struct TestArgs<'a> {
     verbose: bool,
-    run: Option<&str>,
+    run: Option<&'a str>,
     coverage: bool,
     format: TestFormat,
-) -> Result<Outcome, Failure> {
+}
+
+/// How long the files must be quiet before a change runs the tests again:
+/// an editor's save is a burst of events (write, rename, chmod).
+const WATCH_SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// `policy test --watch`: runs the tests, then again after every change to
+/// the files under `paths` (the watcher `serve --watch` uses), until
+/// interrupted. A run that fails (a file that does not parse) is reported
+/// like any other and the watch goes on; what ends it is a path that cannot
+/// be watched.
+fn test_watching(paths: &[String], options: &TestArgs<'_>) -> Result<Outcome, Failure> {
+    let watched: Vec<std::path::PathBuf> = paths
+        .iter()
+        .filter(|p| *p != lib::DEFAULT_LAYER)
+        .map(std::path::PathBuf::from)
+        .collect();
+    if watched.is_empty() {
+        return Err(Failure::usage(
+            "`--watch` needs a PATH that can change: the embedded default policy cannot; give the files or folders you edit (`ctxgate policy test --watch policies/`)",
+        ));
+    }
+    if let Some(run) = options.run {
+        // A bad regex is the same mistake on every run: say it once.
+        regex::Regex::new(run)
+            .map_err(|e| Failure::usage(format!("`--run` is not a valid regex: {e}")))?;
+    }
+    let changes = super::watch::Changes::watch(&watched, WATCH_SETTLE)?;
+    loop {
+        match test(paths, options) {
+            Ok(Outcome::Findings(Some(message))) => {
+                eprintln!("error: {}", crate::render::visible(&message))
+            }
+            Ok(_) => {}
+            Err(failure) => eprintln!("error: {}", crate::render::visible(&failure.message)),
+        }
+        eprintln!(
+            "watching {} path{} for changes (Ctrl-C to stop)",
+            changes.watched(),
+            plural(changes.watched())
+        );
+        if !changes.wait() {
+            return Err(Failure::io("the file watcher stopped"));
+        }
+        eprintln!("a file changed: running the tests again");
+    }
+}
+
+fn test(paths: &[String], options: &TestArgs<'_>) -> Result<Outcome, Failure> {
+    let TestArgs {
+        verbose,
+        run,
+        coverage,
+        format,
+    } = *options;
     let files = layers(paths, true)?.concat();
     let filtered = run.is_some();
     let run = run
