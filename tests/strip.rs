@@ -56,46 +56,21 @@ struct Spec {
     text_len: usize,
 }
 
-fn spec() -> impl Strategy<Value = Spec> {
-    (
-        any::<usize>(),
-        1..13usize,
-        prop::bool::weighted(0.15),
-        prop::bool::weighted(0.2),
-        prop::bool::weighted(0.1),
-        any::<bool>(),
-        any::<bool>(),
-        prop::bool::weighted(0.3),
-        any::<bool>(),
-        0..30usize,
-    )
-        .prop_map(
-            |(
-                parent,
-                role,
-                masked,
-                focused,
-                selected,
-                author,
-                x_secret,
-                x_other,
-                kept,
-                text_len,
-            )| {
-                Spec {
-                    parent,
-                    role,
-                    masked,
-                    focused,
-                    selected,
-                    author,
-                    x_secret,
-                    x_other,
-                    kept,
-                    text_len,
-                }
-            },
-        )
+prop_compose! {
+    fn spec()(
+        parent in any::<usize>(),
+        role in 1..13usize,
+        masked in prop::bool::weighted(0.15),
+        focused in prop::bool::weighted(0.2),
+        selected in prop::bool::weighted(0.1),
+        author in any::<bool>(),
+        x_secret in any::<bool>(),
+        x_other in prop::bool::weighted(0.3),
+        kept in any::<bool>(),
+        text_len in 0..30usize,
+    ) -> Spec {
+        Spec { parent, role, masked, focused, selected, author, x_secret, x_other, kept, text_len }
+    }
 }
 
 /// The answer: element `eN` carries `AUTHORnZ`, `XSECRETnZ` and `XOTHERnZ`

@@ -625,20 +625,11 @@ fn reserved_strip() -> Error {
 /// `strip`'s attribute names, sorted. Errors name the kind of what is
 /// wrong, never its content: a name may have been read from the input.
 fn strip_names(value: &Value) -> Result<Vec<Arc<str>>> {
-    let items: Vec<&Value> = match value {
-        Value::Undefined => return Ok(Vec::new()),
-        Value::Set(set) => set.iter().collect(),
-        Value::Array(items) => items.iter().collect(),
-        other => {
-            return Err(shape(
-                "strip",
-                format!(
-                    "`strip` must be a set of attribute names (`strip contains \"author\" if …`); it is {}",
-                    kind(other)
-                ),
-            ))
-        }
-    };
+    let items = members(
+        value,
+        "strip",
+        "attribute names (`strip contains \"author\" if …`)",
+    )?;
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         match item {
@@ -975,23 +966,24 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
+/// The members of a per-element set (sets may arrive as arrays); none
+/// when it is undefined. Anything else is an error naming its kind.
+fn members<'v>(value: &'v Value, rule: &str, of: &str) -> Result<Vec<&'v Value>> {
+    match value {
+        Value::Undefined => Ok(Vec::new()),
+        Value::Set(set) => Ok(set.iter().collect()),
+        Value::Array(items) => Ok(items.iter().collect()),
+        other => Err(shape(
+            rule,
+            format!("`{rule}` must be a set of {of}; it is {}", kind(other)),
+        )),
+    }
+}
+
 /// A per-element rule's reasons. Errors name the rule, the kind and the
 /// length of what is wrong, never its content: it may come from the input.
 fn reasons(value: &Value, rule: &str, constants: &HashSet<Box<str>>) -> Result<Vec<Arc<str>>> {
-    let items: Vec<&Value> = match value {
-        Value::Undefined => return Ok(Vec::new()),
-        Value::Set(set) => set.iter().collect(),
-        Value::Array(items) => items.iter().collect(),
-        other => {
-            return Err(shape(
-                rule,
-                format!(
-                    "`{rule}` must be a set of reason strings; it is {}",
-                    kind(other)
-                ),
-            ))
-        }
-    };
+    let items = members(value, rule, "reason strings")?;
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         match item {
