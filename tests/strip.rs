@@ -217,14 +217,9 @@ proptest! {
     }
 }
 
-/// A thread in a window, with the user in one comment.
-const THREAD: &str = r#"{"protocol":"0.2.0","instance":"t","root":{"id":"app","role":"Application","title":"Notes","children":[
- {"id":"w","role":"Window","focused":true,"children":[
-  {"id":"th","role":"List","subrole":"thread","focused":true,"children":[
-   {"id":"c1","role":"Row","subrole":"comment","focused":true,"attributes":{"author":"Ada Lovelace","likes":3},"content":[{"type":"text","text":"first"}]},
-   {"id":"c2","role":"Row","subrole":"comment","attributes":{"author":"Grace Hopper","related":[{"relation":"reply-to","id":"c1"}]},"content":[{"type":"text","text":"second"}]}]}]},
- {"id":"w2","role":"Window","children":[
-  {"id":"c3","role":"Row","subrole":"comment","attributes":{"author":"Alan Turing"},"content":[{"type":"text","text":"elsewhere"}]}]}]}}"#;
+/// A thread in a window, with the user in one comment (the README's
+/// example of `strip`).
+const THREAD: &str = include_str!("../examples/thread.json");
 
 fn stripped_of(out: &ctxgate::Trimmed<'_>, id: &str) -> Vec<String> {
     out.report
