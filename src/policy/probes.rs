@@ -333,6 +333,7 @@ mask contains "private" if {
 }
 priority := 10 if input.element.focused
 priority := 20 if { "comment" == input.inside[0].subrole; input.element.selected }
+strip contains "x-email" if input.action.name == "app"
 "#,
         ));
         assert_eq!(
@@ -348,6 +349,8 @@ priority := 20 if { "comment" == input.inside[0].subrole; input.element.selected
             ["private"]
         );
         assert!(m.attributes["AXValue"].is_empty());
+        // A stripped name is probed on an element that has it.
+        assert!(m.attributes["x-email"].is_empty());
         assert_eq!(m.states, ["focused", "selected"]);
         let probes = policy_probes(&m, &[], true);
         let labels: Vec<&str> = probes.iter().map(|p| p.label.as_str()).collect();
@@ -355,6 +358,8 @@ priority := 20 if { "comment" == input.inside[0].subrole; input.element.selected
             "Window, subrole chat",
             "Row, attribute `privacy` = `private`",
             "Cell, attribute `AXValue`",
+            "Row, attribute `x-email`",
+            "Text, attribute `author`",
             "Row, focused, selected",
             "Document, focused, selected",
         ] {

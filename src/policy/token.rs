@@ -218,3 +218,45 @@ pub(crate) fn compared_literals<'t>(tokens: &'t [Token], suffix: &[&str]) -> Vec
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn literals(source: &str, suffix: &[&str]) -> Vec<(String, usize)> {
+        compared_literals(&tokenize(source), suffix)
+            .into_iter()
+            .map(|t| (t.text.clone(), t.col))
+            .collect()
+    }
+
+    /// Both sides of `==` and `!=`, `in` sets and arrays, through indexes;
+    /// a reference that goes on past the suffix (`a.role.x`) is not one.
+    #[test]
+    fn compared_literals_are_found_on_either_side() {
+        assert_eq!(
+            literals(
+                r#"a.role == "Row"; "Cell" != input.inside[0].role"#,
+                &["role"]
+            ),
+            [("Row".to_string(), 11), ("Cell".to_string(), 18)]
+        );
+        assert_eq!(
+            literals(r#"x.role in {"A", "B"}; x.role in ["C"]"#, &["role"]),
+            [
+                ("A".to_string(), 12),
+                ("B".to_string(), 17),
+                ("C".to_string(), 34)
+            ]
+        );
+        assert_eq!(
+            literals(
+                r#""private" == input.element.attributes.privacy"#,
+                &["attributes", "privacy"]
+            ),
+            [("private".to_string(), 1)]
+        );
+        assert!(literals(r#""Row" == a.role.x; a.subrole == "Row""#, &["role"]).is_empty());
+        assert!(literals(r#""Row" == role"#, &["role"]).is_empty());
+    }
+}
