@@ -331,25 +331,30 @@ fn test_watch_runs_again_when_a_file_changes() {
             }
         });
     }
+    // stdout and stderr arrive on two threads: lines of one run may
+    // interleave in any order, so each step waits for a set of lines.
     let mut seen = Vec::new();
-    let mut wait_for = |want: &str| {
+    let mut wait_for_all = |wants: &[&str]| {
+        let mut missing: Vec<&str> = wants.to_vec();
         let deadline = Instant::now() + Duration::from_secs(30);
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match received.recv_timeout(left) {
-                Ok(line) => {
-                    seen.push(line.clone());
-                    if line.contains(want) {
-                        return;
-                    }
-                }
-                Err(_) => break,
-            }
+        while !missing.is_empty() {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                break;
+            };
+            let Ok(line) = received.recv_timeout(left) else {
+                break;
+            };
+            missing.retain(|want| !line.contains(want));
+            seen.push(line);
         }
-        panic!("no `{want}` within 30 s; saw:\n{}", seen.join("\n"));
+        assert!(
+            missing.is_empty(),
+            "no {missing:?} within 30 s; saw:\n{}",
+            seen.join("\n")
+        );
     };
     // The first run, then the watch.
-    wait_for("2 passed, 0 failed");
-    wait_for("watching 1 path for changes");
+    wait_for_all(&["2 passed, 0 failed", "watching 1 path for changes"]);
     // A test made to fail: the second run shows it.
     let source = std::fs::read_to_string(&test_file).unwrap();
     let broken = source.replace(
@@ -358,9 +363,11 @@ fn test_watch_runs_again_when_a_file_changes() {
     );
     assert_ne!(source, broken);
     std::fs::write(&test_file, broken).unwrap();
-    wait_for("a file changed: running the tests again");
-    wait_for("FAIL test_scope_follows_the_action");
-    wait_for("1 passed, 1 failed");
+    wait_for_all(&[
+        "a file changed: running the tests again",
+        "FAIL test_scope_follows_the_action",
+        "1 passed, 1 failed",
+    ]);
     child.kill().unwrap();
     child.wait().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
