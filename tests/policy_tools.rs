@@ -562,6 +562,19 @@ fn doc_plan_and_diff_show_what_is_stripped() {
         doc.contains("| strip | Strip authors from wide context |"),
         "{doc}"
     );
+    // Per action, what some probe has stripped.
+    for (action, stripped) in [
+        ("selection", "none"),
+        ("focus", "none"),
+        ("window", "author"),
+        ("app", "author"),
+    ] {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| {action} | {action} |")))
+            .unwrap_or_else(|| panic!("{action}: {doc}"));
+        assert!(row.ends_with(&format!("| {stripped} |")), "{row}");
+    }
     assert!(
         doc.contains("| Row, attribute `author` | scope · 20 | scope · 20 | scope, strips author · 20 | scope, strips author · 20 |"),
         "{doc}"

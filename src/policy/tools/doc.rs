@@ -92,13 +92,36 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         .iter()
         .map(|a| Ok((*a, policy.plan(&probe_request(a, None))?)))
         .collect::<Result<_>>()?;
+    // Every action's decision on every probe: the matrix below, and what
+    // each action strips for the table of actions.
+    let mut names: Vec<String> = plans
+        .iter()
+        .flat_map(|(_, plan)| plan.title_patterns.iter().map(|(n, _)| n.clone()))
+        .collect();
+    names.sort();
+    names.dedup();
+    let probe_set = policy_probes(&mentions(policy.files()), &names, true);
+    let mut decisions: Vec<Vec<Arc<Decision>>> = Vec::new();
+    for action in ACTIONS {
+        let mut evaluator = policy.evaluator(&probe_request(action, None))?;
+        let column = probe_set
+            .iter()
+            .map(|probe| evaluator.decide(&probe.input()))
+            .collect::<Result<_>>()?;
+        decisions.push(column);
+    }
     let _ = writeln!(out, "\n## Per action\n");
     let _ = writeln!(
         out,
-        "| action | scope | budget | redactions | title patterns | attribute values read |"
+        "| action | scope | budget | redactions | title patterns | attribute values read | attributes stripped |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
-    for (action, plan) in &plans {
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for (n, (action, plan)) in plans.iter().enumerate() {
+        let stripped: std::collections::BTreeSet<&str> = decisions[n]
+            .iter()
+            .flat_map(|d| d.strip.iter().map(|name| &**name))
+            .collect();
+        let stripped: Vec<&str> = stripped.into_iter().collect();
         let ids: Vec<&str> = plan.redact.iter().map(|r| r.id.as_str()).collect();
         let names: Vec<&str> = plan
             .title_patterns
@@ -107,7 +130,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
             .collect();
         let _ = writeln!(
             out,
-            "| {action} | {} | {} | {} | {} | {} |",
+            "| {action} | {} | {} | {} | {} | {} | {} |",
             serde_json::to_value(plan.scope)
                 .expect("scope")
                 .as_str()
@@ -119,6 +142,11 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
                 "none".to_string()
             } else {
                 plan.element_attributes.join(", ")
+            },
+            if stripped.is_empty() {
+                "none".to_string()
+            } else {
+                escape(&stripped.join(", "))
             }
         );
     }
@@ -174,18 +202,10 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "|---|{}", "---|".repeat(ACTIONS.len()));
-    let names: Vec<String> = title_patterns.iter().map(|(n, _)| n.clone()).collect();
-    let probe_set = policy_probes(&mentions(policy.files()), &names, true);
-    let mut columns = Vec::new();
-    for action in ACTIONS {
-        let mut evaluator = policy.evaluator(&probe_request(action, None))?;
-        let mut column = Vec::new();
-        for probe in &probe_set {
-            let decision = evaluator.decide(&probe.input())?;
-            column.push(cell(&decision));
-        }
-        columns.push(column);
-    }
+    let columns: Vec<Vec<String>> = decisions
+        .iter()
+        .map(|column| column.iter().map(|d| cell(d)).collect())
+        .collect();
     let mut hidden = 0;
     for (i, probe) in probe_set.iter().enumerate() {
         // A combination of states says something new to a reviewer only
