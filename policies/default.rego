@@ -18,6 +18,8 @@
 # title_matches} and "inside" = [{role, subrole?}, ...] (ancestors, nearest first):
 #   deny, mask, keep, prune   partial sets of reason strings (rule ids)
 #   priority                  a number, 0 when undefined; higher is kept first
+#   strip                     partial set of attribute names removed from the
+#                             element as sent (reported by name, never value)
 # Precedence: deny > mask > keep > prune/scope > budget.
 # Floor: an element of any role whose subrole contains "secure" or "password"
 # (any case) is always masked (reason floor:secure-text), whatever this file says.
@@ -296,6 +298,24 @@ on_focus_or_selected if input.element.focused
 on_focus_or_selected if input.element.selected
 
 on_focus_or_selected if input.element.contains_selection
+
+# METADATA
+# title: Strip authors from wide context
+# description: RFC-0001 section 6: `author` attaches a person's name to
+#   content, and a host sends only what the user's action warrants. For
+#   `selection` and `focus` (and actions ctxgate does not know, scoped as
+#   `focus`) the scope is what the user is looking at, so its authors are
+#   kept. For `window` and `app` the scope is every thread and comment on
+#   screen or open: `author` is stripped there, except on the element the
+#   user is at (focused, selected, or holding the selection), which the user
+#   is looking at. The element itself is still sent. The RFC marks no other
+#   attribute as sensitive: `related` (ids and addresses, like `url`) and
+#   the provider's own attributes are sent, their values redacted.
+strip contains "author" if {
+	input.action.name in {"window", "app"}
+	"author" in input.element.attribute_names
+	not on_focus_or_selected
+}
 
 # METADATA
 # title: Priority favours what is near the user

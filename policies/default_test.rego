@@ -167,3 +167,28 @@ test_title_patterns_match_words_and_identifiers if {
 		}
 	}
 }
+
+# `author` (RFC-0001 section 6): kept where the action is what the user looks
+# at, stripped from window- and app-wide context except where the user is.
+test_author_is_kept_for_selection_and_focus if {
+	by_ada := {"role": "Row", "attribute_names": ["author"]}
+	count(strip) == 0 with input as req("selection", by_ada)
+	count(strip) == 0 with input as req("focus", by_ada)
+	count(strip) == 0 with input as req("summarize", by_ada)
+}
+
+test_author_is_stripped_from_window_and_app_context if {
+	by_ada := {"role": "Row", "attribute_names": ["author", "likes"]}
+	strip == {"author"} with input as req("window", by_ada)
+	strip == {"author"} with input as req("app", by_ada)
+}
+
+test_author_is_kept_where_the_user_is if {
+	every state in ["focused", "selected", "contains_selection"] {
+		count(strip) == 0 with input as req("app", {"role": "Row", "attribute_names": ["author"], state: true})
+	}
+}
+
+test_only_author_is_stripped if {
+	count(strip) == 0 with input as req("app", {"role": "Row", "attribute_names": ["related", "likes"]})
+}

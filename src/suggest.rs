@@ -37,24 +37,31 @@ pub fn role(word: &str) -> String {
     }
 }
 
-/// Levenshtein distance over chars.
+/// Edit distance over chars, an adjacent transposition counting as one
+/// edit (optimal string alignment): `stirp` is one typo from `strip`, as
+/// `denny` is from `deny`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = if ca == cb {
-                previous
-            } else {
-                1 + previous.min(row[j]).min(row[j + 1])
-            };
-            previous = current;
+    // Three rows: the one before the previous is what a transposition reads.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (previous[j - 1] + cost)
+                .min(previous[j] + 1)
+                .min(row[j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
         }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut row);
     }
-    row[b.len()]
+    previous[b.len()]
 }
 
 #[cfg(test)]
@@ -69,5 +76,9 @@ mod tests {
         assert_eq!(closest("Toolbar", roles), None);
         assert_eq!(closest("Text", roles), None);
         assert_eq!(edit_distance("subrol", "subrole"), 1);
+        assert_eq!(edit_distance("stirp", "strip"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(closest("stirp", ["strip", "deny"]), Some("strip"));
     }
 }

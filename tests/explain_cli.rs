@@ -274,3 +274,70 @@ fn errors_say_what_and_send_nothing() {
     assert_eq!(out.status.code(), Some(1), "{}", transcript(&out));
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn stripped_attributes_are_named_never_shown() {
+    // The default policy strips `author` for `app` off the user's position.
+    let json: Value = serde_json::from_str(&run(&[
+        "explain",
+        "examples/thread.json",
+        "--action",
+        "app",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let elements = json["elements"].as_array().unwrap();
+    let stripped: Vec<&str> = elements
+        .iter()
+        .filter(|e| e["stripped"].as_array().is_some_and(|s| !s.is_empty()))
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(stripped, ["c2", "c3"]);
+    assert_eq!(json["totals"]["stripped"]["author"], 2);
+    for e in elements
+        .iter()
+        .filter(|e| stripped.contains(&e["id"].as_str().unwrap()))
+    {
+        assert_eq!(e["stripped"], serde_json::json!(["author"]));
+        assert!(e["sent"]["attributes"].get("author").is_none(), "{e}");
+    }
+    // The focused comment keeps its author; the others' never appear.
+    for format in ["text", "json", "html"] {
+        let out = run(&[
+            "explain",
+            "examples/thread.json",
+            "--action",
+            "app",
+            "--format",
+            format,
+        ]);
+        if format != "text" {
+            // The text format shows titles and text, not attributes.
+            assert!(out.contains("Ada Lovelace"), "{format}");
+        }
+        let thread: Value =
+            serde_json::from_str(&std::fs::read_to_string("examples/thread.json").unwrap())
+                .unwrap();
+        for id in ["c2", "c3"] {
+            let author = find(&thread["root"], id)["attributes"]["author"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert!(!out.contains(&author), "{format}: {id}'s author");
+        }
+    }
+}
+
+fn find<'v>(element: &'v Value, id: &str) -> &'v Value {
+    if element["id"] == id {
+        return element;
+    }
+    element["children"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| find(c, id))
+        .find(|e| !e.is_null())
+        .unwrap_or(&Value::Null)
+}

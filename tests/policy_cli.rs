@@ -291,3 +291,94 @@ fn trim_fails_closed_when_a_reason_carries_a_value() {
         "error: policy evaluation failed (mask): `mask` holds a reason of 15 bytes that is not a rule id; reasons are written into notices and the report, so each must match `[a-z0-9][a-z0-9._:-]{0,63}` (a constant such as `\"secure-text\"`, never a value read from the input)\n"
     );
 }
+
+/// `policy test --watch`: the tests run, then again when a test file
+/// changes (a test made to fail shows as a FAIL in the second run), until
+/// the process is stopped. Bounded: each wait for output gives up after 30 s.
+#[test]
+fn test_watch_runs_again_when_a_file_changes() {
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    let dir = std::env::temp_dir().join(format!("ctxgate-watch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    std::fs::copy(
+        format!("{root}/policies/default.rego"),
+        dir.join("default.rego"),
+    )
+    .unwrap();
+    let test_file = dir.join("default_test.rego");
+    std::fs::copy(format!("{root}/policies/default_test.rego"), &test_file).unwrap();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["policy", "test", "--watch", "--run", "scope"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ctxgate runs");
+    let (lines, received) = mpsc::channel::<String>();
+    for stream in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
+        });
+    }
+    // stdout and stderr arrive on two threads: lines of one run may
+    // interleave in any order, so each step waits for a set of lines.
+    let mut seen = Vec::new();
+    let mut wait_for_all = |wants: &[&str]| {
+        let mut missing: Vec<&str> = wants.to_vec();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !missing.is_empty() {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                break;
+            };
+            let Ok(line) = received.recv_timeout(left) else {
+                break;
+            };
+            missing.retain(|want| !line.contains(want));
+            seen.push(line);
+        }
+        assert!(
+            missing.is_empty(),
+            "no {missing:?} within 30 s; saw:\n{}",
+            seen.join("\n")
+        );
+    };
+    // The first run, then the watch.
+    wait_for_all(&["2 passed, 0 failed", "watching 1 path for changes"]);
+    // A test made to fail: the second run shows it.
+    let source = std::fs::read_to_string(&test_file).unwrap();
+    let broken = source.replace(
+        r#"scope == "window" with input as req("window", {})"#,
+        r#"scope == "app" with input as req("window", {})"#,
+    );
+    assert_ne!(source, broken);
+    std::fs::write(&test_file, broken).unwrap();
+    wait_for_all(&[
+        "a file changed: running the tests again",
+        "FAIL test_scope_follows_the_action",
+        "1 passed, 1 failed",
+    ]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--watch` needs something that can change.
+#[test]
+fn test_watch_without_a_path_is_a_usage_error() {
+    let output = ctxgate(&["policy", "test", "--watch"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("`--watch` needs a PATH that can change")
+    );
+}

@@ -226,7 +226,7 @@ fn a_single_valued_rule_in_two_layers_is_a_load_error() {
     assert!(output.stdout.is_empty());
     assert_eq!(
         stderr(&output),
-        "error: policy tests/policies/layers/scope/scope.rego:3:1: `scope` is also defined by layer 1 (policies/default.rego:37:1); across layers only the partial sets (`deny`, `mask`, `keep`, `prune`, `redact`, `element_attributes`) merge, every other rule belongs to one layer: remove one definition, or rename a helper\n"
+        "error: policy tests/policies/layers/scope/scope.rego:3:1: `scope` is also defined by layer 1 (policies/default.rego:39:1); across layers only the partial sets (`deny`, `mask`, `keep`, `prune`, `strip`, `redact`, `element_attributes`) merge, every other rule belongs to one layer: remove one definition, or rename a helper\n"
     );
     // `policy check` names the same conflict.
     let check = ctxgate(&["policy", "check", "default", "tests/policies/layers/scope"]);
@@ -538,4 +538,94 @@ fn doc_and_plan_decide_a_real_tree() {
     assert_eq!(chat["outcome"], "denied");
     assert_eq!(chat["rule"], "deny:chat-window");
     assert!(!String::from_utf8_lossy(&plan.stdout).contains("private chat line"));
+}
+
+/// A thread in a window, the user in one comment, each comment by someone.
+const AUTHORS_TREE: &str = r#"{"protocol":"0.2.0","instance":"t","root":{"id":"app","role":"Application","children":[
+ {"id":"w","role":"Window","focused":true,"children":[
+  {"id":"c1","role":"Row","subrole":"comment","focused":true,"attributes":{"author":"Ada Lovelace"}},
+  {"id":"c2","role":"Row","subrole":"comment","attributes":{"author":"Grace Hopper"}}]}]}}"#;
+
+/// `strip` in the tools: `doc` and `plan` show what each action strips
+/// (names, never values), and `diff` flags a policy that stops stripping
+/// as sending more, on probes and on a real tree.
+#[test]
+fn doc_plan_and_diff_show_what_is_stripped() {
+    let dir = tempdir();
+    let tree = dir.join("tree.json");
+    std::fs::write(&tree, AUTHORS_TREE).unwrap();
+    let tree = tree.to_str().unwrap();
+    let doc = ctxgate(&["policy", "doc", "--tree", tree]);
+    assert_eq!(doc.status.code(), Some(0), "{}", stderr(&doc));
+    let doc = stdout(&doc);
+    assert!(
+        doc.contains("| strip | Strip authors from wide context |"),
+        "{doc}"
+    );
+    // Per action, what some probe has stripped.
+    for (action, stripped) in [
+        ("selection", "none"),
+        ("focus", "none"),
+        ("window", "author"),
+        ("app", "author"),
+    ] {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| {action} | {action} |")))
+            .unwrap_or_else(|| panic!("{action}: {doc}"));
+        assert!(row.ends_with(&format!("| {stripped} |")), "{row}");
+    }
+    assert!(
+        doc.contains("| Row, attribute `author` | scope · 20 | scope · 20 | scope, strips author · 20 | scope, strips author · 20 |"),
+        "{doc}"
+    );
+    assert!(
+        doc.contains("| app | `c2` | Row, subrole comment | sent | strips author |"),
+        "{doc}"
+    );
+    assert!(!doc.contains("`c1` | Row, subrole comment | sent"), "{doc}");
+    assert!(!doc.contains("Grace Hopper") && !doc.contains("Ada Lovelace"));
+
+    let plan = ctxgate(&["policy", "plan", "--action", "window", "--tree", tree]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    let json: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let probe = json["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["element"] == "Row, attribute `author`")
+        .unwrap();
+    assert_eq!(probe["strip"], serde_json::json!(["author"]));
+    let rows = json["trees"][0]["elements"].as_array().unwrap();
+    let c2 = rows.iter().find(|e| e["id"] == "c2").unwrap();
+    assert_eq!(c2["stripped"], serde_json::json!(["author"]));
+    let c1 = rows.iter().find(|e| e["id"] == "c1").unwrap();
+    assert_eq!(c1["stripped"], serde_json::json!([]));
+
+    // The default without its strip rule sends the authors: exit 1.
+    let source = std::fs::read_to_string(format!("{ROOT}/policies/default.rego")).unwrap();
+    let start = source.find("# METADATA\n# title: Strip authors").unwrap();
+    let end = source.find("# METADATA\n# title: Priority").unwrap();
+    let lax = dir.join("lax.rego");
+    std::fs::write(&lax, format!("{}{}", &source[..start], &source[end..])).unwrap();
+    let lax = lax.to_str().unwrap();
+    let output = ctxgate(&["policy", "diff", "default", lax, "--tree", tree]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    for line in [
+        "window: Row, attribute `author`: scope, strips author -> scope (sends more)\n",
+        &format!(
+            "{tree}, app: `c2` Row, subrole comment: sent, strips author -> sent (sends more)\n"
+        ),
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    assert!(!text.contains(&format!("{tree}, app: `c1`")), "{text}");
+    assert!(!text.contains("Grace Hopper"));
+    // The other way round strips more: nothing sends more.
+    let output = ctxgate(&["policy", "diff", lax, "default", "--tree", tree]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("app: Row, attribute `author`: scope -> scope, strips author\n")
+    );
 }

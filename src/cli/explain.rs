@@ -151,6 +151,8 @@ struct Totals<'r> {
     outcomes: &'r BTreeMap<Outcome, usize>,
     rules: &'r BTreeMap<String, usize>,
     redactions: &'r BTreeMap<String, usize>,
+    /// Elements a `strip` rule removed each attribute name from.
+    stripped: &'r BTreeMap<String, usize>,
     reserved_attributes_dropped: usize,
 }
 
@@ -172,8 +174,9 @@ struct Explained<'r> {
     reasons: &'r [Arc<str>],
     /// Replacements per redaction pattern in what was sent of it.
     redactions: BTreeMap<&'r str, usize>,
-    // The attribute names a `strip` rule removed (issue 17) belong here, as
-    // the report's line has them, once that rule is in the report.
+    /// The attribute names a `strip` rule removed from it as sent (names,
+    /// never values), as the report's line has them.
+    stripped: &'r [Arc<str>],
     /// What the output holds of it; `null` when it is not in the output.
     sent: Option<Sent<'r>>,
     /// One past the last element of its subtree (its position in document
@@ -256,6 +259,7 @@ pub(crate) fn explain<'r>(
             rule: line.rule.as_deref(),
             inherited: line.inherited,
             reasons: &line.reasons,
+            stripped: &line.stripped,
             redactions: redacted
                 .get(&at)
                 .map(|counts| counts.iter().map(|(id, n)| (&**id, *n)).collect())
@@ -288,6 +292,7 @@ pub(crate) fn explain<'r>(
             outcomes: &report.outcomes,
             rules: &report.rules,
             redactions: &report.redactions,
+            stripped: &report.stripped,
             reserved_attributes_dropped: report.reserved_attributes_dropped,
         },
         elements,
@@ -484,6 +489,15 @@ pub(crate) fn text(x: &Explanation<'_>) -> String {
     if !redactions.is_empty() {
         let _ = writeln!(out, "redacted: {}", redactions.join(", "));
     }
+    if !x.totals.stripped.is_empty() {
+        let stripped: Vec<String> = x
+            .totals
+            .stripped
+            .iter()
+            .map(|(name, n)| format!("{} ×{n}", crate::render::visible(name)))
+            .collect();
+        let _ = writeln!(out, "stripped: {}", stripped.join(", "));
+    }
     for warning in x.warnings {
         let _ = writeln!(out, "warning: {warning}");
     }
@@ -527,6 +541,14 @@ pub(crate) fn text(x: &Explanation<'_>) -> String {
                 .map(|(id, n)| format!("{id} ×{n}"))
                 .collect();
             let _ = write!(out, "; redacted {}", counts.join(", "));
+        }
+        if !e.stripped.is_empty() {
+            let names: Vec<_> = e
+                .stripped
+                .iter()
+                .map(|n| crate::render::visible(n))
+                .collect();
+            let _ = write!(out, "; stripped {}", names.join(", "));
         }
         if let Some(sent) = &e.sent {
             if let Some(title) = sent.title {
@@ -591,7 +613,7 @@ summary { cursor: pointer; }
 .badge { display: inline-block; min-width: 6.5em; padding: 0 .35em; border-radius: 3px; color: #fff; font-size: .85em; text-align: center; }
 .id { color: #2d3748; } .role { font-weight: 600; } .subrole { color: #4a5568; }
 .states { color: #2b6cb0; font-size: .9em; } .rule { color: #2d3748; } .inherited { color: #718096; }
-.reasons, .redacted, .depth { color: #718096; font-size: .9em; }
+.reasons, .redacted, .stripped, .depth { color: #718096; font-size: .9em; }
 .sent { margin: .15rem 0 .25rem 1.2rem; padding: .2rem .5rem; border-left: 3px solid #cbd5e0; background: #f7fafc; }
 .sent pre { margin: 0; white-space: pre-wrap; max-height: 12em; overflow: auto; font: 12px/1.4 ui-monospace, monospace; }
 .b-sent { background: var(--sent); }
@@ -710,6 +732,14 @@ fn html_line(out: &mut String, e: &Explained<'_>, flat: bool) {
             out,
             " <span class=\"redacted\">redacted {}</span>",
             counts.join(", ")
+        );
+    }
+    if !e.stripped.is_empty() {
+        let names: Vec<String> = e.stripped.iter().map(|n| escaped(n)).collect();
+        let _ = write!(
+            out,
+            " <span class=\"stripped\">stripped <code>{}</code></span>",
+            names.join("</code>, <code>")
         );
     }
     if flat {
@@ -853,6 +883,15 @@ pub(crate) fn html(x: &Explanation<'_>) -> String {
         for (id, n) in redacted {
             out.push_str("<tr><td><code>");
             esc(&mut out, id);
+            let _ = writeln!(out, "</code></td><td class=\"n\">{n}</td></tr>");
+        }
+        out.push_str("</tbody>\n</table>\n");
+    }
+    if !x.totals.stripped.is_empty() {
+        out.push_str("<h3>Stripped attributes</h3>\n<table id=\"stripped\">\n<thead><tr><th>attribute</th><th>elements</th></tr></thead>\n<tbody>\n");
+        for (name, n) in x.totals.stripped {
+            out.push_str("<tr><td><code>");
+            esc(&mut out, name);
             let _ = writeln!(out, "</code></td><td class=\"n\">{n}</td></tr>");
         }
         out.push_str("</tbody>\n</table>\n");

@@ -16,6 +16,7 @@ mod policy;
 mod serve;
 mod synth;
 mod trim;
+mod watch;
 
 use std::io::Read;
 use std::path::Path;

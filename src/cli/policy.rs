@@ -46,6 +46,10 @@ enum PolicyCommand {
         /// `text` or `json` (one object: tests, totals, coverage).
         #[arg(long, value_enum, default_value_t = TestFormat::Text)]
         format: TestFormat,
+        /// Run the tests again whenever a policy or test file under the
+        /// PATHs changes, until interrupted (each run's output in turn).
+        #[arg(long)]
+        watch: bool,
     },
     /// Markdown for a privacy reviewer: rules, floor, patterns, decisions.
     Doc {
@@ -92,7 +96,20 @@ pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
             run,
             coverage,
             format,
-        } => test(&paths, verbose, run.as_deref(), coverage, format),
+            watch,
+        } => {
+            let options = TestArgs {
+                verbose,
+                run: run.as_deref(),
+                coverage,
+                format,
+            };
+            if watch {
+                test_watching(&paths, &options)
+            } else {
+                test(&paths, &options)
+            }
+        }
         PolicyCommand::Doc { paths, trees } => doc(&paths, &trees),
         PolicyCommand::Diff { old, new, trees } => diff(&old, &new, &trees),
         PolicyCommand::Plan {
@@ -182,13 +199,67 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn test(
-    paths: &[String],
+/// How `policy test` runs and reports.
+struct TestArgs<'a> {
     verbose: bool,
-    run: Option<&str>,
+    run: Option<&'a str>,
     coverage: bool,
     format: TestFormat,
-) -> Result<Outcome, Failure> {
+}
+
+/// How long the files must be quiet before a change runs the tests again:
+/// an editor's save is a burst of events (write, rename, chmod).
+const WATCH_SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// `policy test --watch`: runs the tests, then again after every change to
+/// the files under `paths` (the watcher `serve --watch` uses), until
+/// interrupted. A run that fails (a file that does not parse) is reported
+/// like any other and the watch goes on; what ends it is a path that cannot
+/// be watched.
+fn test_watching(paths: &[String], options: &TestArgs<'_>) -> Result<Outcome, Failure> {
+    let watched: Vec<std::path::PathBuf> = paths
+        .iter()
+        .filter(|p| *p != lib::DEFAULT_LAYER)
+        .map(std::path::PathBuf::from)
+        .collect();
+    if watched.is_empty() {
+        return Err(Failure::usage(
+            "`--watch` needs a PATH that can change: the embedded default policy cannot; give the files or folders you edit (`ctxgate policy test --watch policies/`)",
+        ));
+    }
+    if let Some(run) = options.run {
+        // A bad regex is the same mistake on every run: say it once.
+        regex::Regex::new(run)
+            .map_err(|e| Failure::usage(format!("`--run` is not a valid regex: {e}")))?;
+    }
+    let changes = super::watch::Changes::watch(&watched, WATCH_SETTLE)?;
+    loop {
+        match test(paths, options) {
+            Ok(Outcome::Findings(Some(message))) => {
+                eprintln!("error: {}", crate::render::visible(&message))
+            }
+            Ok(_) => {}
+            Err(failure) => eprintln!("error: {}", crate::render::visible(&failure.message)),
+        }
+        eprintln!(
+            "watching {} path{} for changes (Ctrl-C to stop)",
+            changes.watched(),
+            plural(changes.watched())
+        );
+        if !changes.wait() {
+            return Err(Failure::io("the file watcher stopped"));
+        }
+        eprintln!("a file changed: running the tests again");
+    }
+}
+
+fn test(paths: &[String], options: &TestArgs<'_>) -> Result<Outcome, Failure> {
+    let TestArgs {
+        verbose,
+        run,
+        coverage,
+        format,
+    } = *options;
     let files = layers(paths, true)?.concat();
     let filtered = run.is_some();
     let run = run
@@ -369,12 +440,16 @@ fn doc(paths: &[String], trees: &[std::path::PathBuf]) -> Result<Outcome, Failur
     let gate = crate::Gate::new(policy);
     for tree in trees {
         let _ = writeln!(out, "\n## On `{}`\n", tree.display());
-        let _ = writeln!(out, "Every element not sent whole, per action: its id, role and subrole, the outcome and the deciding rule (no title or content).\n");
+        let _ = writeln!(out, "Every element not sent whole, per action: its id, role and subrole, the outcome and the deciding rule, and the attributes `strip` removed (by name; no title, content or value).\n");
         let _ = writeln!(out, "| action | element | role | outcome | rule |");
         let _ = writeln!(out, "|---|---|---|---|---|");
         for (action, rows) in tree_decisions(&gate, tree, None)? {
             for row in rows {
-                if row["outcome"] == "sent" {
+                let stripped: Vec<&str> = row["stripped"]
+                    .as_array()
+                    .map(|names| names.iter().filter_map(|n| n.as_str()).collect())
+                    .unwrap_or_default();
+                if row["outcome"] == "sent" && stripped.is_empty() {
                     continue;
                 }
                 let role = match row["subrole"].as_str() {
@@ -387,7 +462,13 @@ fn doc(paths: &[String], trees: &[std::path::PathBuf]) -> Result<Outcome, Failur
                     row["id"].as_str().unwrap_or("").replace('|', "\\|"),
                     role.replace('|', "\\|"),
                     row["outcome"].as_str().unwrap_or(""),
-                    row["rule"].as_str().unwrap_or("")
+                    format!(
+                        "{}{}",
+                        row["rule"].as_str().unwrap_or(""),
+                        strips(&stripped)
+                    )
+                    .trim_start_matches(", ")
+                    .replace('|', "\\|")
                 );
             }
         }
@@ -431,6 +512,7 @@ fn tree_decisions(
                     "outcome": word(d.outcome),
                     "rule": d.rule.as_deref(),
                     "inherited": d.inherited,
+                    "stripped": d.stripped.iter().map(|n| crate::render::visible(n)).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -461,6 +543,19 @@ fn plan(
     let mut text = serde_json::to_string_pretty(&json).expect("JSON serializes");
     text.push('\n');
     emit(&text, Outcome::Fine)
+}
+
+/// `, strips author, x` for the attributes a `strip` rule removed (names
+/// with controls escaped), or nothing.
+fn strips<S: AsRef<str>>(names: &[S]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = names
+        .iter()
+        .map(|n| crate::render::visible(n.as_ref()).into_owned())
+        .collect();
+    format!(", strips {}", names.join(", "))
 }
 
 /// How much of an element an outcome sends.
@@ -566,18 +661,25 @@ fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, F
             let a = old_gate.trim_bytes(&bytes, &request)?;
             let b = new_gate.trim_bytes(&bytes, &request)?;
             for (x, y) in a.report.decisions.iter().zip(&b.report.decisions) {
-                if x.outcome == y.outcome && x.rule == y.rule {
+                if x.outcome == y.outcome && x.rule == y.rule && x.stripped == y.stripped {
                     continue;
                 }
                 count += 1;
-                let sends_more = sent_level(y.outcome) > sent_level(x.outcome);
+                // An attribute OLD stripped that NEW sends with the element.
+                let unstripped = x.stripped.iter().any(|n| !y.stripped.contains(n))
+                    && matches!(
+                        y.outcome,
+                        crate::trim::Outcome::Sent | crate::trim::Outcome::Cut
+                    );
+                let sends_more = sent_level(y.outcome) > sent_level(x.outcome) || unstripped;
                 more |= sends_more;
                 let (role, subrole) = roles.get(&*x.id).cloned().unwrap_or_default();
                 let subrole = subrole
                     .map(|s| format!(", subrole {s}"))
                     .unwrap_or_default();
-                let by = |r: &Option<std::sync::Arc<str>>| {
-                    r.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+                let by = |d: &crate::ElementReport| {
+                    let rule = d.rule.as_deref().map(|r| format!(" ({r})"));
+                    format!("{}{}", rule.unwrap_or_default(), strips(&d.stripped))
                 };
                 let _ = writeln!(
                     out,
@@ -585,9 +687,9 @@ fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, F
                     tree.display(),
                     crate::render::visible(&x.id),
                     word(x.outcome),
-                    by(&x.rule),
+                    by(x),
                     word(y.outcome),
-                    by(&y.rule),
+                    by(y),
                     flag(sends_more)
                 );
             }

@@ -23,7 +23,7 @@ use crate::policy::engine::{compile_with_heads, probe_request, ELEMENT_RULES, RE
 use crate::policy::projection::{field_shapes, Field};
 use crate::policy::recursion::RuleHead;
 use crate::policy::source::{split_regorus_error, PolicyFile};
-use crate::policy::token::{skip_brackets, tokenize, Token, TokenKind};
+use crate::policy::token::{compared_literals, skip_brackets, tokenize, Token, TokenKind};
 use crate::policy::Policy;
 
 /// How serious a finding is.
@@ -329,6 +329,17 @@ fn tidy_findings(files: &[PolicyFile], findings: &mut Vec<Finding>) {
     findings.retain(|f| {
         !(f.message.contains("(evaluating `") && static_lines.contains(&(f.file.clone(), f.line)))
     });
+    // A reserved name found in a `strip` head is not also reported at the
+    // rule's first definition, where its evaluation is placed.
+    if findings
+        .iter()
+        .any(|f| f.message.contains(RESERVED_STRIP_HEAD))
+    {
+        findings.retain(|f| {
+            !(f.message.contains("(evaluating `strip`")
+                && f.message.contains("reserved `ctxgate:`"))
+        });
+    }
     let mut seen = HashSet::new();
     findings.retain(|f| seen.insert((f.file.clone(), f.line, f.col, f.message.clone())));
     let order: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
@@ -346,14 +357,15 @@ fn tidy_findings(files: &[PolicyFile], findings: &mut Vec<Finding>) {
 
 /// The rules that merge across layers: partial sets, whose members are
 /// the union of every layer's (a reason, a redaction, an attribute name
-/// added by one layer is added to the whole). Every other rule, the
+/// declared or stripped by one layer is added to the whole). Every other rule, the
 /// single-valued ones (`scope`, `budget`, `priority`, `title_patterns`)
 /// and helpers alike, must be defined in one layer only.
-pub const MERGED_RULES: [&str; 6] = [
+pub const MERGED_RULES: [&str; 7] = [
     "deny",
     "mask",
     "keep",
     "prune",
+    "strip",
     "redact",
     "element_attributes",
 ];
@@ -737,56 +749,9 @@ const OTHER_ACTION: &str = "ctxgate-probe-other-action";
 /// String literals used as roles: compared with `….role`, listed after
 /// `….role in`, or given as `"role": "…"` in an object (test inputs).
 fn check_roles(file: &PolicyFile, tokens: &[Token], findings: &mut Vec<Finding>) {
-    let is_role_ref = |k: usize| {
-        tokens
-            .get(k)
-            .is_some_and(|t| t.kind == TokenKind::Ident && t.text == "role")
-            && k > 0
-            && tokens[k - 1].text == "."
-    };
-    let mut literals: Vec<&Token> = Vec::new();
+    // `x.role == "Lit"`, `"Lit" == x.role`, `x.role in {"A", "B"}`
+    let mut literals: Vec<&Token> = compared_literals(tokens, &["role"]);
     for (k, t) in tokens.iter().enumerate() {
-        if t.kind == TokenKind::Punct && (t.text == "==" || t.text == "!=") {
-            // `x.role == "Lit"`
-            if k > 0 && is_role_ref(k - 1) {
-                if let Some(lit) = tokens.get(k + 1).filter(|t| t.kind == TokenKind::Str) {
-                    literals.push(lit);
-                }
-            }
-            // `"Lit" == x.role` (the reference ends where no `.`/`[` follows)
-            if k > 0 && tokens[k - 1].kind == TokenKind::Str {
-                let mut m = k + 1;
-                loop {
-                    if m + 2 < tokens.len()
-                        && tokens[m + 1].text == "."
-                        && tokens[m + 2].kind == TokenKind::Ident
-                    {
-                        m += 2;
-                    } else if m + 1 < tokens.len() && tokens[m + 1].text == "[" {
-                        m = skip_brackets(tokens, m + 1) - 1;
-                    } else {
-                        break;
-                    }
-                }
-                let ends = tokens
-                    .get(m + 1)
-                    .is_none_or(|t| t.text != "." && t.text != "[");
-                if is_role_ref(m) && ends {
-                    literals.push(&tokens[k - 1]);
-                }
-            }
-        }
-        // `x.role in {"A", "B"}`
-        if t.kind == TokenKind::Ident && t.text == "in" && k > 0 && is_role_ref(k - 1) {
-            if let Some(open) = tokens.get(k + 1).filter(|t| t.text == "{" || t.text == "[") {
-                let close = if open.text == "{" { "}" } else { "]" };
-                for lit in tokens[k + 2..].iter().take_while(|t| t.text != close) {
-                    if lit.kind == TokenKind::Str {
-                        literals.push(lit);
-                    }
-                }
-            }
-        }
         // `"role": "Lit"`
         if t.kind == TokenKind::Str
             && t.text == "role"
@@ -996,6 +961,9 @@ fn check_head_values(
         }
         let (value, at) = HeadValue::of(tokens, k);
         let Some(at) = at else { continue };
+        if rule == "strip" {
+            check_reserved_strip(&head.file, tokens, k, value, findings);
+        }
         use HeadValue as V;
         let expected = match rule {
             "deny" | "mask" | "keep" | "prune" => {
@@ -1009,6 +977,12 @@ fn check_head_values(
                     continue;
                 }
                 format!("a set (`{rule} contains … if …`)")
+            }
+            "strip" => {
+                if matches!(value, V::SetMember | V::Array | V::Braces | V::Unknown) {
+                    continue;
+                }
+                "a set of attribute names (`strip contains \"author\" if …`)".to_string()
             }
             "priority" => {
                 if matches!(value, V::Number | V::Unknown) {
@@ -1063,6 +1037,43 @@ fn check_head_values(
                 value.describe()
             ),
         ));
+    }
+}
+
+const RESERVED_STRIP_HEAD: &str = "a reserved `ctxgate:` attribute";
+
+/// A `strip` head naming a reserved `ctxgate:` attribute (`strip contains
+/// "ctxgate:withheld"`, `strip := {"ctxgate:cut"}`): those are ctxgate's
+/// notices, never a provider's to remove, and every request would fail.
+/// Names a body computes are refused when the rule runs.
+fn check_reserved_strip(
+    file: &str,
+    tokens: &[Token],
+    name: usize,
+    value: HeadValue,
+    findings: &mut Vec<Finding>,
+) {
+    let members: Vec<&Token> = match value {
+        HeadValue::SetMember => tokens.get(name + 2).into_iter().collect(),
+        HeadValue::Braces | HeadValue::Array => tokens
+            .iter()
+            .skip(name + 3)
+            .take_while(|t| t.text != "}" && t.text != "]")
+            .collect(),
+        _ => Vec::new(),
+    };
+    for member in members {
+        if member.kind == TokenKind::Str && crate::policy::engine::is_reserved(&member.text) {
+            findings.push(Finding::at(
+                file,
+                member,
+                FindingSeverity::Error,
+                format!(
+                    "`strip` names `{}`, {RESERVED_STRIP_HEAD}: those are ctxgate's notices (what was withheld and why), which no policy may remove; strip only the provider's attributes",
+                    member.text
+                ),
+            ));
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The policy engine: the only code that touches regorus. It turns a policy
 //! set and a request into a [`RequestPlan`] (scope, budget, redaction and
 //! title patterns) and answers, per distinct element projection, a
-//! [`Decision`] (deny, mask, keep, prune, priority), with the secure-text
+//! [`Decision`] (deny, mask, keep, prune, priority, strip), with the secure-text
 //! floor applied. Compiled policies, request plans and decisions are cached
 //! across requests.
 //!
@@ -137,6 +137,11 @@ pub struct Decision {
     pub prune: Vec<Arc<str>>,
     /// `priority` (0 when the policy says nothing).
     pub priority: f64,
+    /// `strip`: attribute names removed from the element when it is sent
+    /// (sorted). Names, not reasons: never app text the policy computed
+    /// into a notice, as only the names an element has are removed and
+    /// reported; never a reserved `ctxgate:` name (refused).
+    pub strip: Vec<Arc<str>>,
 }
 
 impl Decision {

@@ -2,14 +2,14 @@
 //! policy does (`policy check`, `doc`, `plan`, and every load). The fixed
 //! set ([`probes`]) has each role, common subroles and each state; the
 //! policy's own ([`policy_probes`]) adds what its rules mention — roles with
-//! the subroles they name, attribute names and the values they are compared
-//! with, and every combination of the states they read — so a policy that
+//! the subroles they name, attribute names (read or stripped) and the
+//! values they are compared with, and every combination of the states they read — so a policy that
 //! denies chat windows or masks private rows shows it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::policy::source::PolicyFile;
-use crate::policy::token::{matching_bracket, tokenize, Token, TokenKind};
+use crate::policy::token::{compared_literals, tokenize, TokenKind};
 use crate::policy::{ElementInput, Role};
 
 /// The actions the tools probe, narrowest first.
@@ -86,7 +86,8 @@ impl Probe {
 
 /// The probe set: each role; common subroles (secure and password text,
 /// a secure field of a role ctxgate does not know, read as `Group`; pane,
-/// comment); each state; a Text whose title matches each title pattern.
+/// comment); each state; a Text with an `author`; a Text whose title
+/// matches each title pattern.
 pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
     let mut out: Vec<Probe> = Role::ALL
         .iter()
@@ -122,6 +123,11 @@ pub fn probes(title_patterns: &[String]) -> Vec<Probe> {
         p.visible = false;
         out.push(p);
     }
+    // `strip` is asked only about an element with attributes: `author`, a
+    // reserved attribute (RFC-0001 4.3), on Text.
+    let mut p = Probe::new("Text, attribute `author`", Role::Text);
+    p.attribute_names = vec!["author".to_string()];
+    out.push(p);
     for name in title_patterns {
         let mut p = Probe::new(format!("Text, title matches `{name}`"), Role::Text);
         p.title_matches = vec![name.clone()];
@@ -146,77 +152,12 @@ pub struct Mentions {
     pub roles: BTreeSet<&'static str>,
     /// Subrole literals compared with a `.subrole`.
     pub subroles: BTreeSet<String>,
-    /// Attribute names read (`attributes.x`, `"x" in ….attribute_names`),
-    /// each with the string values it is compared with.
+    /// Attribute names read (`attributes.x`, `"x" in ….attribute_names`)
+    /// or stripped (`strip contains "x"`), each with the string values it
+    /// is compared with.
     pub attributes: BTreeMap<String, BTreeSet<String>>,
     /// The states read (`.focused`, …), in [`STATES`] order.
     pub states: Vec<&'static str>,
-}
-
-/// The string literals compared (`==`, `!=`, `in {…}`) with a reference
-/// that ends in `suffix` (`["role"]`, `["attributes", "x"]`).
-fn compared_literals(tokens: &[Token], suffix: &[&str]) -> Vec<String> {
-    let ends_at = |k: usize| {
-        // tokens[k] is the last ident of the suffix, joined by dots.
-        let mut at = k;
-        for (n, part) in suffix.iter().rev().enumerate() {
-            if n > 0 {
-                if at < 2 || tokens[at - 1].text != "." {
-                    return false;
-                }
-                at -= 2;
-            }
-            if tokens[at].kind != TokenKind::Ident || tokens[at].text != *part {
-                return false;
-            }
-        }
-        at > 0 && tokens[at - 1].text == "."
-    };
-    let mut out = Vec::new();
-    for k in 0..tokens.len() {
-        let t = &tokens[k];
-        if t.kind == TokenKind::Punct && (t.text == "==" || t.text == "!=") {
-            if k > 0 && ends_at(k - 1) {
-                if let Some(lit) = tokens.get(k + 1).filter(|t| t.kind == TokenKind::Str) {
-                    out.push(lit.text.clone());
-                }
-            }
-            if k > 0 && tokens[k - 1].kind == TokenKind::Str {
-                // `"Lit" == a.b.c`: the reference after runs while `.ident` follows.
-                let mut m = k + 1;
-                loop {
-                    if m + 2 < tokens.len()
-                        && tokens[m + 1].text == "."
-                        && tokens[m + 2].kind == TokenKind::Ident
-                    {
-                        m += 2;
-                    } else if m + 1 < tokens.len() && tokens[m + 1].text == "[" {
-                        // `input.inside[0].subrole`: past the index.
-                        let Some(close) = matching_bracket(tokens, m + 1) else {
-                            break;
-                        };
-                        m = close;
-                    } else {
-                        break;
-                    }
-                }
-                if m < tokens.len() && ends_at(m) {
-                    out.push(tokens[k - 1].text.clone());
-                }
-            }
-        }
-        if t.kind == TokenKind::Ident && t.text == "in" && k > 0 && ends_at(k - 1) {
-            if let Some(open) = tokens.get(k + 1).filter(|t| t.text == "{" || t.text == "[") {
-                let close = if open.text == "{" { "}" } else { "]" };
-                for lit in tokens[k + 2..].iter().take_while(|t| t.text != close) {
-                    if lit.kind == TokenKind::Str {
-                        out.push(lit.text.clone());
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 /// What the policy files (tests excepted) mention.
@@ -226,11 +167,15 @@ pub fn mentions(files: &[PolicyFile]) -> Mentions {
     for file in files.iter().filter(|f| !f.is_test()) {
         let tokens = tokenize(&file.source);
         for word in compared_literals(&tokens, &["role"]) {
-            if let Some(role) = Role::from_word(&word) {
+            if let Some(role) = Role::from_word(&word.text) {
                 m.roles.insert(role.as_str());
             }
         }
-        m.subroles.extend(compared_literals(&tokens, &["subrole"]));
+        m.subroles.extend(
+            compared_literals(&tokens, &["subrole"])
+                .into_iter()
+                .map(|t| t.text.clone()),
+        );
         let mut names = BTreeSet::new();
         for (k, t) in tokens.iter().enumerate() {
             let after_dot = k > 0 && tokens[k - 1].text == ".";
@@ -251,6 +196,16 @@ pub fn mentions(files: &[PolicyFile]) -> Mentions {
                     _ => {}
                 }
             }
+            // `strip contains "x"`: probed on elements that have it
+            if !after_dot
+                && t.kind == TokenKind::Ident
+                && t.text == "strip"
+                && tokens.get(k + 1).is_some_and(|c| c.text == "contains")
+            {
+                if let Some(n) = tokens.get(k + 2).filter(|n| n.kind == TokenKind::Str) {
+                    names.insert(n.text.clone());
+                }
+            }
             // `"x" in input.element.attribute_names`
             if t.kind == TokenKind::Str
                 && tokens.get(k + 1).is_some_and(|n| n.text == "in")
@@ -266,7 +221,10 @@ pub fn mentions(files: &[PolicyFile]) -> Mentions {
         }
         for name in names {
             let values = compared_literals(&tokens, &["attributes", &name]);
-            m.attributes.entry(name).or_default().extend(values);
+            m.attributes
+                .entry(name)
+                .or_default()
+                .extend(values.into_iter().map(|t| t.text.clone()));
         }
     }
     m.states = STATES
@@ -375,6 +333,7 @@ mask contains "private" if {
 }
 priority := 10 if input.element.focused
 priority := 20 if { "comment" == input.inside[0].subrole; input.element.selected }
+strip contains "x-email" if input.action.name == "app"
 "#,
         ));
         assert_eq!(
@@ -390,6 +349,8 @@ priority := 20 if { "comment" == input.inside[0].subrole; input.element.selected
             ["private"]
         );
         assert!(m.attributes["AXValue"].is_empty());
+        // A stripped name is probed on an element that has it.
+        assert!(m.attributes["x-email"].is_empty());
         assert_eq!(m.states, ["focused", "selected"]);
         let probes = policy_probes(&m, &[], true);
         let labels: Vec<&str> = probes.iter().map(|p| p.label.as_str()).collect();
@@ -397,6 +358,8 @@ priority := 20 if { "comment" == input.inside[0].subrole; input.element.selected
             "Window, subrole chat",
             "Row, attribute `privacy` = `private`",
             "Cell, attribute `AXValue`",
+            "Row, attribute `x-email`",
+            "Text, attribute `author`",
             "Row, focused, selected",
             "Document, focused, selected",
         ] {

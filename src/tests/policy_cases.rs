@@ -8,7 +8,8 @@
 //! projections as the policy sees them (`input.element` fields, plus
 //! `inside`: `[{"role", "subrole"?}]`, nearest first), each with `expect`:
 //! the decision (`deny`, `mask`, `keep`, `prune`: the deciding rules;
-//! `priority`), or `error`, the exact message.
+//! `priority`; `strip`: the attribute names removed), or `error`, the
+//! exact message.
 
 use std::path::{Path, PathBuf};
 
@@ -72,6 +73,7 @@ fn decision_json(d: &Decision) -> Value {
         "keep": reasons(&d.keep),
         "prune": reasons(&d.prune),
         "priority": d.priority,
+        "strip": reasons(&d.strip),
     })
 }
 
@@ -83,6 +85,7 @@ fn expected_decision(want: &Value) -> Value {
         "keep": want.get("keep").cloned().unwrap_or(json!([])),
         "prune": want.get("prune").cloned().unwrap_or(json!([])),
         "priority": want.get("priority").and_then(Value::as_f64).unwrap_or(0.0),
+        "strip": want.get("strip").cloned().unwrap_or(json!([])),
     })
 }
 

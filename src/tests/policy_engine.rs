@@ -910,3 +910,107 @@ keep contains "no-title" if object.get(input.app, "title", null) == null
     );
     assert_eq!(decide(None), (vec![], vec!["no-title".to_string()]));
 }
+
+/// A host's own decider that strips some names.
+struct Strips(Vec<Arc<str>>);
+
+impl crate::trim::Decider for Strips {
+    fn decide(&mut self, _: &ElementInput<'_>) -> crate::Result<Arc<crate::policy::Decision>> {
+        Ok(Arc::new(crate::policy::Decision {
+            strip: self.0.clone(),
+            ..Default::default()
+        }))
+    }
+    fn evaluations(&self) -> usize {
+        0
+    }
+}
+
+/// `strip` from any decider cannot name ctxgate's notices: the request
+/// fails (fail closed), naming the rule, not the name.
+#[test]
+fn no_decider_can_strip_ctxgates_notices() {
+    let bytes = std::fs::read("examples/thread.json").unwrap();
+    let answer = crate::read_conforming(&bytes, &crate::Limits::default()).unwrap();
+    let trim = |names: &[&str]| {
+        crate::trim::trim_with(
+            &answer,
+            &crate::Request::new("app"),
+            &plan(Scope::App),
+            &mut Strips(names.iter().map(|n| Arc::from(*n)).collect()),
+            "h",
+            &crate::Limits::default(),
+        )
+    };
+    let err = trim(&["author", "ctxgate:omitted"]).expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "policy evaluation failed (strip): `strip` holds a reserved `ctxgate:` name; those attributes are ctxgate's notices (what was withheld and why), which no policy may remove: strip only the provider's attributes"
+    );
+    // A host's strip is applied like a policy's.
+    let out = trim(&["author", "likes"]).unwrap();
+    assert!(!out.rendered.contains("Ada Lovelace") && !out.rendered.contains("likes"));
+    assert!(out.rendered.contains("reply-to"));
+    assert_eq!(out.report.stripped.get("author"), Some(&3));
+    assert_eq!(out.report.stripped.get("likes"), Some(&1));
+}
+
+/// What `strip` holds must be names: another kind fails the request by its
+/// kind, never its value; a computed reserved name fails it too.
+#[test]
+fn a_strip_of_the_wrong_kind_is_named_by_its_kind_not_its_value() {
+    let value = serde_json::json!("Ada Lovelace");
+    let mut e = element(Role::Text);
+    e.attribute_names = vec!["author"];
+    e.attributes = vec![("author", &value)];
+    for (body, message) in [
+        (
+            "strip contains 4111111111111111 if real",
+            "`strip` must hold attribute names (strings); it holds a number",
+        ),
+        (
+            "strip contains {\"name\": input.element.attributes.author} if real",
+            "`strip` must hold attribute names (strings); it holds an object",
+        ),
+        (
+            "strip := {\"a\": input.element.attributes.author} if real",
+            "`strip` must be a set of attribute names (`strip contains \"author\" if …`); it is an object",
+        ),
+        (
+            "strip contains concat(\"\", [\"ctxgate\", \":cut\"]) if real",
+            "`strip` holds a reserved `ctxgate:` name; those attributes are ctxgate's notices (what was withheld and why), which no policy may remove: strip only the provider's attributes",
+        ),
+    ] {
+        let source = format!("package ctxgate\n\nelement_attributes := {{\"author\"}}\n\n{body}\n");
+        let err = decide_error(&source, &e);
+        assert_eq!(
+            err,
+            format!("policy evaluation failed (strip): {message}"),
+            "{body}"
+        );
+        assert!(!err.contains("Ada") && !err.contains("4111"), "{err}");
+    }
+}
+
+/// `strip` is asked only about an element with attributes: with none there
+/// is nothing to remove, and one evaluation fewer.
+#[test]
+fn strip_is_evaluated_only_for_elements_with_attributes() {
+    let policy = Policy::from_sources(vec![(
+        "p.rego".into(),
+        "package ctxgate\n\nstrip contains \"author\"\n\nprune contains \"never\" if false\n"
+            .into(),
+    )])
+    .unwrap();
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    let bare = element(Role::Row);
+    assert!(evaluator.decide(&bare).unwrap().strip.is_empty());
+    assert_eq!(evaluator.evaluations(), 1);
+    let mut with = element(Role::Row);
+    with.attribute_names = vec!["likes"];
+    assert_eq!(
+        evaluator.decide(&with).unwrap().strip,
+        vec![Arc::<str>::from("author")]
+    );
+    assert_eq!(evaluator.evaluations(), 3);
+}

@@ -650,6 +650,7 @@ fn report<'a>(
     let mut outcomes: BTreeMap<Outcome, usize> = BTreeMap::new();
     let mut rules: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     let mut dropped = 0;
+    let mut stripped_total: BTreeMap<String, usize> = BTreeMap::new();
     let budget_rule: Arc<str> = Arc::from("budget");
     let mut reasons = Reasons::new();
     for (at, node) in tree.nodes().iter().enumerate() {
@@ -719,6 +720,17 @@ fn report<'a>(
                 (outcome, Some(unsent.clone()), inherited)
             }
         };
+        let stripped: Vec<Arc<str>> = match filled.modes[at] {
+            Some(Mode::Full { .. }) => selection
+                .stripped
+                .get(&(at as crate::model::NodeId))
+                .map(|names| names.to_vec())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        for name in &stripped {
+            *stripped_total.entry(name.to_string()).or_default() += 1;
+        }
         *outcomes.entry(outcome).or_default() += 1;
         if let Some(rule) = &rule {
             match rules.get_mut(rule) {
@@ -742,6 +754,7 @@ fn report<'a>(
             rule,
             inherited,
             reasons,
+            stripped,
         });
     }
     let redactions = plan
@@ -777,6 +790,7 @@ fn report<'a>(
             .map(|(rule, n)| (rule.to_string(), n))
             .collect(),
         redactions,
+        stripped: stripped_total,
         reserved_attributes_dropped: dropped,
         decisions,
     }

@@ -1,8 +1,9 @@
 //! The audit report: for every input element, its role and subrole, what
 //! happened to it, which rule decided and every other reason that bore on
 //! it; totals per rule; the budget; the policy's hash. It carries ids,
-//! roles, subroles, rule ids and counts only — never titles, content, urls
-//! or attribute values — so it can be logged and shown to a reviewer.
+//! roles, subroles, rule ids, stripped attributes' names and counts only —
+//! never titles, content, urls or attribute values — so it can be logged
+//! and shown to a reviewer.
 //!
 //! Its ids borrow from the input, as the answer's strings do;
 //! [`Report::into_owned`] detaches a report a host keeps (an async audit
@@ -81,6 +82,10 @@ pub struct ElementReport<'a> {
     /// three. Absent when empty (sent whole, no rule involved).
     #[serde(skip_serializing_if = "no_reasons")]
     pub reasons: Arc<[Arc<str>]>,
+    /// The attributes a `strip` rule removed from the element as sent, by
+    /// name (never value); absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stripped: Vec<Arc<str>>,
 }
 
 fn no_reasons(reasons: &Arc<[Arc<str>]>) -> bool {
@@ -141,6 +146,9 @@ pub struct Report<'a> {
     pub rules: BTreeMap<String, usize>,
     /// Replacements per redaction pattern id.
     pub redactions: BTreeMap<String, usize>,
+    /// Elements per attribute name a `strip` rule removed (absent when none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub stripped: BTreeMap<String, usize>,
     /// Provider attributes in ctxgate's reserved `ctxgate:` namespace that
     /// were dropped (not in a shape ctxgate writes).
     pub reserved_attributes_dropped: usize,
@@ -159,6 +167,7 @@ impl ElementReport<'_> {
             rule: self.rule,
             inherited: self.inherited,
             reasons: self.reasons,
+            stripped: self.stripped,
         }
     }
 }
@@ -182,6 +191,7 @@ impl Report<'_> {
             outcomes: self.outcomes,
             rules: self.rules,
             redactions: self.redactions,
+            stripped: self.stripped,
             reserved_attributes_dropped: self.reserved_attributes_dropped,
             decisions: self
                 .decisions

@@ -57,6 +57,10 @@ pub struct Selection {
     pub own: Vec<Arc<[Arc<str>]>>,
     /// Whether each element is inside the action's scope.
     pub in_scope: Vec<bool>,
+    /// The attributes `strip` removes from an element sent whole or cut:
+    /// the names of its decision's `strip` that it has, only for the
+    /// elements with one (most have none).
+    pub stripped: HashMap<NodeId, Box<[Arc<str>]>>,
 }
 
 /// What a decision says of its own elements, labelled for reports and
@@ -201,6 +205,7 @@ pub fn select(
             Fate::OutOfScope => scope.clone(),
         })
         .collect();
+    let stripped = stripped(tree, decisions);
     Ok(Selection {
         fates,
         mandatory,
@@ -208,7 +213,28 @@ pub fn select(
         unsent,
         own: own_labels,
         in_scope,
+        stripped,
     })
+}
+
+/// Per element, the names in its decision's `strip` that it has.
+fn stripped(tree: &Tree<'_, '_>, decisions: &[Arc<Decision>]) -> HashMap<NodeId, Box<[Arc<str>]>> {
+    let mut out = HashMap::new();
+    for (at, node) in tree.nodes().iter().enumerate() {
+        let strip = &decisions[at].strip;
+        if strip.is_empty() || node.element.attributes.is_empty() {
+            continue;
+        }
+        let names: Box<[Arc<str>]> = strip
+            .iter()
+            .filter(|name| node.element.attributes.get(name).is_some())
+            .cloned()
+            .collect();
+        if !names.is_empty() {
+            out.insert(at as NodeId, names);
+        }
+    }
+    out
 }
 
 /// Total order on scores (NaN sorts as 0).

@@ -7,7 +7,7 @@
 //! keeps the last good policy and is recorded (file:line:col) for the
 //! `policy` method, `/health` and the log.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -177,54 +177,16 @@ fn build(paths: &[PathBuf], limits: Limits) -> Result<Gate, Error> {
     Ok(Gate::new(Policy::from_layers(layers)?).with_limits(limits))
 }
 
-/// Watches the policy paths and reloads on change until the process ends.
-/// Editors and deploy tools replace files by rename as often as they write
-/// in place, so each path's folder is watched and events are filtered to
-/// the policy files; a burst of events is one reload, once the files have
-/// been quiet for `settle`.
+/// Watches the policy paths and reloads on change until the process ends
+/// (the watcher, its filtering and its settling are `cli::watch`'s, shared
+/// with `policy test --watch`).
 pub fn watch(state: Arc<State>, settle: Duration) -> Result<(), Error> {
-    use notify::{RecursiveMode, Watcher};
-    let (sender, receiver) = std::sync::mpsc::channel::<()>();
-    // The embedded default (`--policy default`) is no file: nothing to watch.
-    let watched: Vec<PathBuf> = state
-        .paths()
-        .iter()
-        .filter(|p| p.as_os_str() != lib::DEFAULT_LAYER)
-        .map(|p| absolute(p))
-        .collect();
-    let filter = watched.clone();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        if matches!(event.kind, notify::EventKind::Access(_)) {
-            return;
-        }
-        if event.paths.iter().any(|p| concerns(&filter, p)) {
-            let _ = sender.send(());
-        }
-    })
-    .map_err(|e| watch_error(&watched[0], e))?;
-    for path in &watched {
-        let (target, mode) = if path.is_dir() {
-            (path.clone(), RecursiveMode::Recursive)
-        } else {
-            let parent = path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from("."));
-            (parent, RecursiveMode::NonRecursive)
-        };
-        watcher
-            .watch(&target, mode)
-            .map_err(|e| watch_error(&target, e))?;
-    }
-    tracing::info!(paths = watched.len(), "watching the policy files");
+    let changes = crate::cli::watch::Changes::watch(state.paths(), settle)?;
+    tracing::info!(paths = changes.watched(), "watching the policy files");
     std::thread::Builder::new()
         .name("ctxgate-reload".into())
         .spawn(move || {
-            let _watcher = watcher;
-            while receiver.recv().is_ok() {
-                // Wait for the burst to end.
-                while receiver.recv_timeout(settle).is_ok() {}
+            while changes.wait() {
                 state.reload();
             }
         })
@@ -233,23 +195,4 @@ pub fn watch(state: Arc<State>, settle: Duration) -> Result<(), Error> {
             source: e,
         })?;
     Ok(())
-}
-
-fn watch_error(path: &Path, err: notify::Error) -> Error {
-    Error::Io {
-        path: path.display().to_string(),
-        source: std::io::Error::other(format!("cannot watch it: {err}")),
-    }
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// Whether a changed path is a watched file, or a `.rego` file inside a
-/// watched folder.
-fn concerns(watched: &[PathBuf], changed: &Path) -> bool {
-    watched.iter().any(|w| {
-        changed == w || (changed.starts_with(w) && changed.extension().is_some_and(|e| e == "rego"))
-    })
 }

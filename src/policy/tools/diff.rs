@@ -1,6 +1,7 @@
 //! `ctxgate policy diff OLD NEW`: what changes between two policy
 //! versions, per action (scope, budget, redactions, declared attributes)
-//! and per probe element (the winning class and its reasons), on the
+//! and per probe element (the winning class and its reasons, and the
+//! attributes `strip` removes), on the
 //! probes both policies' rules mention, with every combination of the
 //! states they read; and whether NEW sends anything OLD withheld.
 
@@ -188,14 +189,22 @@ pub fn diff_policies(old: &Policy, new: &Policy) -> Result<Vec<Change>> {
             let input = probe.input();
             let (da, db) = (old_eval.decide(&input)?, new_eval.decide(&input)?);
             let ((ta, ca), (tb, cb)) = (outcome_text(&da), outcome_text(&db));
+            let (ta, tb) = (
+                format!("{ta}{}", super::doc::strips(&da)),
+                format!("{tb}{}", super::doc::strips(&db)),
+            );
             if ta != tb {
+                // An attribute OLD stripped that NEW sends, on an element
+                // NEW sends (in scope or kept), is more sent too.
+                let unstripped = da.strip.iter().any(|n| !db.strip.contains(n));
                 changes.push(Change {
                     action: action.to_string(),
                     kind: "element",
                     element: Some(probe.label.clone()),
                     old: ta,
                     new: tb,
-                    sends_more: class_level(cb) > class_level(ca),
+                    sends_more: class_level(cb) > class_level(ca)
+                        || (unstripped && class_level(cb) >= class_level("scope")),
                 });
             }
         }

@@ -12,6 +12,8 @@ use crate::policy::{Budget, Decision, Policy, RequestPlan};
 use super::metadata::{kind_of, rule_docs};
 use crate::policy::probes::{mentions, policy_probes, ACTIONS};
 
+/// `class (reasons)[, strips a, b] · priority`: what the element gets,
+/// which attributes leave it, then its place in the fill order.
 fn cell(decision: &Decision) -> String {
     let (class, reasons) = decision.outcome();
     let reasons: Vec<&str> = reasons.iter().map(|r| &**r).collect();
@@ -20,7 +22,16 @@ fn cell(decision: &Decision) -> String {
     } else {
         format!(" ({})", reasons.join(", "))
     };
-    format!("{class}{by} · {}", decision.priority)
+    format!("{class}{by}{} · {}", strips(decision), decision.priority)
+}
+
+/// `, strips author` when the decision strips attributes (none, nothing).
+pub(super) fn strips(decision: &Decision) -> String {
+    if decision.strip.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = decision.strip.iter().map(|n| &**n).collect();
+    format!(", strips {}", names.join(", "))
 }
 
 fn budget_text(budget: Option<Budget>) -> String {
@@ -81,13 +92,36 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         .iter()
         .map(|a| Ok((*a, policy.plan(&probe_request(a, None))?)))
         .collect::<Result<_>>()?;
+    // Every action's decision on every probe: the matrix below, and what
+    // each action strips for the table of actions.
+    let mut names: Vec<String> = plans
+        .iter()
+        .flat_map(|(_, plan)| plan.title_patterns.iter().map(|(n, _)| n.clone()))
+        .collect();
+    names.sort();
+    names.dedup();
+    let probe_set = policy_probes(&mentions(policy.files()), &names, true);
+    let mut decisions: Vec<Vec<Arc<Decision>>> = Vec::new();
+    for action in ACTIONS {
+        let mut evaluator = policy.evaluator(&probe_request(action, None))?;
+        let column = probe_set
+            .iter()
+            .map(|probe| evaluator.decide(&probe.input()))
+            .collect::<Result<_>>()?;
+        decisions.push(column);
+    }
     let _ = writeln!(out, "\n## Per action\n");
     let _ = writeln!(
         out,
-        "| action | scope | budget | redactions | title patterns | attribute values read |"
+        "| action | scope | budget | redactions | title patterns | attribute values read | attributes stripped |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
-    for (action, plan) in &plans {
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for (n, (action, plan)) in plans.iter().enumerate() {
+        let stripped: std::collections::BTreeSet<&str> = decisions[n]
+            .iter()
+            .flat_map(|d| d.strip.iter().map(|name| &**name))
+            .collect();
+        let stripped: Vec<&str> = stripped.into_iter().collect();
         let ids: Vec<&str> = plan.redact.iter().map(|r| r.id.as_str()).collect();
         let names: Vec<&str> = plan
             .title_patterns
@@ -96,7 +130,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
             .collect();
         let _ = writeln!(
             out,
-            "| {action} | {} | {} | {} | {} | {} |",
+            "| {action} | {} | {} | {} | {} | {} | {} |",
             serde_json::to_value(plan.scope)
                 .expect("scope")
                 .as_str()
@@ -108,6 +142,11 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
                 "none".to_string()
             } else {
                 plan.element_attributes.join(", ")
+            },
+            if stripped.is_empty() {
+                "none".to_string()
+            } else {
+                escape(&stripped.join(", "))
             }
         );
     }
@@ -156,25 +195,17 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         let _ = writeln!(out, "| {name} | `{}` |", escape(pattern));
     }
     let _ = writeln!(out, "\n## Decisions\n");
-    let _ = writeln!(out, "Each cell: the class that wins (reasons) · priority. `scope` means no rule spoke: the action's scope and the budget decide. Elements sit in a Window (Documents directly, others in a Group).\n");
+    let _ = writeln!(out, "Each cell: the class that wins (reasons), the attributes `strip` removes when it is sent (`strips author`) · priority. `scope` means no rule spoke: the action's scope and the budget decide. Elements sit in a Window (Documents directly, others in a Group).\n");
     let _ = write!(out, "| element |");
     for action in ACTIONS {
         let _ = write!(out, " {action} |");
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "|---|{}", "---|".repeat(ACTIONS.len()));
-    let names: Vec<String> = title_patterns.iter().map(|(n, _)| n.clone()).collect();
-    let probe_set = policy_probes(&mentions(policy.files()), &names, true);
-    let mut columns = Vec::new();
-    for action in ACTIONS {
-        let mut evaluator = policy.evaluator(&probe_request(action, None))?;
-        let mut column = Vec::new();
-        for probe in &probe_set {
-            let decision = evaluator.decide(&probe.input())?;
-            column.push(cell(&decision));
-        }
-        columns.push(column);
-    }
+    let columns: Vec<Vec<String>> = decisions
+        .iter()
+        .map(|column| column.iter().map(|d| cell(d)).collect())
+        .collect();
     let mut hidden = 0;
     for (i, probe) in probe_set.iter().enumerate() {
         // A combination of states says something new to a reviewer only
@@ -185,7 +216,14 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
         if let Some(role) = probe.combination_of {
             let row = |label: &str| probe_set.iter().position(|p| p.label == label);
             let class = |cell: &str| cell.split(" · ").next().unwrap_or("").to_string();
-            let outcome = |cell: &str| class(cell).split(" (").next().unwrap_or("").to_string();
+            // The winning class and what it strips: what a combination can
+            // decide that its states do not.
+            let outcome = |cell: &str| {
+                let class = class(cell);
+                let strips = class.split_once(", strips ").map(|(_, s)| s.to_string());
+                let word = class.split([' ', ',']).next().unwrap_or("").to_string();
+                (word, strips)
+            };
             let states: Vec<&str> = probe
                 .label
                 .strip_prefix(&format!("{role}, "))
@@ -261,6 +299,7 @@ pub fn plan_json(policy: &Policy, action: &str, target: Option<&str>) -> Result<
             "keep": list(&decision.keep),
             "prune": list(&decision.prune),
             "priority": decision.priority,
+            "strip": list(&decision.strip),
         }));
     }
     Ok(serde_json::json!({

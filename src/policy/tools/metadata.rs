@@ -14,7 +14,7 @@ pub struct RuleDoc {
     /// The rule's name (`mask`, `scope`, a helper's name).
     pub name: String,
     /// What the rule is for a reader: deny, mask, keep, prune, priority,
-    /// scope, budget, redact, title_patterns, element_attributes, test or helper.
+    /// strip, scope, budget, redact, title_patterns, element_attributes, test or helper.
     pub kind: String,
     /// `title:`, if given.
     pub title: Option<String>,
@@ -105,8 +105,8 @@ fn head_name(line: &str) -> Option<String> {
 /// A rule's kind from its name.
 pub(crate) fn kind_of(name: &str) -> String {
     match name {
-        "deny" | "mask" | "keep" | "prune" | "priority" | "scope" | "budget" | "redact"
-        | "title_patterns" | "element_attributes" => name.to_string(),
+        "deny" | "mask" | "keep" | "prune" | "priority" | "strip" | "scope" | "budget"
+        | "redact" | "title_patterns" | "element_attributes" => name.to_string(),
         _ if name.starts_with("test_") => "test".to_string(),
         _ => "helper".to_string(),
     }

@@ -296,8 +296,11 @@ impl<'f, 'a> Filler<'f, 'a> {
                 })
                 .collect();
             redactor.texts(&mut texts);
+            let stripped = self.selection.stripped.get(&id);
             for (key, value) in element.attributes.iter() {
-                if key.starts_with(notice::PREFIX) {
+                if key.starts_with(notice::PREFIX)
+                    || stripped.is_some_and(|s| s.iter().any(|n| **n == **key))
+                {
                     continue;
                 }
                 let mut value = value.clone();

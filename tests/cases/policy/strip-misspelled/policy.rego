@@ -1,0 +1,3 @@
+package ctxgate
+
+stirp contains "author" if input.action.name == "app"

@@ -1,0 +1,4 @@
+package ctxgate
+
+# A name computed from the input must still be a string.
+strip contains count(input.element.attribute_names) if input.action.name == "app"

@@ -1,0 +1,3 @@
+package ctxgate
+
+strip := "author"
