@@ -262,6 +262,11 @@ fn own_ends(answer: &Answer<'_>, text: &str, flat: &[Flat]) -> Vec<usize> {
 fn main() {
     let show_errors = std::env::args().any(|a| a == "--errors");
     let by_tree = std::env::args().any(|a| a == "--by-tree");
+    let args: Vec<String> = std::env::args().collect();
+    let show = args
+        .iter()
+        .position(|a| a == "--show")
+        .and_then(|i| args.get(i + 1).cloned());
     let mut trees_table = String::new();
     let gate = Gate::embedded_default().expect("the embedded policy loads");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers");
@@ -303,6 +308,20 @@ fn main() {
                 let request = Request::new("window").budget(Budget::Tokens(budget));
                 match gate.trim(&answer, &request) {
                     Ok(out) => {
+                        if show.as_deref() == Some(&format!("{name}:{}:{budget}", flat[at].id)) {
+                            println!("{}", out.rendered);
+                            breakdown(&out.answer);
+                        }
+                        if std::env::var_os("MISSED").is_some() && budget == 500 {
+                            let kept: Vec<bool> = out.report.decisions.iter().map(|d| matches!(d.outcome, Outcome::Sent | Outcome::Cut | Outcome::Skeleton)).collect();
+                            let hs: Vec<usize> = subtree(&flat, window_of(&flat, at)).filter(|&i| flat[i].heading && eligible[i]).collect();
+                            let missed: Vec<&str> = hs.iter().filter(|&&i| !kept[i]).map(|&i| flat[i].id.as_str()).collect();
+                            if !missed.is_empty() {
+                                let mut counts = std::collections::BTreeMap::new();
+                                for d in &out.report.decisions { *counts.entry(format!("{:?}", d.outcome)).or_insert(0) += 1; }
+                                eprintln!("{name} at {} (depth {}): missed {}/{} {:?} {:?}", flat[at].id, flat[at].depth, missed.len(), hs.len(), missed, counts);
+                            }
+                        }
                         let report = &out.report;
                         let kept: Vec<bool> = report
                             .decisions
@@ -359,4 +378,32 @@ fn main() {
     if show_errors && !errors.is_empty() {
         println!("\nErrors:\n{errors}");
     }
+}
+
+/// Diagnostic: tokens of each sent element's own part (without its
+/// children), and of its attributes alone.
+fn breakdown(answer: &Answer<'_>) {
+    let tokenizer = bpe_openai::o200k_base();
+    let mut stack: Vec<(&Element<'_>, usize)> = vec![(&answer.root, 0)];
+    let mut total = 0;
+    while let Some((element, depth)) = stack.pop() {
+        let mut own = element.clone();
+        own.children = Default::default();
+        let text = serde_json::to_string(&own).expect("an element serializes");
+        let attrs = serde_json::to_string(&element.attributes).expect("attributes serialize");
+        let n = tokenizer.count(&text);
+        total += n;
+        eprintln!(
+            "{:w$}{} {:?} {n} (attributes {})",
+            "",
+            element.id,
+            element.role.read(),
+            if element.attributes.is_empty() { 0 } else { tokenizer.count(&attrs) },
+            w = depth * 2
+        );
+        for child in element.children.iter().rev() {
+            stack.push((child, depth + 1));
+        }
+    }
+    eprintln!("total (own parts) {total}");
 }

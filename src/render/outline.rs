@@ -28,7 +28,7 @@
 //! cut       = ( "content" / "title" / "title and content" ) " cut to fit: " name
 //! omitted   = [ count ( " child" / " children" ) " " ] "not sent:"
 //!             [ " " count " " name *( ", " count " " name ) ]
-//! bare      = "bare path: " count " titles or contents cut"
+//! bare      = "in all: " count " titles or contents cut"
 //!             [ "; not sent: " count " " name *( ", " count " " name ) ]
 //! not-shown = "resource block not shown"
 //!           / ( "image" / "audio" ) " block (" string ") not shown"
