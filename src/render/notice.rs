@@ -14,7 +14,7 @@
 //! | `ctxgate:withheld` | `{"rule": id, "empty": bool}` | `withheld by id; it is (not) empty` |
 //! | `ctxgate:cut` | `{"reason": "budget", "blocks": N}` | `content cut to fit: budget` |
 //! | `ctxgate:cut`, a title | `{"reason": "budget", "title": true}` (and `blocks`) | `title cut to fit: budget` (`title and content …`) |
-//! | `ctxgate:bare`, on the root only | `{"cut": N, "omitted": {reason: n, …}}` | `in all: N titles or contents cut; not sent: n reason, …` |
+//! | `ctxgate:bare`, on the root only | `{"cut": N, "omitted": {reason: n, …}}` | `in all: N titles or contents cut; not sent: n reason, …` (`in all, not sent: n reason, …` when N is 0) |
 //!
 //! The bare notice is the one omitted notice of an answer cut to a budget
 //! (the whole selection did not fit): it stands for the omitted notice of
@@ -317,9 +317,20 @@ impl Notice {
                 }
             }
             Notice::Bare { cut, reasons } => {
-                let _ = write!(out, "in all: {cut} titles or contents cut");
+                // Nothing cut (an answer cut to a budget, not bare): said
+                // by leaving it out, at the budgets where a word counts.
+                let first = match (cut, reasons.is_empty()) {
+                    (0, false) => {
+                        out.extend_from_slice(b"in all, not sent: ");
+                        ""
+                    }
+                    _ => {
+                        let _ = write!(out, "in all: {cut} titles or contents cut");
+                        "; not sent: "
+                    }
+                };
                 for (i, (reason, n)) in reasons.iter().enumerate() {
-                    let _ = write!(out, "{}{n} ", if i == 0 { "; not sent: " } else { ", " });
+                    let _ = write!(out, "{}{n} ", if i == 0 { first } else { ", " });
                     word(out, reason);
                 }
             }
@@ -464,6 +475,20 @@ mod tests {
                     .collect(),
             }),
             "in all: 2 titles or contents cut; not sent: 5 budget, 1 scope"
+        );
+        assert_eq!(
+            line(&Notice::Bare {
+                cut: 0,
+                reasons: [("budget".to_string(), 5)].into_iter().collect(),
+            }),
+            "in all, not sent: 5 budget"
+        );
+        assert_eq!(
+            line(&Notice::Bare {
+                cut: 0,
+                reasons: BTreeMap::new(),
+            }),
+            "in all: 0 titles or contents cut"
         );
     }
 }

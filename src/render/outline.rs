@@ -30,6 +30,7 @@
 //!             [ " " count " " name *( ", " count " " name ) ]
 //! bare      = "in all: " count " titles or contents cut"
 //!             [ "; not sent: " count " " name *( ", " count " " name ) ]
+//!           / "in all, not sent: " count " " name *( ", " count " " name )
 //! not-shown = "resource block not shown"
 //!           / ( "image" / "audio" ) " block (" string ") not shown"
 //!           / "content block of type " string " not shown"
