@@ -1046,8 +1046,18 @@ mod tests {
                         .iter()
                         .filter(|d| d.outcome != Outcome::Budget)
                         .count();
-                    assert!(sent >= previous, "{limit}: sent {sent} < {previous}");
-                    previous = sent;
+                    // Between answers sent whole (not degraded): a degraded
+                    // one cut titles to make room, and can hold an element
+                    // the next budget's whole answer has no room for.
+                    let degraded = out
+                        .report
+                        .decisions
+                        .iter()
+                        .any(|d| matches!(d.outcome, Outcome::Cut | Outcome::Placeholder));
+                    if !degraded {
+                        assert!(sent >= previous, "{limit}: sent {sent} < {previous}");
+                        previous = sent;
+                    }
                     assert!(crate::check::check(&out.answer)
                         .iter()
                         .all(|f| !f.is_error()));
