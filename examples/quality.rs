@@ -345,8 +345,9 @@ fn main() {
                         mine[b].errors += 1;
                         let _ = writeln!(
                             errors,
-                            "- {name} at `{}`, {budget} tokens: {err}",
-                            flat[at].id
+                            "- {name} at `{}`, {budget} tokens: {err}{}",
+                            flat[at].id,
+                            if show_errors { check_needed(&gate, &answer, &err) } else { String::new() }
                         );
                     }
                 }
@@ -377,6 +378,39 @@ fn main() {
     }
     if show_errors && !errors.is_empty() {
         println!("\nErrors:\n{errors}");
+    }
+}
+
+/// For an unreachable budget: whether the budget the error names works
+/// and one token less fails, and what that least answer is (a bare path:
+/// the kept elements alone, no title, one notice on the root).
+fn check_needed(gate: &Gate, answer: &Answer<'_>, err: &ctxgate::Error) -> String {
+    let Some(needed) = err
+        .to_string()
+        .rsplit_once("would work is ")
+        .and_then(|(_, n)| n.split(' ').next()?.parse::<usize>().ok())
+    else {
+        return String::new();
+    };
+    let at = |n: usize| gate.trim(answer, &Request::new("window").budget(Budget::Tokens(n)));
+    match (at(needed), at(needed - 1)) {
+        (Ok(out), Err(_)) => {
+            let bare = out.answer.root.attributes.get("ctxgate:bare").is_some();
+            let sent = out
+                .report
+                .decisions
+                .iter()
+                .filter(|d| matches!(d.outcome, Outcome::Sent | Outcome::Cut | Outcome::Skeleton))
+                .count();
+            let titles = out.rendered.matches("\"title\"").count();
+            format!(" (checked: {needed} works, {} fails; at {needed}: {sent} elements sent, {titles} titles, root notice `ctxgate:bare`: {bare})", needed - 1)
+        }
+        (works, fails) => format!(
+            " (NOT EXACT: {needed} {}, {} {})",
+            if works.is_ok() { "works" } else { "fails" },
+            needed - 1,
+            if fails.is_ok() { "works" } else { "fails" }
+        ),
     }
 }
 
