@@ -6,6 +6,9 @@
 //! cargo run --release --example quality            # the table in BENCHMARKS.md
 //! cargo run --release --example quality -- --errors  # also every failed request
 //! cargo run --release --example quality -- --by-tree # also per tree
+//! cargo run --release --example quality -- --missed  # positions missing headings at 500 tokens
+//! cargo run --release --example quality -- --show TREE:ID:BUDGET
+//!     # that output, and each sent element's own tokens (stderr)
 //! ```
 //!
 //! Trees: every answer in `tests/fixtures/answers/` (real trees imported by
@@ -262,6 +265,7 @@ fn own_ends(answer: &Answer<'_>, text: &str, flat: &[Flat]) -> Vec<usize> {
 fn main() {
     let show_errors = std::env::args().any(|a| a == "--errors");
     let by_tree = std::env::args().any(|a| a == "--by-tree");
+    let show_missed = std::env::args().any(|a| a == "--missed");
     let args: Vec<String> = std::env::args().collect();
     let show = args
         .iter()
@@ -312,16 +316,6 @@ fn main() {
                             println!("{}", out.rendered);
                             breakdown(&out.answer);
                         }
-                        if std::env::var_os("MISSED").is_some() && budget == 500 {
-                            let kept: Vec<bool> = out.report.decisions.iter().map(|d| matches!(d.outcome, Outcome::Sent | Outcome::Cut | Outcome::Skeleton)).collect();
-                            let hs: Vec<usize> = subtree(&flat, window_of(&flat, at)).filter(|&i| flat[i].heading && eligible[i]).collect();
-                            let missed: Vec<&str> = hs.iter().filter(|&&i| !kept[i]).map(|&i| flat[i].id.as_str()).collect();
-                            if !missed.is_empty() {
-                                let mut counts = std::collections::BTreeMap::new();
-                                for d in &out.report.decisions { *counts.entry(format!("{:?}", d.outcome)).or_insert(0) += 1; }
-                                eprintln!("{name} at {} (depth {}): missed {}/{} {:?} {:?}", flat[at].id, flat[at].depth, missed.len(), hs.len(), missed, counts);
-                            }
-                        }
                         let report = &out.report;
                         let kept: Vec<bool> = report
                             .decisions
@@ -332,6 +326,9 @@ fn main() {
                                 _ => false,
                             })
                             .collect();
+                        if show_missed && budget == 500 {
+                            missed_headings(&name, &flat, &eligible, at, &kept);
+                        }
                         let used = report.budgets[0].used;
                         ctxgate[b].add(&flat, &eligible, at, &kept, used, budget);
                         mine[b].add(&flat, &eligible, at, &kept, used, budget);
@@ -347,7 +344,11 @@ fn main() {
                             errors,
                             "- {name} at `{}`, {budget} tokens: {err}{}",
                             flat[at].id,
-                            if show_errors { check_needed(&gate, &answer, &err) } else { String::new() }
+                            if show_errors {
+                                check_needed(&gate, &answer, &err)
+                            } else {
+                                String::new()
+                            }
                         );
                     }
                 }
@@ -378,6 +379,27 @@ fn main() {
     }
     if show_errors && !errors.is_empty() {
         println!("\nErrors:\n{errors}");
+    }
+}
+
+/// Diagnostic: the window's headings a position's output left out.
+fn missed_headings(name: &str, flat: &[Flat], eligible: &[bool], at: usize, kept: &[bool]) {
+    let headings: Vec<usize> = subtree(flat, window_of(flat, at))
+        .filter(|&i| flat[i].heading && eligible[i])
+        .collect();
+    let missed: Vec<&str> = headings
+        .iter()
+        .filter(|&&i| !kept[i])
+        .map(|&i| flat[i].id.as_str())
+        .collect();
+    if !missed.is_empty() {
+        eprintln!(
+            "{name} at `{}` (depth {}): {} of {} headings missed: {missed:?}",
+            flat[at].id,
+            flat[at].depth,
+            missed.len(),
+            headings.len(),
+        );
     }
 }
 
@@ -432,7 +454,11 @@ fn breakdown(answer: &Answer<'_>) {
             "",
             element.id,
             element.role.read(),
-            if element.attributes.is_empty() { 0 } else { tokenizer.count(&attrs) },
+            if element.attributes.is_empty() {
+                0
+            } else {
+                tokenizer.count(&attrs)
+            },
             w = depth * 2
         );
         for child in element.children.iter().rev() {
