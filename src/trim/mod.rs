@@ -1019,7 +1019,11 @@ mod tests {
         };
         let out = trim_at(&answer, 600).unwrap();
         assert!(out.rendered.len() <= 600);
-        assert!(!out.rendered.contains("ctxgate:omitted"), "{}", out.rendered);
+        assert!(
+            !out.rendered.contains("ctxgate:omitted"),
+            "{}",
+            out.rendered
+        );
         let left_out = out
             .report
             .decisions
@@ -1055,7 +1059,10 @@ mod tests {
         assert!(!whole.contains("in all"), "{whole}");
         let cut = outline(whole.len() - 1);
         assert!(
-            cut.lines().nth(1).unwrap().starts_with("  [ctxgate] in all, not sent: "),
+            cut.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("  [ctxgate] in all, not sent: "),
             "{cut}"
         );
         // Room for everything: no root notice.
