@@ -10,7 +10,10 @@
 //!
 //! The difference between two runs and one is one warm request, as a host
 //! that keeps its `Gate` pays it. ACTION `floor` runs the benches' floor
-//! instead: serde_json's typed parse and serialize of the same bytes.
+//! instead: serde_json's typed parse and serialize of the same bytes;
+//! `value-floor` parses into `serde_json::Value` and serializes it (on a
+//! stack grown as needed, and not freed: the hostile shapes' floor, for
+//! bytes the typed floor cannot read, BENCHMARKS.md "Performance (issue 18)").
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -23,6 +26,22 @@ fn main() {
     };
     let runs: usize = runs.parse().expect("RUNS is a number");
     let bytes = std::fs::read(path).expect("FILE is readable");
+    if action == "value-floor" {
+        for _ in 0..runs {
+            // 100,000 levels deep: the parse, serialize and drop of a
+            // `Value` recurse, so all three run on a grown stack.
+            stacker::grow(1 << 30, || {
+                let mut de = serde_json::Deserializer::from_slice(&bytes);
+                de.disable_recursion_limit();
+                let value: serde_json::Value =
+                    serde::Deserialize::deserialize(&mut de).expect("FILE is JSON");
+                let out = serde_json::to_vec(&value).expect("a value serializes");
+                std::hint::black_box(&out);
+                drop(value);
+            });
+        }
+        return;
+    }
     if action == "floor" {
         for _ in 0..runs {
             std::hint::black_box(common::floor_round_trip(&bytes));

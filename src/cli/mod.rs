@@ -10,6 +10,7 @@
 //! print their findings there, as their output.
 
 mod check;
+mod explain;
 mod import;
 mod policy;
 mod serve;
@@ -36,6 +37,8 @@ struct Cli {
 enum Command {
     /// Trim an answer to what the action warrants, under a policy and a budget (the main job).
     Trim(trim::TrimArgs),
+    /// Explain a trim element by element: role, states, outcome, every reason, redactions; text, JSON or one HTML page.
+    Explain(explain::ExplainArgs),
     /// Check that an answer conforms to protocol 0.2.0 (0.1 answers are upgraded first).
     Check(check::CheckArgs),
     /// Import an OS accessibility tree (Chromium AX dump, macOS AX JSON, AT-SPI, UIA, Playwright ARIA) as a 0.2.0 answer.
@@ -187,6 +190,7 @@ pub fn main() -> ExitCode {
     init_logging(matches!(cli.command, Command::Serve(_)));
     let outcome = match cli.command {
         Command::Trim(args) => trim::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Check(args) => check::run(args),
         Command::Import(args) => import::run(args),
         Command::Policy(args) => policy::run(args),

@@ -76,6 +76,8 @@ pub struct Filled<'a> {
     pub modes: Vec<Option<Mode>>,
     /// Replacements per redaction pattern, in the output.
     pub redactions: Vec<usize>,
+    /// The same per sent element, for the elements with any (`explain`).
+    pub redacted: Vec<(NodeId, Vec<usize>)>,
     /// Rendered-and-measured probes taken to fit.
     pub probes: usize,
     /// How many candidates of the fill order were sent whole, when a
@@ -133,6 +135,11 @@ pub struct Filler<'f, 'a> {
     ///
     /// [`Notice::Bare`]: crate::render::notice::Notice::Bare
     bare: bool,
+    /// Whether [`Filler::finish`] counts a token budget the output cannot
+    /// exceed (no more bytes than the limit: a token is at least a byte).
+    /// Off only where the report is never shown (`ctxgate trim` without
+    /// `--report` or `--json`), so that no vocabulary is loaded for it.
+    count_unbound: bool,
 }
 
 impl<'f, 'a> Filler<'f, 'a> {
@@ -173,7 +180,15 @@ impl<'f, 'a> Filler<'f, 'a> {
             deadline: None,
             compact,
             bare: false,
+            count_unbound: true,
         }
+    }
+
+    /// Leaves a token budget the output cannot exceed uncounted: its
+    /// `used` is then the output's bytes, an upper bound of its tokens.
+    pub fn without_unbound_counts(mut self) -> Filler<'f, 'a> {
+        self.count_unbound = false;
+        self
     }
 
     /// Checks `deadline` before every rendering it measures.
@@ -797,6 +812,9 @@ impl<'f, 'a> Filler<'f, 'a> {
         for (&budget, size) in self.budgets.iter().zip(sizes) {
             let size = match size {
                 Some(size) => size,
+                None if !self.count_unbound && rendered.len() <= tokens::limit(budget) => {
+                    rendered.len()
+                }
                 None => self.meter.measure(&rendered, budget)?,
             };
             if size > tokens::limit(budget) {
@@ -810,6 +828,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             used.push(size);
         }
         let mut redactions = vec![0; self.plan.redact.len()];
+        let mut redacted = Vec::new();
         for (at, mode) in state.iter().enumerate() {
             let prepared = match mode {
                 Some(Mode::Full { .. }) => self.full[at].as_ref(),
@@ -820,6 +839,9 @@ impl<'f, 'a> Filler<'f, 'a> {
                 for (total, n) in redactions.iter_mut().zip(&prepared.redactions) {
                     *total += n;
                 }
+                if prepared.redactions.iter().any(|&n| n > 0) {
+                    redacted.push((at as NodeId, prepared.redactions.clone()));
+                }
             }
         }
         let probes = self.probes;
@@ -829,6 +851,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             used,
             modes: state,
             redactions,
+            redacted,
             probes,
             prefix,
         })

@@ -18,7 +18,7 @@ use foldhash::{HashMap, HashMapExt};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::model::{Answer, Role, Tree};
+use crate::model::{Answer, NodeId, Role, Tree};
 use crate::policy::{
     Action, Budget, Decision, ElementInput, Floor, Inside, RequestInput, RequestPlan,
 };
@@ -100,7 +100,14 @@ pub struct Trimmed<'a> {
     pub rendered: String,
     /// What was sent, withheld and why.
     pub report: Report<'a>,
+    /// Replacements per redaction pattern id for each sent element that
+    /// had any, by its position in the input's document order (`ctxgate
+    /// explain`'s per-element counts; the report has the totals).
+    pub(crate) redacted: Vec<(NodeId, Redacted)>,
 }
+
+/// Replacements per redaction pattern id, the patterns with none left out.
+pub(crate) type Redacted = Vec<(Arc<str>, usize)>;
 
 impl Trimmed<'_> {
     /// The same result detached from the input it was trimmed from (the
@@ -112,6 +119,7 @@ impl Trimmed<'_> {
             answer: self.answer.into_owned(),
             rendered: self.rendered,
             report: self.report.into_owned(),
+            redacted: self.redacted,
         }
     }
 }
@@ -150,10 +158,29 @@ pub fn trim_with<'a>(
         policy_hash,
         limits,
         &deadline,
+        Counts::Exact,
     )
 }
 
+/// What the report's budgets count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counts {
+    /// Every budget's `used`, exactly (what the library reports).
+    Exact,
+    /// A token budget the output cannot exceed (no more bytes than its
+    /// limit) is not counted: its `used` is the output's bytes, an upper
+    /// bound. For callers that never show the report (`ctxgate trim`
+    /// without `--report` or `--json`), so a byte budget loads no token
+    /// vocabulary.
+    #[cfg_attr(
+        not(any(feature = "cli", test)),
+        allow(dead_code, reason = "only the CLI asks for it")
+    )]
+    Binding,
+}
+
 /// [`trim_with`] for an answer already checked, within `deadline`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn trim_checked<'a>(
     answer: &Answer<'a>,
     request: &Request,
@@ -162,6 +189,7 @@ pub(crate) fn trim_checked<'a>(
     policy_hash: &str,
     limits: &Limits,
     deadline: &Deadline,
+    counts: Counts,
 ) -> Result<Trimmed<'a>> {
     let tree = Tree::new(&answer.root);
     let span = tracing::info_span!("trim", elements = tree.len(), action = %request.action.name);
@@ -202,6 +230,10 @@ pub(crate) fn trim_checked<'a>(
             budgets.iter().map(|b| b.0).collect(),
         )
         .within(*deadline);
+        let filler = match counts {
+            Counts::Exact => filler,
+            Counts::Binding => filler.without_unbound_counts(),
+        };
         let filled = filler.fill()?;
         tracing::debug!(
             probes = filled.probes,
@@ -227,10 +259,25 @@ pub(crate) fn trim_checked<'a>(
         evaluations = report.evaluations,
         "trimmed"
     );
+    let ids: Vec<Arc<str>> = plan.redact.iter().map(|r| Arc::from(&*r.id)).collect();
+    let redacted = filled
+        .redacted
+        .into_iter()
+        .map(|(at, counts)| {
+            let counts = ids
+                .iter()
+                .zip(counts)
+                .filter(|(_, n)| *n > 0)
+                .map(|(id, n)| (id.clone(), n))
+                .collect();
+            (at, counts)
+        })
+        .collect();
     Ok(Trimmed {
         answer: filled.answer,
         rendered: filled.rendered,
         report,
+        redacted,
     })
 }
 
@@ -604,6 +651,7 @@ fn report<'a>(
     let mut rules: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     let mut dropped = 0;
     let budget_rule: Arc<str> = Arc::from("budget");
+    let mut reasons = Reasons::new();
     for (at, node) in tree.nodes().iter().enumerate() {
         dropped += node
             .element
@@ -680,11 +728,20 @@ fn report<'a>(
                 }
             }
         }
+        // Outside the scope, and not sent whole for it (a kept element is
+        // sent whatever the scope).
+        let scope_too = !selection.in_scope[at]
+            && !matches!(fate, Fate::Kept(_))
+            && !matches!(outcome, Outcome::Sent | Outcome::Cut);
+        let reasons = reasons.of(rule.as_ref(), &selection.own[at], scope_too);
         decisions.push(ElementReport {
             id: node.element.id.clone(),
+            role: node.element.role.clone(),
+            subrole: node.element.subrole.clone(),
             outcome,
             rule,
             inherited,
+            reasons,
         });
     }
     let redactions = plan
@@ -722,6 +779,63 @@ fn report<'a>(
         redactions,
         reserved_attributes_dropped: dropped,
         decisions,
+    }
+}
+
+/// Builds each element's `reasons`, sharing one list between the elements
+/// that have the same (most do: one per projection, or one rule alone).
+struct Reasons {
+    none: Arc<[Arc<str>]>,
+    /// `[rule]`, per rule (by the rule's allocation: labels are shared).
+    alone: HashMap<*const str, Arc<[Arc<str>]>>,
+    scope: Arc<str>,
+}
+
+impl Reasons {
+    fn new() -> Reasons {
+        Reasons {
+            none: Arc::from([]),
+            alone: HashMap::new(),
+            scope: Arc::from("scope"),
+        }
+    }
+
+    /// The deciding rule first, then the element's own rules, then `scope`.
+    fn of(
+        &mut self,
+        rule: Option<&Arc<str>>,
+        own: &Arc<[Arc<str>]>,
+        scope_too: bool,
+    ) -> Arc<[Arc<str>]> {
+        let scope_listed = |list: &[Arc<str>]| list.iter().any(|r| **r == *self.scope);
+        let own_first = match (rule, own.first()) {
+            (None, _) => true,
+            (Some(rule), Some(first)) => rule == first,
+            (Some(_), None) => false,
+        };
+        if own_first && (!scope_too || scope_listed(own)) {
+            return if own.is_empty() {
+                self.none.clone()
+            } else {
+                own.clone()
+            };
+        }
+        if let (Some(rule), true) = (rule, own.is_empty()) {
+            if !scope_too || **rule == *self.scope {
+                return self
+                    .alone
+                    .entry(Arc::as_ptr(rule))
+                    .or_insert_with(|| Arc::from([rule.clone()]))
+                    .clone();
+            }
+        }
+        let mut list: Vec<Arc<str>> = Vec::with_capacity(own.len() + 2);
+        list.extend(rule.cloned());
+        list.extend(own.iter().filter(|r| Some(*r) != rule).cloned());
+        if scope_too && !scope_listed(&list) {
+            list.push(self.scope.clone());
+        }
+        list.into()
     }
 }
 
@@ -766,6 +880,42 @@ mod tests {
             title_patterns: vec![],
             element_attributes: vec![],
         }
+    }
+
+    /// A token budget the output cannot exceed: counted exactly for the
+    /// report, left at the output's bytes (an upper bound) when the report
+    /// is not shown; the output is the same either way.
+    #[cfg(feature = "tokens")]
+    #[test]
+    fn a_token_budget_that_cannot_bind_is_counted_only_for_a_shown_report() {
+        let answer = notes();
+        let request = Request::new("app").budget(Budget::Bytes(600));
+        let plan = plan(Scope::App, Some(Budget::Tokens(8_000)));
+        let run = |counts| {
+            trim_checked(
+                &answer,
+                &request,
+                &plan,
+                &mut Native(0),
+                "h",
+                &Limits::default(),
+                &request.deadline(),
+                counts,
+            )
+            .unwrap()
+        };
+        let (exact, binding) = (run(Counts::Exact), run(Counts::Binding));
+        assert_eq!(exact.rendered, binding.rendered);
+        let used = |t: &Trimmed<'_>| -> Vec<(&str, usize)> {
+            t.report.budgets.iter().map(|b| (b.unit, b.used)).collect()
+        };
+        let bytes = exact.rendered.len();
+        let tokens = crate::tokens::Meter::default()
+            .measure(&exact.rendered, Budget::Tokens(8_000))
+            .unwrap();
+        assert!(tokens < bytes, "{tokens} tokens in {bytes} bytes");
+        assert_eq!(used(&exact), [("tokens", tokens), ("bytes", bytes)]);
+        assert_eq!(used(&binding), [("tokens", bytes), ("bytes", bytes)]);
     }
 
     fn notes() -> Answer<'static> {
@@ -826,6 +976,7 @@ mod tests {
             "h",
             &Limits::default(),
             &deadline,
+            Counts::Exact,
         )
     }
 

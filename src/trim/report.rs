@@ -1,7 +1,8 @@
-//! The audit report: for every input element, what happened to it and which
-//! rule decided; totals per rule; the budget; the policy's hash. It carries
-//! ids, roles, rule ids and counts only — never titles, content, urls or
-//! attribute values — so it can be logged and shown to a reviewer.
+//! The audit report: for every input element, its role and subrole, what
+//! happened to it, which rule decided and every other reason that bore on
+//! it; totals per rule; the budget; the policy's hash. It carries ids,
+//! roles, subroles, rule ids and counts only — never titles, content, urls
+//! or attribute values — so it can be logged and shown to a reviewer.
 //!
 //! Its ids borrow from the input, as the answer's strings do;
 //! [`Report::into_owned`] detaches a report a host keeps (an async audit
@@ -15,6 +16,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::model::RoleName;
 use crate::policy::Scope;
 
 /// What happened to one element.
@@ -52,6 +54,14 @@ pub enum Outcome {
 pub struct ElementReport<'a> {
     /// The element's id (borrowed from the input, as the answer's is).
     pub id: Cow<'a, str>,
+    /// The role as the provider wrote it (a word of the role language, or
+    /// the provider's own word).
+    #[serde(serialize_with = "role_word")]
+    pub role: RoleName,
+    /// The subrole as the provider wrote it, when it gave one (a name,
+    /// like the role; the report carries no title, content or value).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subrole: Option<Cow<'a, str>>,
     /// What happened.
     pub outcome: Outcome,
     /// The deciding rule (`deny:…`, `mask:…`, `keep:…`, `prune:…`,
@@ -62,6 +72,23 @@ pub struct ElementReport<'a> {
     /// The rule decided on an ancestor, not on this element.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub inherited: bool,
+    /// Every reason that bears on this element: the deciding one first
+    /// (`rule`, when there is one), then every other rule of the element's
+    /// own decision in precedence order (deny, mask — the floor's
+    /// `floor:secure-text` among them —, keep, prune; sorted within each),
+    /// then `scope` when the element is outside the action's scope and was
+    /// not sent whole for it. An element masked by three rules lists all
+    /// three. Absent when empty (sent whole, no rule involved).
+    #[serde(skip_serializing_if = "no_reasons")]
+    pub reasons: Arc<[Arc<str>]>,
+}
+
+fn no_reasons(reasons: &Arc<[Arc<str>]>) -> bool {
+    reasons.is_empty()
+}
+
+fn role_word<S: serde::Serializer>(role: &RoleName, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(role.as_str())
 }
 
 /// The budget as applied.
@@ -126,9 +153,12 @@ impl ElementReport<'_> {
     pub fn into_owned(self) -> ElementReport<'static> {
         ElementReport {
             id: Cow::Owned(self.id.into_owned()),
+            role: self.role,
+            subrole: self.subrole.map(|s| Cow::Owned(s.into_owned())),
             outcome: self.outcome,
             rule: self.rule,
             inherited: self.inherited,
+            reasons: self.reasons,
         }
     }
 }

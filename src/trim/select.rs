@@ -51,40 +51,60 @@ pub struct Selection {
     /// Why each element is not sent, should it not be: a rule label,
     /// `scope`, or `budget`.
     pub unsent: Vec<Arc<str>>,
+    /// Every rule of each element's own decision, labelled, in precedence
+    /// order (deny, mask, keep, prune; sorted within each): elements of one
+    /// projection share one list.
+    pub own: Vec<Arc<[Arc<str>]>>,
+    /// Whether each element is inside the action's scope.
+    pub in_scope: Vec<bool>,
 }
 
 /// What a decision says of its own elements, labelled for reports and
-/// notices: the fate a deny, mask or keep gives, and the prune rule.
+/// notices: the fate a deny, mask or keep gives, the prune rule, and every
+/// rule that matched.
 struct Labelled {
     fate: Option<Fate>,
     /// A masked element that a keep rule also names is sent (as a placeholder).
     kept_mask: bool,
     prune: Option<Arc<str>>,
+    /// Every label, in precedence order.
+    all: Arc<[Arc<str>]>,
 }
 
 impl Labelled {
     fn of(decision: &Decision) -> Labelled {
-        let fate = if let Some(reason) = decision.deny.first() {
-            Some(Fate::Denied(label("deny", reason).into()))
-        } else if let Some(reason) = decision
-            .mask
+        let labels = |kind: &str, reasons: &[Arc<str>]| -> Vec<Arc<str>> {
+            reasons.iter().map(|r| Arc::from(label(kind, r))).collect()
+        };
+        let deny = labels("deny", &decision.deny);
+        let mask = labels("mask", &decision.mask);
+        let keep = labels("keep", &decision.keep);
+        let prune = labels("prune", &decision.prune);
+        let fate = if let Some(rule) = deny.first() {
+            Some(Fate::Denied(rule.clone()))
+        } else if let Some(rule) = mask
             .iter()
-            .find(|r| Floor::of_reason(r).is_none())
-            .or(decision.mask.first())
+            .zip(&decision.mask)
+            .find(|(_, r)| Floor::of_reason(r).is_none())
+            .map(|(rule, _)| rule)
+            .or(mask.first())
         {
             // The policy's own rule names the mask; the floor only when the
             // policy did not mask.
-            Some(Fate::Masked(label("mask", reason).into()))
+            Some(Fate::Masked(rule.clone()))
         } else {
-            decision
-                .keep
-                .first()
-                .map(|reason| Fate::Kept(label("keep", reason).into()))
+            keep.first().map(|rule| Fate::Kept(rule.clone()))
         };
         Labelled {
-            kept_mask: matches!(fate, Some(Fate::Masked(_))) && !decision.keep.is_empty(),
+            kept_mask: matches!(fate, Some(Fate::Masked(_))) && !keep.is_empty(),
             fate,
-            prune: decision.prune.first().map(|r| label("prune", r).into()),
+            prune: prune.first().cloned(),
+            all: deny
+                .into_iter()
+                .chain(mask)
+                .chain(keep)
+                .chain(prune)
+                .collect(),
         }
     }
 }
@@ -101,6 +121,7 @@ pub fn select(
     let mut fates: Vec<Fate> = Vec::with_capacity(n);
     let mut pruned_by: Vec<Option<Arc<str>>> = Vec::with_capacity(n);
     let mut kept_masks = vec![false; n];
+    let mut own_labels: Vec<Arc<[Arc<str>]>> = Vec::with_capacity(n);
     // Elements of one projection share their decision (one `Arc`): label
     // each decision once, not once per element.
     let mut labelled: HashMap<*const Decision, Labelled> = HashMap::new();
@@ -133,6 +154,7 @@ pub fn select(
         };
         fates.push(fate);
         pruned_by.push(prune);
+        own_labels.push(own.all.clone());
     }
 
     let rings = rings(tree);
@@ -184,6 +206,8 @@ pub fn select(
         mandatory,
         candidates,
         unsent,
+        own: own_labels,
+        in_scope,
     })
 }
 

@@ -197,6 +197,12 @@ fn import_tree<'py>(
 fn _ctxgate(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Gate>()?;
     module.add_function(wrap_pyfunction!(import_tree, module)?)?;
+    // The import formats, from the library's own list: never a copy to keep in step.
+    let formats: Vec<&str> = ctxgate::import::Format::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect();
+    module.add("IMPORT_FORMATS", PyTuple::new(module.py(), formats)?)?;
     Ok(())
 }
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import ctxgate
-from conftest import ANSWERS, answer_id
+from conftest import ANSWERS, answer_id, ctxgate_binary
 
 REQUESTS = [
     {"action": "selection", "format": "outline", "max_tokens": 2000},
@@ -82,3 +82,23 @@ def test_import_tree_gives_a_conforming_answer(gate):
     assert gate.check(answer) == []
     assert ctxgate.import_tree("ax-dump", dump.encode()) == answer
     assert gate.trim(answer, action="app").output
+
+
+def test_import_formats_are_the_cli_s_and_each_is_read():
+    # The CLI names its formats when given an unknown one; the package's
+    # tuple comes from the same list in the library.
+    run = subprocess.run(
+        [ctxgate_binary(), "import", "--from", "no-such-format"],
+        input=b"",
+        capture_output=True,
+    )
+    assert run.returncode != 0
+    message = run.stderr.decode()
+    listed = message.split("possible values:")[1].split("]")[0]
+    assert [f.strip() for f in listed.split(",")] == list(ctxgate.IMPORT_FORMATS)
+    assert len(set(ctxgate.IMPORT_FORMATS)) == len(ctxgate.IMPORT_FORMATS) >= 5
+    for name in ctxgate.IMPORT_FORMATS:
+        # Every listed format is known: an empty input is refused as input,
+        # never as an unknown format.
+        with pytest.raises(ctxgate.InvalidInput):
+            ctxgate.import_tree(name, "")

@@ -20,6 +20,7 @@ import os as _os
 from typing import Any, Literal, Sequence, Union
 
 from . import _ctxgate
+from . import _errors
 from ._errors import (
     BudgetUnreachable,
     DeadlineExceeded,
@@ -33,28 +34,15 @@ from ._errors import (
     UsageError,
 )
 
-__all__ = [
-    "Gate",
-    "Trimmed",
-    "import_tree",
-    "IMPORT_FORMATS",
-    "Error",
-    "InvalidInput",
-    "NotConforming",
-    "LimitExceeded",
-    "BudgetUnreachable",
-    "PolicyError",
-    "DeadlineExceeded",
-    "IoError",
-    "UsageError",
-    "InternalError",
-]
+# The exception classes are listed once, in `_errors`.
+__all__ = ["Gate", "Trimmed", "import_tree", "IMPORT_FORMATS", *_errors.__all__]
 
 Answer = Union[bytes, str, "dict[str, Any]"]
 PathLike = Union[str, "_os.PathLike[str]"]
 
-#: The formats `import_tree` reads (`ctxgate import --from`).
-IMPORT_FORMATS = ("ax-dump", "ax-json", "atspi-json", "uia-json", "aria")
+#: The formats `import_tree` reads (`ctxgate import --from`), from the
+#: library's own list.
+IMPORT_FORMATS: "tuple[str, ...]" = _ctxgate.IMPORT_FORMATS
 
 
 class Trimmed:

@@ -1,0 +1,276 @@
+//! `ctxgate explain` without a browser: its text and JSON on a real tree
+//! (expectations in `tests/explain/`, `UPDATE_EXPECT=1` rewrites them), its
+//! agreement with `ctxgate trim` (the report's lines and totals, and what is
+//! sent), nothing withheld in any format, and its errors.
+
+mod common;
+mod explain_common;
+
+use std::collections::BTreeMap;
+
+use common::{ctxgate, expect_file, root, transcript};
+use explain_common::{planted, CANARY, CONTROL};
+use serde_json::Value;
+
+const INPUT_TYPES: &str = "tests/fixtures/answers/atspi-input-types.json";
+const LAYERS: [&str; 4] = ["--policy", "default", "--policy", "tests/policies/explain"];
+
+fn run(args: &[&str]) -> String {
+    let out = ctxgate(args, b"");
+    assert!(out.status.success(), "{args:?}: {}", transcript(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The policy's hash out of an expectation: it changes with every edit of
+/// the default policy, which is not what these files are about.
+fn without_hash(text: &str, hash: &str) -> String {
+    text.replace(hash, "<hash>").replace(&hash[..12], "<hash>")
+}
+
+fn policy_hash() -> String {
+    let json: Value =
+        serde_json::from_str(&run(&["explain", INPUT_TYPES, "--format", "json"])).unwrap();
+    json["policy_hash"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn text_and_json_match_their_expectations() {
+    let hash = policy_hash();
+    let dir = root().join("tests/explain");
+    // A real tree under the default policy, with a budget that leaves some out.
+    let text = run(&[
+        "explain",
+        INPUT_TYPES,
+        "--action",
+        "window",
+        "--max-tokens",
+        "300",
+    ]);
+    // Every kind of reason: three masks on one cell, a deny over a mask,
+    // prune inherited, keep over a mask, scope.
+    let reasons = [
+        "explain",
+        "tests/cases/trim/reasons-all-listed/answer.json",
+        "--policy",
+        "tests/cases/trim/_policies/many-reasons.rego",
+        "--action",
+        "window",
+    ];
+    let reasons_text = run(&reasons);
+    let reasons_json = run(&[&reasons[..], &["--format", "json"]].concat());
+    let reasons_hash: Value = serde_json::from_str(&reasons_json).unwrap();
+    let reasons_hash = reasons_hash["policy_hash"].as_str().unwrap();
+    let mut failures = Vec::new();
+    for (file, actual) in [
+        (
+            "input-types-window-300-tokens.txt",
+            without_hash(&text, &hash),
+        ),
+        ("reasons.txt", without_hash(&reasons_text, reasons_hash)),
+        ("reasons.json", without_hash(&reasons_json, reasons_hash)),
+    ] {
+        if let Err(e) = expect_file(&dir.join(file), &actual) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every element of a rendered answer's JSON, by id.
+fn output_elements(answer: &Value) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![&answer["root"]];
+    while let Some(e) = stack.pop() {
+        out.insert(e["id"].as_str().unwrap().to_string(), e.clone());
+        if let Some(children) = e["children"].as_array() {
+            stack.extend(children);
+        }
+    }
+    out
+}
+
+#[test]
+fn explain_says_what_trim_reports_and_shows_only_what_trim_sends() {
+    let trees = [
+        INPUT_TYPES,
+        "tests/fixtures/answers/atspi-firefox-zbus-docs.json",
+        "tests/fixtures/answers/mac-apg-treegrid.json",
+    ];
+    let requests: [&[&str]; 3] = [
+        &["--action", "focus"],
+        &["--action", "window"],
+        &["--action", "app", "--max-bytes", "1500"],
+    ];
+    let dir = std::env::temp_dir().join(format!("ctxgate-explain-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for tree in trees {
+        for request in requests {
+            let report_file = dir.join("report.json");
+            let mut args = vec!["trim", tree];
+            args.extend(request);
+            args.extend(["--report", report_file.to_str().unwrap()]);
+            let output: Value = serde_json::from_str(&run(&args)).unwrap();
+            let report: Value =
+                serde_json::from_slice(&std::fs::read(&report_file).unwrap()).unwrap();
+            let mut args = vec!["explain", tree, "--format", "json"];
+            args.extend(request);
+            let explained: Value = serde_json::from_str(&run(&args)).unwrap();
+            let what = format!("{tree} {request:?}");
+            for key in [
+                "policy_hash",
+                "action",
+                "scope",
+                "format",
+                "budgets",
+                "output_bytes",
+            ] {
+                assert_eq!(explained[key], report[key], "{what}: {key}");
+            }
+            for key in [
+                "elements",
+                "outcomes",
+                "rules",
+                "redactions",
+                "reserved_attributes_dropped",
+            ] {
+                assert_eq!(
+                    explained["totals"][key], report[key],
+                    "{what}: totals.{key}"
+                );
+            }
+            let sent = output_elements(&output);
+            let elements = explained["elements"].as_array().unwrap();
+            let lines = report["decisions"].as_array().unwrap();
+            assert_eq!(elements.len(), lines.len(), "{what}");
+            for (e, line) in elements.iter().zip(lines) {
+                for key in ["id", "role", "outcome"] {
+                    assert_eq!(e[key], line[key], "{what}: {key}");
+                }
+                let or_null = |v: &Value| if v.is_null() { Value::Null } else { v.clone() };
+                assert_eq!(e["subrole"], or_null(&line["subrole"]), "{what}");
+                assert_eq!(e["rule"], or_null(&line["rule"]), "{what}");
+                assert_eq!(
+                    e["inherited"],
+                    line["inherited"].as_bool().unwrap_or(false),
+                    "{what}"
+                );
+                let reasons = line.get("reasons").cloned().unwrap_or(Value::Array(vec![]));
+                assert_eq!(e["reasons"], reasons, "{what}");
+                if let Some(rule) = line["rule"].as_str() {
+                    assert_eq!(reasons[0], rule, "{what}: the deciding rule comes first");
+                }
+                let id = e["id"].as_str().unwrap();
+                match sent.get(id) {
+                    Some(out) => {
+                        assert_eq!(e["sent"]["title"], or_null(&out["title"]), "{what}: {id}");
+                        assert_eq!(e["sent"]["url"], or_null(&out["url"]), "{what}: {id}");
+                        let content = out.get("content").cloned().unwrap_or(Value::Array(vec![]));
+                        assert_eq!(e["sent"]["content"], content, "{what}: {id}");
+                    }
+                    None => assert!(e["sent"].is_null(), "{what}: `{id}` is not sent"),
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn nothing_withheld_appears_in_any_format() {
+    let (answer, canaries) = planted();
+    let bytes = serde_json::to_vec(&answer).unwrap();
+    for format in ["text", "json", "html"] {
+        for request in [
+            &["--action", "app"][..],
+            &["--action", "focus"],
+            &["--action", "app", "--max-tokens", "300"],
+        ] {
+            let mut args = vec!["explain", "-", "--format", format];
+            args.extend(LAYERS);
+            args.extend(request);
+            let out = ctxgate(&args, &bytes);
+            assert!(out.status.success(), "{}", transcript(&out));
+            let shown = String::from_utf8(out.stdout).unwrap();
+            for canary in &canaries {
+                assert!(
+                    !shown.contains(canary.as_str()),
+                    "{format} {request:?}: `{canary}`"
+                );
+            }
+            assert!(!shown.contains(CANARY), "{format} {request:?}");
+            if request.len() == 2 && request[1] == "app" {
+                assert!(shown.contains(CONTROL), "{format}: what is sent is shown");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_report_lists_every_rule_that_masked_an_element() {
+    // A cell three mask rules match (tests/cases/trim/_policies/many-reasons.rego).
+    let out = run(&[
+        "explain",
+        "tests/cases/trim/reasons-all-listed/answer.json",
+        "--policy",
+        "tests/cases/trim/_policies/many-reasons.rego",
+        "--action",
+        "window",
+    ]);
+    let line = out.lines().find(|l| l.contains("r1-salary")).unwrap();
+    assert_eq!(
+        line.trim(),
+        "r1-salary Cell:salary → masked by mask:money-column; also mask:private-cell, mask:salary"
+    );
+}
+
+#[test]
+fn one_line_per_element_whatever_the_titles_hold() {
+    let (answer, _) = planted();
+    let mut answer = answer;
+    answer["root"]["children"][0]["title"] = Value::from("two\nlines\u{202e}\r\u{7}");
+    let bytes = serde_json::to_vec(&answer).unwrap();
+    let out = ctxgate(&["explain", "-", "--action", "app"], &bytes);
+    assert!(out.status.success(), "{}", transcript(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let elements = text.lines().filter(|l| l.contains(" → ")).count();
+    let head = text.lines().take_while(|l| !l.contains(" → ")).count();
+    assert_eq!(elements, 52);
+    assert_eq!(text.lines().count(), head + elements);
+    assert!(!text.contains('\u{202e}') && !text.contains('\u{7}') && !text.contains('\r'));
+    assert!(text.contains("two lines\\u202e"), "{text}");
+}
+
+#[test]
+fn errors_say_what_and_send_nothing() {
+    let out = ctxgate(&["explain", "tests/fixtures/no-such-tree.json"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", transcript(&out));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-tree.json"));
+
+    let out = ctxgate(&["explain", "-"], b"{\"protocol\": ");
+    assert_eq!(out.status.code(), Some(1), "{}", transcript(&out));
+    assert!(out.stdout.is_empty());
+
+    let out = ctxgate(
+        &[
+            "explain",
+            INPUT_TYPES,
+            "--target",
+            "nope",
+            "--format",
+            "html",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", transcript(&out));
+    assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nope"),
+        "{}",
+        transcript(&out)
+    );
+
+    let out = ctxgate(&["explain", INPUT_TYPES, "--max-bytes", "10"], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", transcript(&out));
+    assert!(out.stdout.is_empty());
+}
