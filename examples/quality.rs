@@ -6,6 +6,9 @@
 //! cargo run --release --example quality            # the table in BENCHMARKS.md
 //! cargo run --release --example quality -- --errors  # also every failed request
 //! cargo run --release --example quality -- --by-tree # also per tree
+//! cargo run --release --example quality -- --missed  # positions missing headings at 500 tokens
+//! cargo run --release --example quality -- --show TREE:ID:BUDGET
+//!     # that output, and each sent element's own tokens (stderr)
 //! ```
 //!
 //! Trees: every answer in `tests/fixtures/answers/` (real trees imported by
@@ -262,6 +265,12 @@ fn own_ends(answer: &Answer<'_>, text: &str, flat: &[Flat]) -> Vec<usize> {
 fn main() {
     let show_errors = std::env::args().any(|a| a == "--errors");
     let by_tree = std::env::args().any(|a| a == "--by-tree");
+    let show_missed = std::env::args().any(|a| a == "--missed");
+    let args: Vec<String> = std::env::args().collect();
+    let show = args
+        .iter()
+        .position(|a| a == "--show")
+        .and_then(|i| args.get(i + 1).cloned());
     let mut trees_table = String::new();
     let gate = Gate::embedded_default().expect("the embedded policy loads");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers");
@@ -303,6 +312,10 @@ fn main() {
                 let request = Request::new("window").budget(Budget::Tokens(budget));
                 match gate.trim(&answer, &request) {
                     Ok(out) => {
+                        if show.as_deref() == Some(&format!("{name}:{}:{budget}", flat[at].id)) {
+                            println!("{}", out.rendered);
+                            breakdown(&out.answer);
+                        }
                         let report = &out.report;
                         let kept: Vec<bool> = report
                             .decisions
@@ -313,6 +326,9 @@ fn main() {
                                 _ => false,
                             })
                             .collect();
+                        if show_missed && budget == 500 {
+                            missed_headings(&name, &flat, &eligible, at, &kept);
+                        }
                         let used = report.budgets[0].used;
                         ctxgate[b].add(&flat, &eligible, at, &kept, used, budget);
                         mine[b].add(&flat, &eligible, at, &kept, used, budget);
@@ -326,8 +342,13 @@ fn main() {
                         mine[b].errors += 1;
                         let _ = writeln!(
                             errors,
-                            "- {name} at `{}`, {budget} tokens: {err}",
-                            flat[at].id
+                            "- {name} at `{}`, {budget} tokens: {err}{}",
+                            flat[at].id,
+                            if show_errors {
+                                check_needed(&gate, &answer, &err)
+                            } else {
+                                String::new()
+                            }
                         );
                     }
                 }
@@ -359,4 +380,90 @@ fn main() {
     if show_errors && !errors.is_empty() {
         println!("\nErrors:\n{errors}");
     }
+}
+
+/// Diagnostic: the window's headings a position's output left out.
+fn missed_headings(name: &str, flat: &[Flat], eligible: &[bool], at: usize, kept: &[bool]) {
+    let headings: Vec<usize> = subtree(flat, window_of(flat, at))
+        .filter(|&i| flat[i].heading && eligible[i])
+        .collect();
+    let missed: Vec<&str> = headings
+        .iter()
+        .filter(|&&i| !kept[i])
+        .map(|&i| flat[i].id.as_str())
+        .collect();
+    if !missed.is_empty() {
+        eprintln!(
+            "{name} at `{}` (depth {}): {} of {} headings missed: {missed:?}",
+            flat[at].id,
+            flat[at].depth,
+            missed.len(),
+            headings.len(),
+        );
+    }
+}
+
+/// For an unreachable budget: whether the budget the error names works
+/// and one token less fails, and what that least answer is (a bare path:
+/// the kept elements alone, no title, one notice on the root).
+fn check_needed(gate: &Gate, answer: &Answer<'_>, err: &ctxgate::Error) -> String {
+    let Some(needed) = err
+        .to_string()
+        .rsplit_once("would work is ")
+        .and_then(|(_, n)| n.split(' ').next()?.parse::<usize>().ok())
+    else {
+        return String::new();
+    };
+    let at = |n: usize| gate.trim(answer, &Request::new("window").budget(Budget::Tokens(n)));
+    match (at(needed), at(needed - 1)) {
+        (Ok(out), Err(_)) => {
+            let bare = out.answer.root.attributes.get("ctxgate:bare").is_some();
+            let sent = out
+                .report
+                .decisions
+                .iter()
+                .filter(|d| matches!(d.outcome, Outcome::Sent | Outcome::Cut | Outcome::Skeleton))
+                .count();
+            let titles = out.rendered.matches("\"title\"").count();
+            format!(" (checked: {needed} works, {} fails; at {needed}: {sent} elements sent, {titles} titles, root notice `ctxgate:bare`: {bare})", needed - 1)
+        }
+        (works, fails) => format!(
+            " (NOT EXACT: {needed} {}, {} {})",
+            if works.is_ok() { "works" } else { "fails" },
+            needed - 1,
+            if fails.is_ok() { "works" } else { "fails" }
+        ),
+    }
+}
+
+/// Diagnostic: tokens of each sent element's own part (without its
+/// children), and of its attributes alone.
+fn breakdown(answer: &Answer<'_>) {
+    let tokenizer = bpe_openai::o200k_base();
+    let mut stack: Vec<(&Element<'_>, usize)> = vec![(&answer.root, 0)];
+    let mut total = 0;
+    while let Some((element, depth)) = stack.pop() {
+        let mut own = element.clone();
+        own.children = Default::default();
+        let text = serde_json::to_string(&own).expect("an element serializes");
+        let attrs = serde_json::to_string(&element.attributes).expect("attributes serialize");
+        let n = tokenizer.count(&text);
+        total += n;
+        eprintln!(
+            "{:w$}{} {:?} {n} (attributes {})",
+            "",
+            element.id,
+            element.role.read(),
+            if element.attributes.is_empty() {
+                0
+            } else {
+                tokenizer.count(&attrs)
+            },
+            w = depth * 2
+        );
+        for child in element.children.iter().rev() {
+            stack.push((child, depth + 1));
+        }
+    }
+    eprintln!("total (own parts) {total}");
 }

@@ -318,18 +318,21 @@ strip contains "author" if {
 }
 
 # METADATA
-# title: Priority favours what is near the user
-# description: Focused 100, selected 90, hovered 80; headings 60; windows,
-#   documents and pages 50; links 40; text and images 30; rows and lists 20;
-#   cells deep in a table (more than 6 ancestors) -10; the rest 0.
-priority := 100 if {
+# title: Priority favours the window's outline and what is near the user
+# description: Headings 110, wherever they are (the window's outline is
+#   context for every position in it: a heading ten rings from the user,
+#   110 - 69, still comes before a sibling link, 40); focused 100, selected
+#   90, hovered 80; windows, documents and pages 50; links 40; text and
+#   images 30; rows and lists 20; cells deep in a table (more than 6
+#   ancestors) -10; the rest 0.
+priority := 110 if {
+	input.element.role == "Heading"
+} else := 100 if {
 	input.element.focused
 } else := 90 if {
 	input.element.selected
 } else := 80 if {
 	input.element.hovered
-} else := 60 if {
-	input.element.role == "Heading"
 } else := 50 if {
 	input.element.role in {"Window", "Document", "Page"}
 } else := 40 if {

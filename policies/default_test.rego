@@ -82,7 +82,8 @@ test_priority_favours_the_user if {
 	priority == 100 with input as req("focus", {"focused": true, "selected": true})
 	priority == 90 with input as req("focus", {"selected": true})
 	priority == 80 with input as req("focus", {"hovered": true})
-	priority == 60 with input as req("focus", {"role": "Heading"})
+	priority == 110 with input as req("focus", {"role": "Heading"})
+	priority == 110 with input as req("focus", {"role": "Heading", "hovered": true})
 	priority == 0 with input as req("focus", {})
 }
 

@@ -81,6 +81,11 @@ enum Notice {
         children: Option<u64>,
         reasons: Vec<(u64, String)>,
     },
+    /// The root's one notice of an answer cut to a budget (`ctxgate:bare`).
+    Bare {
+        cut: u64,
+        reasons: Vec<(u64, String)>,
+    },
     ResourceNotShown,
     MediaNotShown {
         kind: String,
@@ -260,6 +265,30 @@ fn read_notice(c: &mut Cursor) -> Result<Notice, String> {
                 mime,
             });
         }
+    }
+    let bare = if c.eat("in all, not sent:") {
+        Some(0)
+    } else if c.eat("in all: ") {
+        let cut = c.count()?;
+        c.expect(" titles or contents cut")?;
+        if !c.eat("; not sent:") {
+            return Ok(Notice::Bare {
+                cut,
+                reasons: Vec::new(),
+            });
+        }
+        Some(cut)
+    } else {
+        None
+    };
+    if let Some(cut) = bare {
+        let mut reasons = Vec::new();
+        while c.eat(if reasons.is_empty() { " " } else { ", " }) {
+            let n = c.count()?;
+            c.expect(" ")?;
+            reasons.push((n, c.name()?));
+        }
+        return Ok(Notice::Bare { cut, reasons });
     }
     let children = if c.eat("not sent:") {
         None
@@ -513,6 +542,18 @@ fn expected_lines(root: &Value) -> Vec<Line> {
                     children: (!compact).then_some(total),
                     reasons,
                 }));
+            }
+        }
+        if let Some(b) = object("ctxgate:bare") {
+            let cut = b.get("cut").and_then(whole);
+            let reasons = b.get("omitted").and_then(Value::as_object).and_then(|m| {
+                m.iter()
+                    .map(|(k, n)| Some((whole(n)?, k.clone())))
+                    .collect::<Option<Vec<(u64, String)>>>()
+            });
+            if let (2, Some(cut), Some(mut reasons)) = (b.len(), cut, reasons) {
+                reasons.sort_by(|a, b| a.1.cmp(&b.1));
+                lines.push(notice(Notice::Bare { cut, reasons }));
             }
         }
         for child in e

@@ -14,14 +14,15 @@
 //! | `ctxgate:withheld` | `{"rule": id, "empty": bool}` | `withheld by id; it is (not) empty` |
 //! | `ctxgate:cut` | `{"reason": "budget", "blocks": N}` | `content cut to fit: budget` |
 //! | `ctxgate:cut`, a title | `{"reason": "budget", "title": true}` (and `blocks`) | `title cut to fit: budget` (`title and content …`) |
-//! | `ctxgate:bare`, on the root only | `{"cut": N, "omitted": {reason: n, …}}` | `bare path: N titles or contents cut; not sent: n reason, …` |
+//! | `ctxgate:bare`, on the root only | `{"cut": N, "omitted": {reason: n, …}}` | `in all: N titles or contents cut; not sent: n reason, …` (`in all, not sent: n reason, …` when N is 0) |
 //!
-//! The bare notice is the one notice of an answer sent as its bare path
-//! (the budget held nothing more): it stands for the cut notice of every
-//! element whose title or content was cut (`cut` of them) and for the
-//! omitted notice of every sent element (the children not sent under all
-//! of them, counted per reason), which the bare path's elements do not
-//! carry. The report still names every element left out, by id and rule.
+//! The bare notice is the one omitted notice of an answer cut to a budget
+//! (the whole selection did not fit): it stands for the omitted notice of
+//! every sent element (the children not sent under all of them, counted
+//! per reason), which the elements then do not carry; on an answer sent as
+//! its bare path (the budget held nothing more) it also stands for the cut
+//! notice of every element whose title or content was cut (`cut` of them).
+//! The report still names every element left out, by id and rule.
 //!
 //! Counts are whole numbers from 0 to 2^64 − 1 written as such (no `1e3`,
 //! `-1`, `2.5`); a compact omitted notice has at least one reason and no
@@ -41,7 +42,8 @@ pub const OMITTED: &str = "ctxgate:omitted";
 pub const WITHHELD: &str = "ctxgate:withheld";
 /// Content or a title cut to fit.
 pub const CUT: &str = "ctxgate:cut";
-/// The bare path: what every element's cut and omitted notices would say.
+/// An answer cut to a budget: what every element's omitted notices (and,
+/// on the bare path, cut notices) would say.
 pub const BARE: &str = "ctxgate:bare";
 
 /// One notice.
@@ -72,8 +74,9 @@ pub enum Notice {
         /// Whether the title was shortened.
         title: bool,
     },
-    /// The bare path, on the root: elements whose title or content was
-    /// cut, and children not sent under any sent element, per reason.
+    /// An answer cut to a budget, on the root: elements whose title or
+    /// content was cut without a notice of their own (the bare path), and
+    /// children not sent under any sent element, per reason.
     Bare {
         /// Elements whose title or content was cut.
         cut: u64,
@@ -314,9 +317,20 @@ impl Notice {
                 }
             }
             Notice::Bare { cut, reasons } => {
-                let _ = write!(out, "bare path: {cut} titles or contents cut");
+                // Nothing cut (an answer cut to a budget, not bare): said
+                // by leaving it out, at the budgets where a word counts.
+                let first = match (cut, reasons.is_empty()) {
+                    (0, false) => {
+                        out.extend_from_slice(b"in all, not sent: ");
+                        ""
+                    }
+                    _ => {
+                        let _ = write!(out, "in all: {cut} titles or contents cut");
+                        "; not sent: "
+                    }
+                };
                 for (i, (reason, n)) in reasons.iter().enumerate() {
-                    let _ = write!(out, "{}{n} ", if i == 0 { "; not sent: " } else { ", " });
+                    let _ = write!(out, "{}{n} ", if i == 0 { first } else { ", " });
                     word(out, reason);
                 }
             }
@@ -460,7 +474,21 @@ mod tests {
                     .into_iter()
                     .collect(),
             }),
-            "bare path: 2 titles or contents cut; not sent: 5 budget, 1 scope"
+            "in all: 2 titles or contents cut; not sent: 5 budget, 1 scope"
+        );
+        assert_eq!(
+            line(&Notice::Bare {
+                cut: 0,
+                reasons: [("budget".to_string(), 5)].into_iter().collect(),
+            }),
+            "in all, not sent: 5 budget"
+        );
+        assert_eq!(
+            line(&Notice::Bare {
+                cut: 0,
+                reasons: BTreeMap::new(),
+            }),
+            "in all: 0 titles or contents cut"
         );
     }
 }

@@ -28,8 +28,9 @@
 //! cut       = ( "content" / "title" / "title and content" ) " cut to fit: " name
 //! omitted   = [ count ( " child" / " children" ) " " ] "not sent:"
 //!             [ " " count " " name *( ", " count " " name ) ]
-//! bare      = "bare path: " count " titles or contents cut"
+//! bare      = "in all: " count " titles or contents cut"
 //!             [ "; not sent: " count " " name *( ", " count " " name ) ]
+//!           / "in all, not sent: " count " " name *( ", " count " " name )
 //! not-shown = "resource block not shown"
 //!           / ( "image" / "audio" ) " block (" string ") not shown"
 //!           / "content block of type " string " not shown"

@@ -8,8 +8,9 @@
 //! priority and nearness to the user), as the largest prefix that fits;
 //! filling then goes on past the first candidate that does not fit, adding
 //! each later one that still fits (bounded: [`PAST_PROBES`] measures), and
-//! that first one has its text cut to the room left. Omitted notices are
-//! compact unless the whole selection fits with full ones. Sizes are the
+//! that first one has its text cut to the room left. Each element carries
+//! its own omitted notice only when the whole selection fits with them;
+//! else (compact) the root's one bare notice counts them all. Sizes are the
 //! exact bytes or tokens of the rendered output: per-element estimates and
 //! the sizes measured so far place each probe, and every size that decides
 //! anything is measured on the real rendering. The output never exceeds any
@@ -122,9 +123,12 @@ pub struct Filler<'f, 'a> {
     meter: Meter,
     probes: usize,
     deadline: Option<Deadline>,
-    /// Omitted notices in their compact shape: the whole selection does
-    /// not fit the budget with full notices (or the input is an output
-    /// that was cut so).
+    /// Omitted notices compact: none on the elements, their counts in the
+    /// root's one bare notice ([`Notice::Bare`]), as the whole selection
+    /// does not fit the budget with each element's own (or the input is an
+    /// output an earlier ctxgate cut with compact notices).
+    ///
+    /// [`Notice::Bare`]: crate::render::notice::Notice::Bare
     compact: bool,
     /// The bare path: one notice on the root ([`Notice::Bare`]) instead of
     /// each element's cut and omitted notices.

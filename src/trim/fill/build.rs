@@ -459,10 +459,12 @@ impl<'f, 'a> Filler<'f, 'a> {
         let mut children: Vec<Vec<Element>> = (0..n).map(|_| Vec::new()).collect();
         let mut root = None;
         // The bare path: one notice on the root stands for every element's
-        // cut and omitted notices.
+        // cut and omitted notices. Compact: for every element's omitted
+        // notices (a cut element still says so itself).
         let bare = notices && self.bare;
+        let fold = notices && (self.bare || self.compact);
         let carried = self.carried[0].as_ref().and_then(|c| c.bare.clone());
-        let write_bare = notices && (bare || carried.is_some());
+        let mut write_bare = notices && (bare || carried.is_some());
         let (mut cuts, mut total) = carried.unwrap_or_default();
         for at in (0..n).rev() {
             let Some(mode) = state[at] else { continue };
@@ -488,7 +490,8 @@ impl<'f, 'a> Filler<'f, 'a> {
                     }
                 }
                 self.merge_carried(id, &mut reasons);
-                if bare {
+                if fold {
+                    write_bare |= !reasons.is_empty();
                     for (reason, n) in reasons {
                         let count = total.entry(reason).or_default();
                         *count = count.saturating_add(n);
@@ -498,7 +501,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                         &mut element,
                         Notice::Omitted {
                             reasons,
-                            compact: self.compact,
+                            compact: false,
                         },
                     );
                 }
