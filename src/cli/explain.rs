@@ -23,7 +23,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
@@ -32,51 +31,22 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::{Content, Element, Tree};
-use crate::policy::{Budget, Scope};
-use crate::render::{notice, Format};
+use crate::policy::Scope;
+use crate::render::notice;
 use crate::trim::{BudgetReport, Outcome, Trimmed};
-use crate::Request;
 
-use super::{read_input, write_stdout, Failure, LimitArgs};
+use super::{read_input, write_stdout, Failure, FormatArg, RequestArgs};
 
 #[derive(Args)]
 pub struct ExplainArgs {
-    /// The answer (`-` or nothing: standard input).
-    file: Option<PathBuf>,
-    /// A policy file or folder, or `default` (the embedded default
-    /// policy, also what no `--policy` means). Repeat to layer policies,
-    /// as `trim` does: `--policy default --policy extra/`.
-    #[arg(long, value_name = "PATH")]
-    policy: Vec<String>,
-    /// The user's action: selection, focus, window, app, or a host's own word.
-    #[arg(long, value_name = "NAME", default_value = "focus")]
-    action: String,
-    /// An element id the action names.
-    #[arg(long, value_name = "ID")]
-    target: Option<String>,
-    /// Budget in o200k_base tokens (can only lower the policy's).
-    #[arg(long, value_name = "N", conflicts_with = "max_bytes")]
-    max_tokens: Option<usize>,
-    /// Budget in bytes (can only lower the policy's).
-    #[arg(long, value_name = "N")]
-    max_bytes: Option<usize>,
+    #[command(flatten)]
+    request: RequestArgs,
     /// The format the trim sends (and measures the budget in): `trim`'s `--format`.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = SentFormat::Json)]
-    sent_format: SentFormat,
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = FormatArg::Json)]
+    sent_format: FormatArg,
     /// How to write the explanation: an indented tree, JSON, or one self-contained HTML page.
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
     format: ExplainFormat,
-    /// How long the trim may take: `500ms`, `2s`, `1m` (default 5s).
-    #[arg(long, value_name = "DURATION", value_parser = super::parse_duration)]
-    timeout: Option<std::time::Duration>,
-    #[command(flatten)]
-    limits: LimitArgs,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum SentFormat {
-    Json,
-    Outline,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -88,23 +58,9 @@ enum ExplainFormat {
 
 pub fn run(args: ExplainArgs) -> Result<super::Outcome, Failure> {
     let warm = std::thread::spawn(crate::Gate::warm_up_tokens);
-    let gate = super::policy::gate(&args.policy)?.with_limits(args.limits.limits());
-    let bytes = read_input(args.file.as_deref())?;
-    let mut request = Request::new(args.action.clone()).format(match args.sent_format {
-        SentFormat::Json => Format::Json,
-        SentFormat::Outline => Format::Outline,
-    });
-    if let Some(target) = &args.target {
-        request = request.target(target.clone());
-    }
-    if let Some(timeout) = args.timeout {
-        request = request.timeout(timeout);
-    }
-    match (args.max_tokens, args.max_bytes) {
-        (Some(n), _) => request = request.budget(Budget::Tokens(n)),
-        (_, Some(n)) => request = request.budget(Budget::Bytes(n)),
-        _ => {}
-    }
+    let gate = args.request.gate()?;
+    let bytes = read_input(args.request.file.as_deref())?;
+    let request = args.request.request(args.sent_format);
     let answer = crate::read_conforming(&bytes, gate.limits())?;
     let _ = warm.join();
     let trimmed = gate.trim(&answer, &request)?;

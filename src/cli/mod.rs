@@ -84,6 +84,70 @@ impl LimitArgs {
     }
 }
 
+/// What `trim` and `explain` both take: the answer, the policy layers, the
+/// request and the limits on what is read.
+#[derive(Args)]
+pub(crate) struct RequestArgs {
+    /// The answer (`-` or nothing: standard input).
+    pub file: Option<std::path::PathBuf>,
+    /// A policy file or folder, or `default` (the embedded default
+    /// policy, also what no `--policy` means). Repeat to layer policies:
+    /// `--policy default --policy extra/` (see the README's policy layers).
+    #[arg(long, value_name = "PATH")]
+    pub policy: Vec<String>,
+    /// The user's action: selection, focus, window, app, or a host's own word.
+    #[arg(long, value_name = "NAME", default_value = "focus")]
+    pub action: String,
+    /// An element id the action names.
+    #[arg(long, value_name = "ID")]
+    pub target: Option<String>,
+    /// Budget in o200k_base tokens (can only lower the policy's).
+    #[arg(long, value_name = "N", conflicts_with = "max_bytes")]
+    pub max_tokens: Option<usize>,
+    /// Budget in bytes (can only lower the policy's).
+    #[arg(long, value_name = "N")]
+    pub max_bytes: Option<usize>,
+    /// How long the request may take, from reading to output: `500ms`,
+    /// `2s`, `1m` (default 5s). Past it nothing is sent (exit 1).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// The format of what is sent (`trim --format`, `explain --sent-format`).
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum FormatArg {
+    Json,
+    Outline,
+}
+
+impl RequestArgs {
+    /// The gate for `--policy` and the limits.
+    pub fn gate(&self) -> Result<crate::Gate, Failure> {
+        Ok(policy::gate(&self.policy)?.with_limits(self.limits.limits()))
+    }
+
+    /// The request these flags ask for, sent in `format`.
+    pub fn request(&self, format: FormatArg) -> crate::Request {
+        let mut request = crate::Request::new(self.action.clone()).format(match format {
+            FormatArg::Json => crate::render::Format::Json,
+            FormatArg::Outline => crate::render::Format::Outline,
+        });
+        if let Some(target) = &self.target {
+            request = request.target(target.clone());
+        }
+        if let Some(timeout) = self.timeout {
+            request = request.timeout(timeout);
+        }
+        match (self.max_tokens, self.max_bytes) {
+            (Some(n), _) => request.budget(crate::policy::Budget::Tokens(n)),
+            (_, Some(n)) => request.budget(crate::policy::Budget::Bytes(n)),
+            _ => request,
+        }
+    }
+}
+
 /// A duration as people write one: a number and a unit, `ms`, `s` or `m`
 /// (`250ms`, `1.5s`, `2m`).
 pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {

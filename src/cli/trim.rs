@@ -6,34 +6,14 @@
 
 use std::path::PathBuf;
 
-use crate::policy::Budget;
-use crate::render::Format;
-use crate::Request;
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
+use super::{read_input, write_stdout, Failure, FormatArg, Outcome, RequestArgs};
 
 #[derive(Args)]
 pub struct TrimArgs {
-    /// The answer (`-` or nothing: standard input).
-    file: Option<PathBuf>,
-    /// A policy file or folder, or `default` (the embedded default
-    /// policy, also what no `--policy` means). Repeat to layer policies:
-    /// `--policy default --policy extra/` (see the README's policy layers).
-    #[arg(long, value_name = "PATH")]
-    policy: Vec<String>,
-    /// The user's action: selection, focus, window, app, or a host's own word.
-    #[arg(long, value_name = "NAME", default_value = "focus")]
-    action: String,
-    /// An element id the action names.
-    #[arg(long, value_name = "ID")]
-    target: Option<String>,
-    /// Budget in o200k_base tokens (can only lower the policy's).
-    #[arg(long, value_name = "N", conflicts_with = "max_bytes")]
-    max_tokens: Option<usize>,
-    /// Budget in bytes (can only lower the policy's).
-    #[arg(long, value_name = "N")]
-    max_bytes: Option<usize>,
+    #[command(flatten)]
+    request: RequestArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Json)]
     format: FormatArg,
@@ -45,18 +25,6 @@ pub struct TrimArgs {
     /// `trim` returns); errors as its JSON error object on stderr.
     #[arg(long)]
     json: bool,
-    /// How long the request may take, from reading to output: `500ms`,
-    /// `2s`, `1m` (default 5s). Past it nothing is sent (exit 1).
-    #[arg(long, value_name = "DURATION", value_parser = super::parse_duration)]
-    timeout: Option<std::time::Duration>,
-    #[command(flatten)]
-    limits: LimitArgs,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
-    Json,
-    Outline,
 }
 
 pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
@@ -98,25 +66,11 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
     // budget is counted only for an output with more bytes than its limit
     // (a token is at least a byte), so a small output, or one under a byte
     // budget, loads nothing.
-    let warm = (args.max_tokens.is_some() || reported)
+    let warm = (args.request.max_tokens.is_some() || reported)
         .then(|| std::thread::spawn(crate::Gate::warm_up_tokens));
-    let gate = super::policy::gate(&args.policy)?.with_limits(args.limits.limits());
-    let bytes = read_input(args.file.as_deref())?;
-    let mut request = Request::new(args.action.clone()).format(match args.format {
-        FormatArg::Json => Format::Json,
-        FormatArg::Outline => Format::Outline,
-    });
-    if let Some(target) = &args.target {
-        request = request.target(target.clone());
-    }
-    if let Some(timeout) = args.timeout {
-        request = request.timeout(timeout);
-    }
-    match (args.max_tokens, args.max_bytes) {
-        (Some(n), _) => request = request.budget(Budget::Tokens(n)),
-        (_, Some(n)) => request = request.budget(Budget::Bytes(n)),
-        _ => {}
-    }
+    let gate = args.request.gate()?;
+    let bytes = read_input(args.request.file.as_deref())?;
+    let request = args.request.request(args.format);
     if let Some(warm) = warm {
         let _ = warm.join();
     }
