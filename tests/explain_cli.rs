@@ -15,6 +15,17 @@ use serde_json::Value;
 const INPUT_TYPES: &str = "tests/fixtures/answers/atspi-input-types.json";
 const LAYERS: [&str; 4] = ["--policy", "default", "--policy", "tests/policies/explain"];
 
+/// Explains the case with every kind of reason: three masks on one cell,
+/// a deny over a mask, prune inherited, keep over a mask, scope.
+const REASONS: [&str; 6] = [
+    "explain",
+    "tests/cases/trim/reasons-all-listed/answer.json",
+    "--policy",
+    "tests/cases/trim/_policies/many-reasons.rego",
+    "--action",
+    "window",
+];
+
 fn run(args: &[&str]) -> String {
     let out = ctxgate(args, b"");
     assert!(out.status.success(), "{args:?}: {}", transcript(&out));
@@ -46,18 +57,8 @@ fn text_and_json_match_their_expectations() {
         "--max-tokens",
         "300",
     ]);
-    // Every kind of reason: three masks on one cell, a deny over a mask,
-    // prune inherited, keep over a mask, scope.
-    let reasons = [
-        "explain",
-        "tests/cases/trim/reasons-all-listed/answer.json",
-        "--policy",
-        "tests/cases/trim/_policies/many-reasons.rego",
-        "--action",
-        "window",
-    ];
-    let reasons_text = run(&reasons);
-    let reasons_json = run(&[&reasons[..], &["--format", "json"]].concat());
+    let reasons_text = run(&REASONS);
+    let reasons_json = run(&[&REASONS[..], &["--format", "json"]].concat());
     let reasons_hash: Value = serde_json::from_str(&reasons_json).unwrap();
     let reasons_hash = reasons_hash["policy_hash"].as_str().unwrap();
     let mut failures = Vec::new();
@@ -208,14 +209,7 @@ fn nothing_withheld_appears_in_any_format() {
 #[test]
 fn the_report_lists_every_rule_that_masked_an_element() {
     // A cell three mask rules match (tests/cases/trim/_policies/many-reasons.rego).
-    let out = run(&[
-        "explain",
-        "tests/cases/trim/reasons-all-listed/answer.json",
-        "--policy",
-        "tests/cases/trim/_policies/many-reasons.rego",
-        "--action",
-        "window",
-    ]);
+    let out = run(&REASONS);
     let line = out.lines().find(|l| l.contains("r1-salary")).unwrap();
     assert_eq!(
         line.trim(),
