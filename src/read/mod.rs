@@ -103,6 +103,12 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
 }
 
 /// [`read`], failing with [`Error::Deadline`] once `deadline` passes.
+///
+/// Most answers are read in one pass ([`read_one_pass`]): the lenient pass
+/// alone, its JSON nesting bounded as it reads. Any answer that pass is not
+/// sure of (a finding, a limit, bad JSON, a 0.1 answer) is read again in two
+/// passes ([`read_two_passes`]: the nesting scan, then the lenient pass), so
+/// every refusal and every finding is the two-pass reader's, word for word.
 pub(crate) fn read_until<'a>(
     bytes: &'a [u8],
     limits: &Limits,
@@ -116,6 +122,89 @@ pub(crate) fn read_until<'a>(
     }
     // A UTF-8 byte-order mark is allowed before JSON text (RFC 8259 8.1).
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if let Some(reading) = read_one_pass(bytes, limits, deadline)? {
+        return Ok(reading);
+    }
+    read_two_passes(bytes, limits, deadline)
+}
+
+/// The lenient pass alone, without the nesting scan before it: `Some` for a
+/// 0.2.x answer read without a single finding whose JSON nesting (bounded
+/// from what the pass read: elements two levels each, values inside them
+/// their own levels) is within the limit, exactly the reading the two
+/// passes give; `None` for anything else, which the caller reads again in
+/// two passes. `Err` only when the deadline passes (as it would again).
+///
+/// No stack can overflow without the scan: elements grow the stack as they
+/// nest, values inside them are read to [`value::MAX_VALUE_DEPTH`] levels,
+/// and the one reader that would go deeper ([`value::Skip`], for a value
+/// that is not kept, which always comes with a finding) stops this pass at
+/// its first step.
+fn read_one_pass<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+) -> Result<Option<Reading<'a>>> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    let _one_pass = value::OnePass::start();
+    let mut ctx = Ctx::new(limits, deadline, true);
+    let mut json = serde_json::Deserializer::from_str(text);
+    json.disable_recursion_limit();
+    let parsed = AnswerSeed(&mut ctx).deserialize(&mut json);
+    let raw = match parsed.and_then(|raw| json.end().map(|()| raw)) {
+        Ok(Some(raw)) => raw,
+        Ok(None) => return Ok(None),
+        Err(_) => {
+            return match ctx.abort.take() {
+                Some(deadline @ Error::Deadline { .. }) => Err(deadline),
+                _ => Ok(None),
+            }
+        }
+    };
+    // What the two passes would find nothing in: a 0.2.x answer with its
+    // `protocol`, `instance` and `root`, none of the answer fields 0.2.0
+    // removed, and no finding anywhere.
+    let clean = ctx.findings.is_empty()
+        && raw.instance.is_some()
+        && raw.root.is_some()
+        && raw.items.is_none()
+        && raw.focus.is_none()
+        && raw.title.is_none()
+        && !raw.unreadable
+        && raw
+            .protocol
+            .as_deref()
+            .is_some_and(|p| matches!(Version::of(p), Version::V02));
+    // The deepest bracket: an element at depth k is at nesting 2k, its
+    // `content` array 2k + 1, a block 2k + 2, a value at level L inside a
+    // block 2k + 2 + L (inside `attributes`, 2k + 1 + L).
+    let nesting = 2 * ctx.deepest + 2 + value::OnePass::deepest_value();
+    if !clean || nesting > limits.max_json_nesting() {
+        return Ok(None);
+    }
+    let mut findings = Vec::new();
+    let (answer, upgraded_from) = dispatch(raw, &mut findings, limits)?;
+    if !findings.is_empty() || answer.is_none() {
+        return Ok(None);
+    }
+    if let Some(deadline) = deadline {
+        deadline.check(Stage::Read)?;
+    }
+    Ok(Some(Reading {
+        answer,
+        findings,
+        upgraded_from,
+    }))
+}
+
+/// The reader in two passes: the nesting scan, then the lenient pass.
+pub(crate) fn read_two_passes<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+) -> Result<Reading<'a>> {
     scan_nesting(bytes, limits)?;
     // JSON text is UTF-8 (RFC 8259 8.1): validated once, up front, so the
     // parser reads a `str` and skips validating each string again.
@@ -128,19 +217,7 @@ pub(crate) fn read_until<'a>(
         }
     })?;
 
-    let mut ctx = Ctx {
-        limits,
-        deadline,
-        findings: Vec::new(),
-        path: Vec::new(),
-        elements: 0,
-        depth: 0,
-        abort: None,
-        siblings: Vec::new(),
-        blocks: Vec::new(),
-        block: BlockScratch::default(),
-        order: Vec::new(),
-    };
+    let mut ctx = Ctx::new(limits, deadline, false);
     let mut json = serde_json::Deserializer::from_str(text);
     json.disable_recursion_limit();
     let parsed = AnswerSeed(&mut ctx).deserialize(&mut json);
@@ -355,6 +432,11 @@ struct Ctx<'l, 'de> {
     path: Vec<u32>,
     elements: usize,
     depth: usize,
+    /// The deepest element read so far (the root is 1).
+    deepest: usize,
+    /// Reading in one pass ([`read_one_pass`]): the first finding stops it,
+    /// as the answer will be read again in two passes.
+    one_pass: bool,
     /// A limit error that stopped the parse; reported instead of serde's.
     abort: Option<Error>,
     /// Scratch stacks, reused for every element: the children read so far
@@ -367,7 +449,25 @@ struct Ctx<'l, 'de> {
     order: Vec<u32>,
 }
 
-impl Ctx<'_, '_> {
+impl<'l> Ctx<'l, '_> {
+    fn new(limits: &'l Limits, deadline: Option<&'l Deadline>, one_pass: bool) -> Self {
+        Ctx {
+            limits,
+            deadline,
+            findings: Vec::new(),
+            path: Vec::new(),
+            elements: 0,
+            depth: 0,
+            deepest: 0,
+            one_pass,
+            abort: None,
+            siblings: Vec::new(),
+            blocks: Vec::new(),
+            block: BlockScratch::default(),
+            order: Vec::new(),
+        }
+    }
+
     /// The JSON pointer of the element being read.
     fn pointer(&self) -> String {
         let mut pointer = String::from("/root");

@@ -4,6 +4,7 @@
 //! strings.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -128,7 +129,53 @@ impl<'de> de::Deserialize<'de> for Skip {
                 Ok(Skip)
             }
         }
+        // A value is skipped only where a finding is made: reading in one
+        // pass, that stops the pass (the two passes read it after the scan
+        // has bounded its nesting).
+        if ONE_PASS.with(|p| p.get().is_some()) {
+            return Err(de::Error::custom("read again in two passes"));
+        }
         stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || d.deserialize_any(SkipVisitor))
+    }
+}
+
+thread_local! {
+    /// While this thread reads in one pass: the deepest level of an array
+    /// or object a [`BoundedValue`] has read (0, the attributes object
+    /// itself; 1, a value directly inside it or inside a content block).
+    static ONE_PASS: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// This thread reads in one pass while the value lives (`read_one_pass`):
+/// [`Skip`] stops the pass, and [`BoundedValue`] notes how deep its arrays
+/// and objects go.
+pub(super) struct OnePass(());
+
+impl OnePass {
+    pub(super) fn start() -> OnePass {
+        ONE_PASS.with(|p| p.set(Some(0)));
+        OnePass(())
+    }
+
+    /// The deepest level of an array or object read inside an element.
+    pub(super) fn deepest_value() -> usize {
+        ONE_PASS.with(|p| p.get().unwrap_or(0))
+    }
+
+    fn note(level: usize) {
+        ONE_PASS.with(|p| {
+            if let Some(deepest) = p.get() {
+                if level > deepest {
+                    p.set(Some(level));
+                }
+            }
+        });
+    }
+}
+
+impl Drop for OnePass {
+    fn drop(&mut self) {
+        ONE_PASS.with(|p| p.set(None));
     }
 }
 
@@ -272,6 +319,7 @@ impl<'de> Visitor<'de> for BoundedValue {
         Ok(Ok(Value::Null))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        OnePass::note(self.0);
         if self.0 >= MAX_VALUE_DEPTH {
             while seq.next_element::<Skip>()?.is_some() {}
             return Ok(Err(ValueProblem::TooDeep));
@@ -289,6 +337,7 @@ impl<'de> Visitor<'de> for BoundedValue {
         Ok(Ok(Value::Array(items)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        OnePass::note(self.0);
         if self.0 >= MAX_VALUE_DEPTH {
             while map.next_entry::<Skip, Skip>()?.is_some() {}
             return Ok(Err(ValueProblem::TooDeep));
