@@ -508,6 +508,9 @@ impl<'l> Ctx<'l, '_> {
 }
 
 #[cfg(test)]
+mod differential;
+
+#[cfg(test)]
 mod tests {
     use std::borrow::Cow;
 

@@ -1,0 +1,302 @@
+//! The one-pass reader against the two-pass one: for every fixture tree,
+//! generated trees and malformed variants of each, `read_until` (one pass
+//! when it is sure, two otherwise) gives exactly what `read_two_passes`
+//! gives: the same answer and findings, or the same error.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use super::*;
+
+/// What a read gave, in a form two reads can be compared by.
+fn outcome(read: Result<Reading<'_>>) -> String {
+    match read {
+        Ok(reading) => format!(
+            "ok {:?}\n{:?}\n{:?}",
+            reading.answer, reading.findings, reading.upgraded_from
+        ),
+        Err(err) => format!("err {:?} {err} {:?}", err.kind(), err.pointer()),
+    }
+}
+
+/// The reader as it was: the input's size, the byte-order mark, then two
+/// passes.
+fn two_passes<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
+    if bytes.len() > limits.max_input_bytes {
+        return Err(Error::InputTooLarge {
+            size: bytes.len(),
+            limit: limits.max_input_bytes,
+        });
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    read_two_passes(bytes, limits, None)
+}
+
+/// Reads `bytes` both ways and requires the same outcome; says whether the
+/// one pass was taken.
+fn same(bytes: &[u8], limits: &Limits) -> bool {
+    let two = outcome(two_passes(bytes, limits));
+    let now = outcome(read_until(bytes, limits, None));
+    if now != two {
+        panic!(
+            "one pass and two differ on {}\none pass: {}\ntwo passes: {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(300)]),
+            &now[..now.len().min(600)],
+            &two[..two.len().min(600)],
+        );
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    bytes.len() <= limits.max_input_bytes
+        && matches!(read_one_pass(bytes, limits, None), Ok(Some(_)))
+}
+
+fn fixtures() -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/answers");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut out: Vec<(String, Vec<u8>)> = files
+        .into_iter()
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    for (n, seed) in [(1, 1), (40, 2), (300, 3), (2_000, 1)] {
+        let answer = crate::synth::synth(n, seed);
+        out.push((
+            format!("synth {n} {seed}"),
+            serde_json::to_vec(&answer).unwrap(),
+        ));
+    }
+    out
+}
+
+/// JSON pointers of every element of an answer value, in document order.
+fn element_pointers(answer: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![("/root".to_string(), &answer["root"])];
+    while let Some((at, element)) = stack.pop() {
+        if let Some(children) = element.get("children").and_then(Value::as_array) {
+            for (i, child) in children.iter().enumerate().rev() {
+                stack.push((format!("{at}/children/{i}"), child));
+            }
+        }
+        out.push(at);
+    }
+    out
+}
+
+/// Each way a tree is broken here, applied to the element at `at`.
+const MUTATIONS: usize = 22;
+
+fn mutate(answer: &Value, at: &str, how: usize) -> Vec<u8> {
+    let mut v = answer.clone();
+    let root_id = v["root"]["id"].clone();
+    let e = v.pointer_mut(at).unwrap();
+    let text = |v: &Value| serde_json::to_vec(v).unwrap();
+    match how {
+        0 => e["title"] = json!(5),
+        1 => e["visible"] = json!("yes"),
+        2 => e["children"] = json!({"a": 1}),
+        3 => e["content"] = json!("text"),
+        4 => e["attributes"] = json!([1, 2]),
+        5 => e["id"] = root_id,
+        6 => e["content"] = json!([{"type": "text"}]),
+        7 => e["content"] = json!([{"type": "nope", "x": [1, {"y": null}]}, 3]),
+        8 => e["attributes"] = json!({"focused": true, "author": 3, "related": [{"x": 1}]}),
+        9 => e["unknown"] = json!({"deep": [[[]]]}),
+        10 => e["type"] = json!("pane"),
+        11 => {
+            e.as_object_mut().unwrap().remove("role");
+        }
+        12 => e["role"] = json!("Sprocket"),
+        13 => e["focused"] = json!(true),
+        14 => e["children"] = json!([7, [], {"id": "k", "role": "Text", "selected": true}]),
+        15 => {
+            let mut deep = json!("leaf");
+            for _ in 0..140 {
+                deep = json!([deep]);
+            }
+            e["attributes"] = json!({ "nest": deep });
+        }
+        16 => e["content"] = json!([{"type": "text", "text": "a", "n": 1.5e300}]),
+        17 => {
+            // A repeated key, which a `Value` cannot hold: written as text.
+            let mut bytes = text(&v);
+            let key = br#""role":"#;
+            if let Some(i) = bytes.windows(key.len()).position(|w| w == key) {
+                bytes.splice(i..i, br#""role":"Group","#.iter().copied());
+            }
+            return bytes;
+        }
+        18 => {
+            let mut bytes = text(&v);
+            bytes.truncate(bytes.len() * 2 / 3);
+            return bytes;
+        }
+        19 => {
+            let mut bytes = text(&v);
+            bytes.extend_from_slice(b" 1e999");
+            return bytes;
+        }
+        20 => {
+            let bytes = text(&v);
+            let s = String::from_utf8(bytes).unwrap();
+            return s
+                .replacen(r#""role":"#, r#""x":"\ud800","role":"#, 1)
+                .into_bytes();
+        }
+        _ => {
+            let mut bytes = text(&v);
+            let mid = bytes.len() / 2;
+            bytes[mid] = 0xFF;
+            return bytes;
+        }
+    }
+    text(&v)
+}
+
+/// Limits that make a tree of `n` elements, `depth` deep, break each of
+/// them by one.
+fn tight_limits(n: usize, depth: usize, bytes: usize) -> Vec<Limits> {
+    let mut out = Vec::new();
+    for (elements, max_depth) in [(n - 1, depth), (n, depth - 1), (n, depth)] {
+        let mut limits = Limits::default();
+        limits.max_elements = elements.max(1);
+        limits.max_depth = max_depth.max(1);
+        out.push(limits);
+    }
+    let mut limits = Limits::default();
+    limits.max_content_bytes = 40;
+    out.push(limits);
+    let mut limits = Limits::default();
+    limits.max_input_bytes = bytes - 1;
+    out.push(limits);
+    out
+}
+
+fn depth_of(answer: &Value) -> usize {
+    element_pointers(answer)
+        .iter()
+        .map(|p| p.matches("/children/").count() + 1)
+        .max()
+        .unwrap_or(1)
+}
+
+#[test]
+fn one_pass_reads_what_two_passes_read() {
+    let limits = Limits::default();
+    let mut one_pass = 0;
+    for (name, bytes) in fixtures() {
+        one_pass += usize::from(same(&bytes, &limits));
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        let pointers = element_pointers(&value);
+        for how in 0..MUTATIONS {
+            for at in [&pointers[0], &pointers[pointers.len() / 2], pointers.last().unwrap()] {
+                let broken = mutate(&value, at, how);
+                let one = same(&broken, &limits);
+                // What the reader finds is read again in two passes; what
+                // only the checker finds (a repeated id, an unknown role, a
+                // state under attributes, a forked focus) or nothing finds
+                // (a finite number) is read in one.
+                assert_eq!(one, [5, 8, 12, 13, 16].contains(&how), "{name}: mutation {how} at {at}");
+            }
+        }
+        for limits in tight_limits(pointers.len(), depth_of(&value), bytes.len()) {
+            same(&bytes, &limits);
+        }
+    }
+    // The clean trees are read in one pass (the fixtures with a warning are
+    // not): the comparison is not of the two-pass reader with itself.
+    assert!(one_pass >= 8, "{one_pass} of the trees read in one pass");
+}
+
+#[test]
+fn nesting_near_the_limit_is_refused_as_the_scan_refuses_it() {
+    // A value nested L levels inside attributes or a block of an element at
+    // depth k, around the scan's limit (2 × max_depth + 65).
+    for max_depth in [3, 4, 40] {
+        let mut limits = Limits::default();
+        limits.max_depth = max_depth;
+        for k in [1, max_depth - 1, max_depth] {
+            for levels in [1, 60, 64, 65, 66, 67, 68, 70, 127, 128] {
+                let mut deep = json!(1);
+                for _ in 0..levels {
+                    deep = json!([deep]);
+                }
+                for place in ["attributes", "content"] {
+                    let mut element = json!({"id": "leaf", "role": "Text"});
+                    match place {
+                        "attributes" => element["attributes"] = json!({ "n": deep }),
+                        _ => element["content"] = json!([{"type": "text", "text": "t", "n": deep}]),
+                    }
+                    for level in (1..k).rev() {
+                        let role = if level == 1 { "Application" } else { "Group" };
+                        element = json!({"id": format!("e{level}"), "role": role, "children": [element]});
+                    }
+                    if k == 1 {
+                        element["role"] = json!("Application");
+                    }
+                    let answer = json!({"protocol": "0.2.0", "instance": "i", "root": element});
+                    same(&serde_json::to_vec(&answer).unwrap(), &limits);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn answers_other_than_a_clean_tree_are_read_in_two_passes() {
+    let limits = Limits::default();
+    let root = r#"{"id":"a","role":"Application"}"#;
+    let cases = [
+        format!(r#"{{"protocol":"0.2.0","instance":"i","root":{root}}}"#),
+        format!("\u{FEFF}{{\"protocol\":\"0.2.0\",\"instance\":\"i\",\"root\":{root}}}"),
+        format!(r#"{{"protocol":"0.2.0","instance":"i","root":{root},"title":"t"}}"#),
+        format!(r#"{{"protocol":"0.2.0","instance":"i","root":{root},"items":[]}}"#),
+        format!(r#"{{"protocol":"0.2.0","instance":"i","root":{root},"focus":{{}}}}"#),
+        format!(r#"{{"protocol":"0.2.0","root":{root}}}"#),
+        format!(r#"{{"protocol":"0.3.0","instance":"i","root":{root}}}"#),
+        format!(r#"{{"instance":"i","root":{root}}}"#),
+        r#"{"protocol":"0.2.0","instance":"i"}"#.to_string(),
+        r#"{"protocol":"0.1","instance":"i","items":[{"id":"a","type":"pane"}]}"#.to_string(),
+        r#"{"protocol":"0.1","instance":"i","items":[{"id":"a","type":"text","parent":"b"}],"focus":"a"}"#.to_string(),
+        r#"{"protocol":"0.1","instance":"i","items":{"a":1}}"#.to_string(),
+        r#"[{"protocol":"0.2.0"}]"#.to_string(),
+        "7".to_string(),
+        String::new(),
+        format!(r#"{{"protocol":"0.2.0","instance":"i","root":{root},"x":[[[[1]]]]}}"#),
+        format!(r#"{{"protocol":"0.2.0","instance":"i","root":{root},"protocol":"0.2.0"}}"#),
+        format!("{}{{}}{}", "[".repeat(3000), "]".repeat(3000)),
+    ];
+    for case in &cases {
+        same(case.as_bytes(), &limits);
+    }
+    assert!(same(cases[0].as_bytes(), &limits));
+    assert!(same(cases[1].as_bytes(), &limits));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_trees_and_their_breakages_read_alike(
+        n in 1usize..400,
+        seed in 0u64..1_000,
+        pick in any::<prop::sample::Index>(),
+        how in 0..MUTATIONS,
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let limits = Limits::default();
+        let answer = crate::synth::synth(n, seed);
+        let bytes = serde_json::to_vec(&answer).unwrap();
+        prop_assert!(same(&bytes, &limits));
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        let pointers = element_pointers(&value);
+        let at = &pointers[pick.index(pointers.len())];
+        same(&mutate(&value, at, how), &limits);
+        // Any prefix of the bytes.
+        same(&bytes[..cut.index(bytes.len() + 1)], &limits);
+    }
+}
