@@ -77,6 +77,37 @@ pub(crate) fn read_checked<'a>(
     })
 }
 
+/// [`read_checked`] for a request: the answer read from `bytes`, when it
+/// conforms, is handed to `then` with the tree the checker indexed it by
+/// (so the request does not index it again), and given back beside what
+/// `then` returns for the caller to free or not. Any error finding is
+/// [`Error::NotConforming`] with every finding, as [`Checked::into_conforming`]
+/// gives.
+pub(crate) fn with_conforming<'a, R>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+    then: impl FnOnce(&Answer<'a>, &Tree<'_, 'a>) -> Result<R>,
+) -> Result<(Result<R>, Answer<'a>)> {
+    let reading = {
+        let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
+        crate::read::read_until(bytes, limits, deadline)?
+    };
+    let mut findings = reading.findings;
+    let Some(answer) = reading.answer else {
+        return Err(Error::NotConforming { findings });
+    };
+    let result = {
+        let tree = Tree::new(&answer.root);
+        findings.extend(check_tree(&tree));
+        if findings.iter().any(Finding::is_error) {
+            return Err(Error::NotConforming { findings });
+        }
+        then(&answer, &tree)
+    };
+    Ok((result, answer))
+}
+
 /// Reads and checks an answer's bytes. `Err` only when the input cannot be
 /// read at all (not JSON, over a limit).
 pub fn check_bytes(bytes: &[u8], limits: &Limits) -> Result<CheckReport> {
@@ -101,8 +132,14 @@ pub fn read_conforming<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Answer<'a
 
 /// `Ok` when a held answer conforms (warnings allowed), else
 /// [`Error::NotConforming`] with every finding.
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn require_conforming(answer: &Answer<'_>) -> Result<()> {
-    let findings = check(answer);
+    require_conforming_tree(&Tree::new(&answer.root))
+}
+
+/// [`require_conforming`] of the tree that indexes a held answer.
+pub(crate) fn require_conforming_tree(tree: &Tree<'_, '_>) -> Result<()> {
+    let findings = check_tree(tree);
     if findings.iter().any(Finding::is_error) {
         return Err(Error::NotConforming { findings });
     }
@@ -112,7 +149,11 @@ pub(crate) fn require_conforming(answer: &Answer<'_>) -> Result<()> {
 /// Checks the rules that need the whole tree: R1 (states under
 /// `attributes`), the reserved attributes' shape, R3, R4 and R6.
 pub fn check(answer: &Answer) -> Vec<Finding> {
-    let tree = Tree::new(&answer.root);
+    check_tree(&Tree::new(&answer.root))
+}
+
+/// [`check`] of the tree that indexes an answer.
+pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
     let mut findings = Vec::new();
     // Ids are the provider's, but the map lives for one check, with a seed
     // of its own, and nothing of it leaves: a fast hasher is enough.

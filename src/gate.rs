@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::check::{read_checked, require_conforming};
+use crate::check::{require_conforming_tree, with_conforming};
 use crate::deadline::{Deadline, Stage};
 use crate::error::Result;
 use crate::limits::Limits;
-use crate::model::Answer;
+use crate::model::{Answer, Tree};
 use crate::policy::Policy;
-use crate::trim::{request_input, trim_checked, Counts, Request, Trimmed};
+use crate::trim::{request_input, trim_tree, Counts, Request, Trimmed};
 
 /// A compiled policy and the limits on what is read.
 #[derive(Clone)]
@@ -75,8 +75,11 @@ impl Gate {
         let deadline = request.deadline();
         // Shape problems found while reading are reported with the tree's
         // own findings, all at once.
-        let answer = read_checked(bytes, &self.limits, Some(&deadline))?.into_conforming()?;
-        self.trim_conforming(&answer, request, &deadline, Counts::Exact)
+        let (trimmed, _answer) =
+            with_conforming(bytes, &self.limits, Some(&deadline), |answer, tree| {
+                self.trim_conforming(answer, tree, request, &deadline, Counts::Exact)
+            })?;
+        trimmed
     }
 
     /// [`Gate::trim_bytes`] for `ctxgate trim`, a process that exits after
@@ -95,8 +98,10 @@ impl Gate {
         counts: Counts,
     ) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
-        let answer = read_checked(bytes, &self.limits, Some(&deadline))?.into_conforming()?;
-        let trimmed = self.trim_conforming(&answer, request, &deadline, counts);
+        let (trimmed, answer) =
+            with_conforming(bytes, &self.limits, Some(&deadline), |answer, tree| {
+                self.trim_conforming(answer, tree, request, &deadline, counts)
+            })?;
         std::mem::forget(answer);
         trimmed
     }
@@ -106,14 +111,16 @@ impl Gate {
     /// The request's deadline ([`Request::timeout`]) counts from here.
     pub fn trim<'a>(&self, answer: &Answer<'a>, request: &Request) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
-        require_conforming(answer)?;
-        self.trim_conforming(answer, request, &deadline, Counts::Exact)
+        let tree = Tree::new(&answer.root);
+        require_conforming_tree(&tree)?;
+        self.trim_conforming(answer, &tree, request, &deadline, Counts::Exact)
     }
 
-    /// Trims an answer that was checked and conforms.
+    /// Trims an answer that was checked and conforms, `tree` its index.
     fn trim_conforming<'a>(
         &self,
         answer: &Answer<'a>,
+        tree: &Tree<'_, 'a>,
         request: &Request,
         deadline: &Deadline,
         counts: Counts,
@@ -125,8 +132,9 @@ impl Gate {
             self.policy
                 .evaluator_within(&input, answer.root.title.as_deref(), *deadline)?;
         let plan = evaluator.plan().clone();
-        trim_checked(
+        trim_tree(
             answer,
+            tree,
             request,
             &plan,
             &mut evaluator,
@@ -141,6 +149,98 @@ impl Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
+    use crate::policy::Budget;
+    use crate::read::differential::{element_pointers, fixtures, mutate, MUTATIONS};
+
+    /// `trim_bytes` as it was before the one-pass reader and the shared
+    /// tree: two passes, then the checker, then the trim's own tree.
+    fn trim_bytes_before<'a>(
+        gate: &Gate,
+        bytes: &'a [u8],
+        request: &Request,
+    ) -> Result<Trimmed<'a>> {
+        let deadline = request.deadline();
+        let reading = crate::read::read_in_two_passes(bytes, &gate.limits, Some(&deadline))?;
+        let mut findings = reading.findings;
+        if let Some(answer) = &reading.answer {
+            findings.extend(crate::check::check(answer));
+        }
+        let answer = match reading.answer {
+            Some(answer) if !findings.iter().any(crate::finding::Finding::is_error) => answer,
+            _ => return Err(Error::NotConforming { findings }),
+        };
+        let tree = Tree::new(&answer.root);
+        gate.trim_conforming(&answer, &tree, request, &deadline, Counts::Exact)
+    }
+
+    /// What a trim gave: the bytes sent and the report, or the error.
+    fn outcome(trimmed: Result<Trimmed<'_>>) -> String {
+        match trimmed {
+            Ok(t) => format!(
+                "{}\n{}",
+                t.rendered,
+                serde_json::to_string(&t.report).unwrap()
+            ),
+            Err(err) => format!("{:?}: {err:?}", err.kind()),
+        }
+    }
+
+    fn requests(answer: &serde_json::Value) -> Vec<Request> {
+        let mut out: Vec<Request> = ["selection", "focus", "window", "app"]
+            .into_iter()
+            .map(Request::new)
+            .collect();
+        out.push(Request::new("app").budget(Budget::Bytes(1_500)));
+        let pointers = element_pointers(answer);
+        if let Some(id) = answer
+            .pointer(&format!("{}/id", pointers[pointers.len() / 2]))
+            .and_then(|id| id.as_str())
+        {
+            out.push(Request::new("focus").target(id));
+        }
+        out.push(Request::new("focus").target("no-such-id"));
+        out.into_iter()
+            .map(|r| r.timeout(std::time::Duration::from_secs(600)))
+            .collect()
+    }
+
+    /// For every fixture tree and generated tree, and the breakages of
+    /// each, every action gives the same bytes and report, or the same
+    /// error with the same findings, as before.
+    #[test]
+    fn trim_bytes_sends_and_refuses_what_it_did_before() {
+        // One gate each, asked the same requests in the same order, so that
+        // their decision caches (the report's `evaluations`) agree.
+        let (gate, gate_before) = (
+            Gate::embedded_default().unwrap(),
+            Gate::embedded_default().unwrap(),
+        );
+        let mut trimmed = 0;
+        for (name, bytes) in fixtures() {
+            let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            let pointers = element_pointers(&value);
+            let mut inputs = vec![bytes.clone()];
+            for how in 0..MUTATIONS {
+                inputs.push(mutate(&value, pointers.last().unwrap(), how));
+            }
+            for input in &inputs {
+                let requests = match input == &bytes {
+                    true => requests(&value),
+                    false => {
+                        vec![Request::new("focus").timeout(std::time::Duration::from_secs(600))]
+                    }
+                };
+                for request in requests {
+                    let now = outcome(gate.trim_bytes(input, &request));
+                    let before = outcome(trim_bytes_before(&gate_before, input, &request));
+                    assert_eq!(now, before, "{name}: {:?}", request.action);
+                    trimmed += usize::from(!now.starts_with(|c: char| c.is_ascii_uppercase()));
+                }
+            }
+        }
+        assert!(trimmed > 60, "only {trimmed} requests were trimmed");
+    }
 
     #[test]
     fn gate_is_send_and_sync() {

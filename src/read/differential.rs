@@ -19,23 +19,10 @@ fn outcome(read: Result<Reading<'_>>) -> String {
     }
 }
 
-/// The reader as it was: the input's size, the byte-order mark, then two
-/// passes.
-fn two_passes<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
-    if bytes.len() > limits.max_input_bytes {
-        return Err(Error::InputTooLarge {
-            size: bytes.len(),
-            limit: limits.max_input_bytes,
-        });
-    }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    read_two_passes(bytes, limits, None)
-}
-
 /// Reads `bytes` both ways and requires the same outcome; says whether the
 /// one pass was taken.
 fn same(bytes: &[u8], limits: &Limits) -> bool {
-    let two = outcome(two_passes(bytes, limits));
+    let two = outcome(read_in_two_passes(bytes, limits, None));
     let now = outcome(read_until(bytes, limits, None));
     if now != two {
         panic!(
@@ -50,7 +37,8 @@ fn same(bytes: &[u8], limits: &Limits) -> bool {
         && matches!(read_one_pass(bytes, limits, None), Ok(Some(_)))
 }
 
-fn fixtures() -> Vec<(String, Vec<u8>)> {
+/// The fixture trees and a few generated ones, by name.
+pub(crate) fn fixtures() -> Vec<(String, Vec<u8>)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/answers");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -73,7 +61,7 @@ fn fixtures() -> Vec<(String, Vec<u8>)> {
 }
 
 /// JSON pointers of every element of an answer value, in document order.
-fn element_pointers(answer: &Value) -> Vec<String> {
+pub(crate) fn element_pointers(answer: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![("/root".to_string(), &answer["root"])];
     while let Some((at, element)) = stack.pop() {
@@ -88,9 +76,10 @@ fn element_pointers(answer: &Value) -> Vec<String> {
 }
 
 /// Each way a tree is broken here, applied to the element at `at`.
-const MUTATIONS: usize = 22;
+pub(crate) const MUTATIONS: usize = 22;
 
-fn mutate(answer: &Value, at: &str, how: usize) -> Vec<u8> {
+/// The answer with the element at `at` broken the `how`-th way.
+pub(crate) fn mutate(answer: &Value, at: &str, how: usize) -> Vec<u8> {
     let mut v = answer.clone();
     let root_id = v["root"]["id"].clone();
     let e = v.pointer_mut(at).unwrap();
@@ -193,14 +182,22 @@ fn one_pass_reads_what_two_passes_read() {
         let value: Value = serde_json::from_slice(&bytes).unwrap();
         let pointers = element_pointers(&value);
         for how in 0..MUTATIONS {
-            for at in [&pointers[0], &pointers[pointers.len() / 2], pointers.last().unwrap()] {
+            for at in [
+                &pointers[0],
+                &pointers[pointers.len() / 2],
+                pointers.last().unwrap(),
+            ] {
                 let broken = mutate(&value, at, how);
                 let one = same(&broken, &limits);
                 // What the reader finds is read again in two passes; what
                 // only the checker finds (a repeated id, an unknown role, a
                 // state under attributes, a forked focus) or nothing finds
                 // (a finite number) is read in one.
-                assert_eq!(one, [5, 8, 12, 13, 16].contains(&how), "{name}: mutation {how} at {at}");
+                assert_eq!(
+                    one,
+                    [5, 8, 12, 13, 16].contains(&how),
+                    "{name}: mutation {how} at {at}"
+                );
             }
         }
         for limits in tight_limits(pointers.len(), depth_of(&value), bytes.len()) {
@@ -233,7 +230,8 @@ fn nesting_near_the_limit_is_refused_as_the_scan_refuses_it() {
                     }
                     for level in (1..k).rev() {
                         let role = if level == 1 { "Application" } else { "Group" };
-                        element = json!({"id": format!("e{level}"), "role": role, "children": [element]});
+                        element =
+                            json!({"id": format!("e{level}"), "role": role, "children": [element]});
                     }
                     if k == 1 {
                         element["role"] = json!("Application");

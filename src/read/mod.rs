@@ -199,6 +199,24 @@ fn read_one_pass<'a>(
     }))
 }
 
+/// [`read_until`] as it was before [`read_one_pass`]: the input's size,
+/// the byte-order mark, then two passes (the differential tests' reference).
+#[cfg(test)]
+pub(crate) fn read_in_two_passes<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+) -> Result<Reading<'a>> {
+    if bytes.len() > limits.max_input_bytes {
+        return Err(Error::InputTooLarge {
+            size: bytes.len(),
+            limit: limits.max_input_bytes,
+        });
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    read_two_passes(bytes, limits, deadline)
+}
+
 /// The reader in two passes: the nesting scan, then the lenient pass.
 pub(crate) fn read_two_passes<'a>(
     bytes: &'a [u8],
@@ -508,7 +526,7 @@ impl<'l> Ctx<'l, '_> {
 }
 
 #[cfg(test)]
-mod differential;
+pub(crate) mod differential;
 
 #[cfg(test)]
 mod tests {

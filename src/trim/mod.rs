@@ -180,6 +180,7 @@ pub(crate) enum Counts {
 }
 
 /// [`trim_with`] for an answer already checked, within `deadline`.
+#[cfg(any(test, feature = "internals"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn trim_checked<'a>(
     answer: &Answer<'a>,
@@ -192,6 +193,32 @@ pub(crate) fn trim_checked<'a>(
     counts: Counts,
 ) -> Result<Trimmed<'a>> {
     let tree = Tree::new(&answer.root);
+    trim_tree(
+        answer,
+        &tree,
+        request,
+        plan,
+        decider,
+        policy_hash,
+        limits,
+        deadline,
+        counts,
+    )
+}
+
+/// [`trim_checked`] with the tree that indexes `answer` (the checker's).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn trim_tree<'a>(
+    answer: &Answer<'a>,
+    tree: &Tree<'_, 'a>,
+    request: &Request,
+    plan: &RequestPlan,
+    decider: &mut dyn Decider,
+    policy_hash: &str,
+    limits: &Limits,
+    deadline: &Deadline,
+    counts: Counts,
+) -> Result<Trimmed<'a>> {
     let span = tracing::info_span!("trim", elements = tree.len(), action = %request.action.name);
     let _enter = span.enter();
 
