@@ -271,8 +271,72 @@ fn answers_other_than_a_clean_tree_are_read_in_two_passes() {
     for case in &cases {
         same(case.as_bytes(), &limits);
     }
+    // Attributes: few keys and many, a key written twice before and after
+    // the pairs move into a map, a problem inside a value, not an object.
+    let keys = |n: usize, repeat: Option<usize>| {
+        let mut keys: Vec<String> = (0..n).map(|i| format!(r#""k{i}":{i}"#)).collect();
+        if let Some(at) = repeat {
+            keys.push(format!(r#""k{at}":"again""#));
+        }
+        format!("{{{}}}", keys.join(","))
+    };
+    let attributes = [
+        keys(3, None),
+        keys(3, Some(1)),
+        keys(15, Some(0)),
+        keys(16, None),
+        keys(16, Some(15)),
+        keys(40, Some(2)),
+        keys(40, None),
+        r#"{"a":{"b":1,"b":2},"c":3}"#.to_string(),
+        r#"{"a":[1,{"x":1,"x":2}],"a":1}"#.to_string(),
+        r#"[{"x":1,"x":2}]"#.to_string(),
+        r#"[1,2]"#.to_string(),
+        r#""text""#.to_string(),
+        "{}".to_string(),
+        r#"{"related":[{"relation":"reply-to","id":"a"}],"author":"Ada"}"#.to_string(),
+    ];
+    for attributes in attributes {
+        assert_eq!(
+            attributes_now(&attributes),
+            attributes_before(&attributes),
+            "{attributes}"
+        );
+        let json = format!(
+            r#"{{"protocol":"0.2.0","instance":"i","root":{{"id":"a","role":"Application","attributes":{attributes}}}}}"#
+        );
+        same(json.as_bytes(), &limits);
+    }
     assert!(same(cases[0].as_bytes(), &limits));
     assert!(same(cases[1].as_bytes(), &limits));
+}
+
+/// An element's `attributes` as the reader reads them now
+/// ([`value::AttributesSeed`]) and as it did (a [`value::BoundedValue`] at
+/// level 0, its object collected into `Attributes`).
+fn attributes_now(json: &str) -> String {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(json);
+    match value::AttributesSeed(&mut Vec::new()).deserialize(&mut de) {
+        Ok(Ok(value::ReadAttributes::Object(attributes))) => format!("object {attributes:?}"),
+        Ok(Ok(value::ReadAttributes::Other(other))) => format!("other {other:?}"),
+        Ok(Err(problem)) => format!("problem {problem:?}"),
+        Err(err) => format!("error {err}"),
+    }
+}
+
+fn attributes_before(json: &str) -> String {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(json);
+    match value::BoundedValue(0).deserialize(&mut de) {
+        Ok(Ok(Value::Object(object))) => format!(
+            "object {:?}",
+            object.into_iter().collect::<crate::model::Attributes>()
+        ),
+        Ok(Ok(other)) => format!("other {other:?}"),
+        Ok(Err(problem)) => format!("problem {problem:?}"),
+        Err(err) => format!("error {err}"),
+    }
 }
 
 proptest! {

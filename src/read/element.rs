@@ -6,12 +6,11 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
 
 use super::fields::{removed_hint, repeated_field, repeats, unknown_field, Field};
 use super::value::{
-    BlockValueSeed, BorrowedStr, BoundedValue, ListSeed, Scalar, ScalarSeed, Skip, ValueProblem,
-    RED_ZONE, STACK_SEGMENT,
+    AttributesSeed, BlockValueSeed, BorrowedStr, ListSeed, ReadAttributes, Scalar, ScalarSeed,
+    Skip, ValueProblem, RED_ZONE, STACK_SEGMENT,
 };
 use super::{Ctx, RawAnswer};
 use crate::deadline::Stage;
@@ -260,15 +259,13 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                 Field::Content => {
                     element.content = map.next_value_seed(ContentSeed(&mut *ctx))?;
                 }
-                Field::Attributes => match map.next_value_seed(BoundedValue(0))? {
-                    Ok(Value::Object(attributes)) => {
-                        element.attributes = attributes.into_iter().collect();
-                    }
+                Field::Attributes => match map.next_value_seed(AttributesSeed(&mut ctx.pairs))? {
+                    Ok(ReadAttributes::Object(attributes)) => element.attributes = attributes,
                     Err(problem) => {
                         let at = format!("{}/attributes", ctx.pointer());
                         ctx.value_problem(at, problem);
                     }
-                    Ok(other) => {
+                    Ok(ReadAttributes::Other(other)) => {
                         let found = Scalar::Other(json_kind(&other));
                         ctx.wrong_type("attributes", "an object", &found, None);
                     }

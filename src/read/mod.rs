@@ -465,6 +465,8 @@ struct Ctx<'l, 'de> {
     blocks: Vec<Content<'de>>,
     block: BlockScratch<'de>,
     order: Vec<u32>,
+    /// One element's attributes as they are read ([`value::AttributesSeed`]).
+    pairs: Vec<(String, Value)>,
 }
 
 impl<'l> Ctx<'l, '_> {
@@ -483,6 +485,7 @@ impl<'l> Ctx<'l, '_> {
             blocks: Vec::new(),
             block: BlockScratch::default(),
             order: Vec::new(),
+            pairs: Vec::new(),
         }
     }
 

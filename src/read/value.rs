@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::Ctx;
 use crate::finding::{escape_pointer, Finding, Requirement};
-use crate::model::BlockValue;
+use crate::model::{Attributes, BlockValue};
 
 /// A scalar field's value, or the kind of what stood there instead.
 pub(super) enum Scalar<'de> {
@@ -343,12 +343,27 @@ impl<'de> Visitor<'de> for BoundedValue {
             return Ok(Err(ValueProblem::TooDeep));
         }
         let mut object = serde_json::Map::new();
+        Ok(match self.visit_rest(&mut map, &mut object)? {
+            Some(problem) => Err(problem),
+            None => Ok(Value::Object(object)),
+        })
+    }
+}
+
+impl BoundedValue {
+    /// Reads the rest of an object at this level into `object`: `Some` with
+    /// the first problem (the rest then skipped).
+    fn visit_rest<'de, A: MapAccess<'de>>(
+        self,
+        map: &mut A,
+        object: &mut serde_json::Map<String, Value>,
+    ) -> Result<Option<ValueProblem>, A::Error> {
         while let Some(key) = map.next_key::<String>()? {
             let value = match map.next_value_seed(BoundedValue(self.0 + 1))? {
                 Ok(value) => value,
                 Err(problem) => {
                     while map.next_entry::<Skip, Skip>()?.is_some() {}
-                    return Ok(Err(problem.inside(&key)));
+                    return Ok(Some(problem.inside(&key)));
                 }
             };
             // The map finds a repeated key as it inserts: no second lookup.
@@ -359,11 +374,101 @@ impl<'de> Visitor<'de> for BoundedValue {
                 serde_json::map::Entry::Occupied(slot) => {
                     let key = slot.key().clone();
                     while map.next_entry::<Skip, Skip>()?.is_some() {}
-                    return Ok(Err(ValueProblem::repeated(key)));
+                    return Ok(Some(ValueProblem::repeated(key)));
                 }
             }
         }
-        Ok(Ok(Value::Object(object)))
+        Ok(None)
+    }
+}
+
+/// An element's `attributes`: what [`BoundedValue`] at level 0 reads, with
+/// an object's pairs gathered in `pairs` (reused for every element) and
+/// moved into [`Attributes`] once, instead of into a map that is then
+/// copied into another. Anything but an object is read as [`BoundedValue`]
+/// reads it, for the same finding.
+pub(super) struct AttributesSeed<'c>(pub(super) &'c mut Vec<(String, Value)>);
+
+/// What [`AttributesSeed`] read.
+pub(super) enum ReadAttributes {
+    Object(Attributes),
+    /// Not an object: the value, for the finding's kind.
+    Other(Value),
+}
+
+/// Keys compared pairwise to find a repeated one in [`AttributesSeed`]; past
+/// it the pairs move into a map, which finds one as it inserts.
+const PAIRWISE_KEYS: usize = 16;
+
+impl<'de> DeserializeSeed<'de> for AttributesSeed<'_> {
+    type Value = Result<ReadAttributes, ValueProblem>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+fn other(read: Result<Value, ValueProblem>) -> Result<ReadAttributes, ValueProblem> {
+    read.map(ReadAttributes::Other)
+}
+
+impl<'de> Visitor<'de> for AttributesSeed<'_> {
+    type Value = Result<ReadAttributes, ValueProblem>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(other(BoundedValue(0).visit_bool(v)?))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(other(BoundedValue(0).visit_i64(v)?))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(other(BoundedValue(0).visit_u64(v)?))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(other(BoundedValue(0).visit_f64(v)?))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(other(BoundedValue(0).visit_str(v)?))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(other(BoundedValue(0).visit_string(v)?))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(other(BoundedValue(0).visit_unit()?))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Ok(other(BoundedValue(0).visit_seq(seq)?))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        // As `BoundedValue(0).visit_map`: each value read at level 1, the
+        // first problem (inside a value, or a key written twice, found once
+        // its value is read) ends the object.
+        OnePass::note(0);
+        let pairs = self.0;
+        pairs.clear();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match map.next_value_seed(BoundedValue(1))? {
+                Ok(value) => value,
+                Err(problem) => {
+                    while map.next_entry::<Skip, Skip>()?.is_some() {}
+                    return Ok(Err(problem.inside(&key)));
+                }
+            };
+            if pairs.iter().any(|(seen, _)| *seen == key) {
+                while map.next_entry::<Skip, Skip>()?.is_some() {}
+                return Ok(Err(ValueProblem::repeated(key)));
+            }
+            pairs.push((key, value));
+            if pairs.len() == PAIRWISE_KEYS {
+                let mut object: serde_json::Map<String, Value> = pairs.drain(..).collect();
+                return Ok(match BoundedValue(0).visit_rest(&mut map, &mut object)? {
+                    Some(problem) => Err(problem),
+                    None => Ok(ReadAttributes::Object(object.into_iter().collect())),
+                });
+            }
+        }
+        Ok(Ok(ReadAttributes::Object(pairs.drain(..).collect())))
     }
 }
 
