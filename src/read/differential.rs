@@ -151,17 +151,20 @@ pub(crate) fn mutate(answer: &Value, at: &str, how: usize) -> Vec<u8> {
 fn tight_limits(n: usize, depth: usize, bytes: usize) -> Vec<Limits> {
     let mut out = Vec::new();
     for (elements, max_depth) in [(n - 1, depth), (n, depth - 1), (n, depth)] {
-        let mut limits = Limits::default();
-        limits.max_elements = elements.max(1);
-        limits.max_depth = max_depth.max(1);
-        out.push(limits);
+        out.push(Limits {
+            max_elements: elements.max(1),
+            max_depth: max_depth.max(1),
+            ..Limits::default()
+        });
     }
-    let mut limits = Limits::default();
-    limits.max_content_bytes = 40;
-    out.push(limits);
-    let mut limits = Limits::default();
-    limits.max_input_bytes = bytes - 1;
-    out.push(limits);
+    out.push(Limits {
+        max_content_bytes: 40,
+        ..Limits::default()
+    });
+    out.push(Limits {
+        max_input_bytes: bytes - 1,
+        ..Limits::default()
+    });
     out
 }
 
@@ -214,8 +217,10 @@ fn nesting_near_the_limit_is_refused_as_the_scan_refuses_it() {
     // A value nested L levels inside attributes or a block of an element at
     // depth k, around the scan's limit (2 × max_depth + 65).
     for max_depth in [3, 4, 40] {
-        let mut limits = Limits::default();
-        limits.max_depth = max_depth;
+        let limits = Limits {
+            max_depth,
+            ..Limits::default()
+        };
         for k in [1, max_depth - 1, max_depth] {
             for levels in [1, 60, 64, 65, 66, 67, 68, 70, 127, 128] {
                 let mut deep = json!(1);

@@ -224,7 +224,7 @@ pub(crate) fn trim_tree<'a>(
 
     let decisions = {
         let _decide = tracing::debug_span!("decide").entered();
-        let decisions = decide_all(&tree, plan, decider, limits.max_projections, deadline)?;
+        let decisions = decide_all(tree, plan, decider, limits.max_projections, deadline)?;
         tracing::debug!(evaluations = decider.evaluations(), "decided");
         decisions
     };
@@ -233,7 +233,7 @@ pub(crate) fn trim_tree<'a>(
     let selection = {
         let _select = tracing::debug_span!("select").entered();
         let selection = select::select(
-            &tree,
+            tree,
             &decisions,
             plan.scope,
             request.action.target.as_deref(),
@@ -250,7 +250,7 @@ pub(crate) fn trim_tree<'a>(
         let _fill = tracing::debug_span!("fill", budgets = budgets.len()).entered();
         let filler = fill::Filler::new(
             answer,
-            &tree,
+            tree,
             &selection,
             plan,
             request.format,
@@ -271,7 +271,7 @@ pub(crate) fn trim_tree<'a>(
     };
 
     let report = report(
-        &tree,
+        tree,
         request,
         plan,
         &selection,
