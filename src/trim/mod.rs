@@ -171,7 +171,8 @@ pub(crate) enum Counts {
     /// limit) is not counted: its `used` is the output's bytes, an upper
     /// bound. For callers that never show the report (`ctxgate trim`
     /// without `--report` or `--json`), so a byte budget loads no token
-    /// vocabulary.
+    /// vocabulary. Nor are the report's per-element lines
+    /// ([`Report::decisions`]) built: at 1M elements they are ~140 MB.
     #[cfg_attr(
         not(any(feature = "cli", test)),
         allow(dead_code, reason = "only the CLI asks for it")
@@ -279,6 +280,7 @@ pub(crate) fn trim_tree<'a>(
         &budgets,
         decider.evaluations(),
         policy_hash,
+        counts == Counts::Exact,
     );
     tracing::info!(
         sent = filled.modes.iter().filter(|m| m.is_some()).count(),
@@ -672,8 +674,9 @@ fn report<'a>(
     budgets: &[(Budget, &'static str)],
     evaluations: usize,
     policy_hash: &str,
+    lines: bool,
 ) -> Report<'a> {
-    let mut decisions = Vec::with_capacity(tree.len());
+    let mut decisions = Vec::with_capacity(if lines { tree.len() } else { 0 });
     let mut outcomes: BTreeMap<Outcome, usize> = BTreeMap::new();
     let mut rules: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     let mut dropped = 0;
@@ -766,6 +769,9 @@ fn report<'a>(
                     rules.insert(rule.clone(), 1);
                 }
             }
+        }
+        if !lines {
+            continue;
         }
         // Outside the scope, and not sent whole for it (a kept element is
         // sent whatever the scope).
@@ -947,6 +953,11 @@ mod tests {
         };
         let (exact, binding) = (run(Counts::Exact), run(Counts::Binding));
         assert_eq!(exact.rendered, binding.rendered);
+        // The report that is never shown has its totals, not its lines.
+        assert_eq!(exact.report.decisions.len(), Tree::new(&answer.root).len());
+        assert!(binding.report.decisions.is_empty());
+        assert_eq!(exact.report.outcomes, binding.report.outcomes);
+        assert_eq!(exact.report.rules, binding.report.rules);
         let used = |t: &Trimmed<'_>| -> Vec<(&str, usize)> {
             t.report.budgets.iter().map(|b| (b.unit, b.used)).collect()
         };
