@@ -242,6 +242,36 @@ mod tests {
         assert!(trimmed > 60, "only {trimmed} requests were trimmed");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, ..Default::default() })]
+
+        /// Generated trees and one breakage of each, every action: the same
+        /// bytes and report, or the same error, as before.
+        #[test]
+        fn generated_trees_trim_as_before(
+            n in 1usize..300,
+            seed in 0u64..1_000,
+            pick in proptest::prelude::any::<proptest::sample::Index>(),
+            how in 0..MUTATIONS,
+        ) {
+            let (gate, gate_before) = (
+                Gate::embedded_default().unwrap(),
+                Gate::embedded_default().unwrap(),
+            );
+            let bytes = serde_json::to_vec(&crate::synth::synth(n, seed)).unwrap();
+            let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            let pointers = element_pointers(&value);
+            let broken = mutate(&value, &pointers[pick.index(pointers.len())], how);
+            for input in [&bytes, &broken] {
+                for request in requests(&value) {
+                    let now = outcome(gate.trim_bytes(input, &request));
+                    let before = outcome(trim_bytes_before(&gate_before, input, &request));
+                    proptest::prop_assert_eq!(now, before);
+                }
+            }
+        }
+    }
+
     #[test]
     fn gate_is_send_and_sync() {
         fn assert<T: Send + Sync>() {}
