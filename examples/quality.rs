@@ -175,7 +175,7 @@ impl Tally {
     fn row(&self, name: &str, budget: usize) -> String {
         let pct = |(sum, n): (f64, usize)| match n {
             0 => "–".to_string(),
-            n => format!("{:.0}%", 100.0 * sum / n as f64),
+            n => format!("{:.1}%", 100.0 * sum / n as f64),
         };
         let ok = self.runs.max(1) as f64;
         format!(

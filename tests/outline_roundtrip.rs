@@ -551,7 +551,19 @@ fn expected_lines(root: &Value) -> Vec<Line> {
                     .map(|(k, n)| Some((whole(n)?, k.clone())))
                     .collect::<Option<Vec<(u64, String)>>>()
             });
-            if let (2, Some(cut), Some(mut reasons)) = (b.len(), cut, reasons) {
+            // Nothing cut: the counts alone, none named `cut` or `omitted`.
+            let alone = (!b.is_empty() && !b.contains_key("cut") && !b.contains_key("omitted"))
+                .then(|| {
+                    b.iter()
+                        .map(|(k, n)| Some((whole(n)?, k.clone())))
+                        .collect::<Option<Vec<(u64, String)>>>()
+                })
+                .flatten();
+            let read = match (b.len(), cut, reasons) {
+                (2, Some(cut), Some(reasons)) => Some((cut, reasons)),
+                _ => alone.map(|reasons| (0, reasons)),
+            };
+            if let Some((cut, mut reasons)) = read {
                 reasons.sort_by(|a, b| a.1.cmp(&b.1));
                 lines.push(notice(Notice::Bare { cut, reasons }));
             }

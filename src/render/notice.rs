@@ -14,7 +14,8 @@
 //! | `ctxgate:withheld` | `{"rule": id, "empty": bool}` | `withheld by id; it is (not) empty` |
 //! | `ctxgate:cut` | `{"reason": "budget", "blocks": N}` | `content cut to fit: budget` |
 //! | `ctxgate:cut`, a title | `{"reason": "budget", "title": true}` (and `blocks`) | `title cut to fit: budget` (`title and content …`) |
-//! | `ctxgate:bare`, on the root only | `{"cut": N, "omitted": {reason: n, …}}` | `in all: N titles or contents cut; not sent: n reason, …` (`in all, not sent: n reason, …` when N is 0) |
+//! | `ctxgate:bare`, on the root only | `{"cut": N, "omitted": {reason: n, …}}` | `in all: N titles or contents cut; not sent: n reason, …` |
+//! | `ctxgate:bare`, nothing cut | `{reason: n, …}` | `in all, not sent: n reason, …` |
 //!
 //! The bare notice is the one omitted notice of an answer cut to a budget
 //! (the whole selection did not fit): it stands for the omitted notice of
@@ -26,8 +27,10 @@
 //!
 //! Counts are whole numbers from 0 to 2^64 − 1 written as such (no `1e3`,
 //! `-1`, `2.5`); a compact omitted notice has at least one reason and no
-//! reason named `children` or `reasons`, so the two omitted shapes never
-//! read as one another.
+//! reason named `children` or `reasons`, and a bare notice with nothing cut
+//! at least one and none named `cut` or `omitted`, so the two shapes of
+//! either never read as one another. (An earlier ctxgate wrote the bare
+//! notice with nothing cut as `{"cut": 0, "omitted": {…}}`: still read.)
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -159,6 +162,10 @@ impl Notice {
                     .iter()
                     .map(|(k, v)| (k.clone(), Value::from(*v)))
                     .collect();
+                if *cut == 0 && !reasons.is_empty() {
+                    // Nothing cut: the counts alone (8 o200k tokens less).
+                    return Value::Object(counts);
+                }
                 let mut out = Map::new();
                 out.insert("cut".into(), (*cut).into());
                 out.insert("omitted".into(), Value::Object(counts));
@@ -258,6 +265,20 @@ impl Notice {
                         Some(cut) => Read::Notice(Notice::Bare { cut, reasons }),
                         None => Read::BadCount,
                     }
+                }
+                _ if !object.is_empty()
+                    && !object.contains_key("cut")
+                    && !object.contains_key("omitted")
+                    && object.values().all(Value::is_number) =>
+                {
+                    let mut reasons = BTreeMap::new();
+                    for (reason, n) in object {
+                        match whole(n) {
+                            Some(n) => reasons.insert(reason.clone(), n),
+                            None => return Read::BadCount,
+                        };
+                    }
+                    Read::Notice(Notice::Bare { cut: 0, reasons })
                 }
                 _ => Read::Foreign,
             },
@@ -387,6 +408,12 @@ mod tests {
                 cut: 0,
                 reasons: BTreeMap::new(),
             },
+            Notice::Bare {
+                cut: 0,
+                reasons: [("budget".to_string(), 9), ("scope".to_string(), 2)]
+                    .into_iter()
+                    .collect(),
+            },
         ];
         for notice in shapes {
             assert_eq!(
@@ -402,6 +429,17 @@ mod tests {
         assert_eq!(
             omitted(true).value(),
             json!({"budget": 3, "prune:invisible": 2})
+        );
+        // Nothing cut: the counts alone; an earlier ctxgate's shape for it
+        // still reads as the same notice.
+        let bare = Notice::Bare {
+            cut: 0,
+            reasons: [("budget".to_string(), 9)].into_iter().collect(),
+        };
+        assert_eq!(bare.value(), json!({"budget": 9}));
+        assert_eq!(
+            Notice::read(BARE, &json!({"cut": 0, "omitted": {"budget": 9}})),
+            Read::Notice(bare)
         );
     }
 
@@ -425,6 +463,10 @@ mod tests {
             (BARE, json!({"cut": 1, "omitted": {"budget": "1"}})),
             (BARE, json!({"cut": 1, "omitted": {}, "x": 1})),
             (BARE, json!({"cut": "1", "omitted": {}})),
+            (BARE, json!({})),
+            (BARE, json!({"budget": "1"})),
+            (BARE, json!({"budget": 1, "cut": 1})),
+            (BARE, json!({"budget": 1, "omitted": 1})),
         ] {
             assert_eq!(Notice::read(key, &value), Read::Foreign, "{key} {value}");
         }
@@ -439,6 +481,8 @@ mod tests {
         for value in [
             json!({"cut": 1e3, "omitted": {}}),
             json!({"cut": 1, "omitted": {"budget": -1}}),
+            json!({"budget": -1}),
+            json!({"budget": 1.5}),
         ] {
             assert_eq!(Notice::read(BARE, &value), Read::BadCount, "{value}");
         }

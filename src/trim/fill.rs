@@ -90,7 +90,8 @@ pub struct Filled<'a> {
 const PAST_PROBES: usize = 32;
 
 /// A candidate past the prefix is measured only if its guessed size is at
-/// most this many times the room left (plus [`PAST_MIN_ROOM`]).
+/// most this many times the room left (plus [`PAST_MIN_ROOM`]); once half
+/// of [`PAST_PROBES`] are spent, at most the room left (plus that).
 const PAST_SLACK: f64 = 1.5;
 
 /// Units (bytes or tokens) of room under which filling past the prefix
@@ -280,7 +281,8 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// a candidate that does not fit. Bounded work: a candidate is measured
     /// only when the added bytes its fragments are guessed at (with the
     /// ancestors it brings in) are predicted, at the state's own bytes per
-    /// unit, to take at most [`PAST_SLACK`] times the room left (plus a
+    /// unit, to take at most [`PAST_SLACK`] times the room left (once half
+    /// the measures are spent, the room left itself; plus a
     /// few units), and at most [`PAST_PROBES`] are measured; the scan
     /// stops when the room left is under [`PAST_MIN_ROOM`] units. Whether
     /// anything was added.
@@ -328,10 +330,17 @@ impl<'f, 'a> Filler<'f, 'a> {
                 continue;
             }
             // The guessed bytes it adds, its new ancestors with it; the walk
-            // stops once past what any budget could hold.
+            // stops once past what any budget could hold. Once half the
+            // measures are spent on candidates that did not fit, only those
+            // guessed within the room itself are measured, so that the rest
+            // go to a later, smaller one.
+            let slack = match probes >= PAST_PROBES / 2 {
+                true => 1.0,
+                false => PAST_SLACK,
+            };
             let cap = rooms
                 .iter()
-                .map(|&(room, per_byte)| (room * PAST_SLACK + PAST_MIN_ROOM) / per_byte)
+                .map(|&(room, per_byte)| (room * slack + PAST_MIN_ROOM) / per_byte)
                 .fold(f64::INFINITY, f64::min);
             // The raw strings first: a big element is skipped unserialized.
             if raw_bytes(self.tree.node(id).element, mode) as f64 > cap {

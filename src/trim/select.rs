@@ -161,11 +161,11 @@ pub fn select(
         own_labels.push(own.all.clone());
     }
 
-    let rings = rings(tree);
+    let near = nearness(tree);
     let at_user = position(tree) as usize;
     let order_key = |id: &NodeId| {
         let at = *id as usize;
-        let ring = rings[at];
+        let ring = near[at].ring();
         (
             std::cmp::Reverse(OrderedPriority(score(decisions[at].priority, ring))),
             ring,
@@ -187,6 +187,7 @@ pub fn select(
     }
     mandatory.sort_by_key(order_key);
     candidates.sort_by_key(order_key);
+    let candidates = fill_order(tree, decisions, &near, &mandatory, candidates);
     let budget: Arc<str> = Arc::from("budget");
     let scope: Arc<str> = Arc::from("scope");
     let unsent = fates
@@ -337,21 +338,57 @@ pub const RING_WEIGHT: f64 = 20.0;
 /// [`RING_WEIGHT`] per doubling of `1 + ring`: siblings (ring 0) lose
 /// nothing, P's children 20, ring 3 40, ring 7 60, ring 15 80.
 fn score(priority: f64, ring: u32) -> f64 {
-    let priority = if priority.is_nan() { 0.0 } else { priority };
-    priority - RING_WEIGHT * (1.0 + f64::from(ring)).log2()
+    score_f(priority, f64::from(ring))
 }
 
-/// How near each element is to the user's position P, in rings, in one
-/// pass. With `a` the deepest element of P's path (P and its ancestors)
-/// above or at an element, `k` how many levels `a` is above P and `h` how
-/// many levels the element is below `a`:
-/// - ring 0: P's siblings (`k = 1, h = 1`);
-/// - ring 1: P's children (`k = 0, h = 1`);
-/// - ring k: the other children of the path's elements, the k-th ancestor's
-///   (`h = 1, k ≥ 2`);
-/// - ring k + h: the rest, by tree distance (`h ≥ 2`);
-/// - the path itself: 0.
-pub fn rings(tree: &Tree<'_, '_>) -> Vec<u32> {
+fn score_f(priority: f64, ring: f64) -> f64 {
+    let priority = if priority.is_nan() { 0.0 } else { priority };
+    priority - RING_WEIGHT * (1.0 + ring).log2()
+}
+
+/// Where an element is from the user's position P: with `a` the deepest
+/// element of P's path (P and its ancestors) above or at it, `k` how many
+/// levels `a` is above P and `h` how many levels the element is below `a`
+/// (0 on the path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Near {
+    /// Levels `a` is above P.
+    pub k: u32,
+    /// Levels the element is below `a`.
+    pub h: u32,
+}
+
+impl Near {
+    /// The ring with nothing but the path sent: [`Near::ring_with`] with
+    /// every level between `a` and the element still to send.
+    pub fn ring(self) -> u32 {
+        self.ring_with(f64::from(self.h.saturating_sub(1))) as u32
+    }
+
+    /// The ring, in one of these cases:
+    /// - 0: the path itself, and P's siblings (`k = 1, h = 1`);
+    /// - 1: P's children (`k = 0, h = 1`);
+    /// - k: the other children of the path's elements, the k-th ancestor's
+    ///   (`h = 1, k ≥ 2`);
+    /// - k + 1 + m: the rest (`h ≥ 2`), where `m` is how many of the
+    ///   `h − 1` elements between `a` and it are not sent yet (sent by what
+    ///   the policy keeps or by a candidate earlier in the fill order). With
+    ///   none of them sent this is the tree distance `k + h`; each one sent
+    ///   brings it a ring nearer, as it costs one skeleton less.
+    pub fn ring_with(self, unsent_between: f64) -> f64 {
+        match (self.k, self.h) {
+            (_, 0) => 0.0,
+            (1, 1) => 0.0,
+            (0, 1) => 1.0,
+            (k, 1) => f64::from(k),
+            (k, h) => f64::from(k) + 1.0 + unsent_between.min(f64::from(h - 1)),
+        }
+    }
+}
+
+/// How near each element is to the user's position P ([`Near`]), in one
+/// pass.
+pub fn nearness(tree: &Tree<'_, '_>) -> Vec<Near> {
     let at = position(tree);
     let mut on_path = vec![false; tree.len()];
     on_path[at as usize] = true;
@@ -373,20 +410,218 @@ pub fn rings(tree: &Tree<'_, '_>) -> Vec<u32> {
         .iter()
         .zip(&shared)
         .enumerate()
-        .map(|(i, (node, &s))| {
-            if on_path[i] {
-                return 0;
-            }
+        .map(|(i, (node, &s))| match on_path[i] {
+            true => Near { k: 0, h: 0 },
             // An element off the path shares an ancestor above it, so
             // h ≥ 1; P's depth is at least the shared one.
-            let h = node.depth.saturating_sub(s);
-            let k = depth_at.saturating_sub(s);
-            match (k, h) {
-                (1, 1) => 0,
-                (0, 1) => 1,
-                (k, 1) => k,
-                (k, h) => k + h,
-            }
+            false => Near {
+                k: depth_at.saturating_sub(s),
+                h: node.depth.saturating_sub(s),
+            },
         })
         .collect()
+}
+
+/// At most this many candidates (the first of the static order) are
+/// ordered with the levels already sent counted ([`fill_order`]); the rest
+/// follow in the static order, so that the work stays bounded on a tree of
+/// a million candidates (the budgets this is for send far fewer).
+pub const DYNAMIC_ORDER: usize = 4096;
+
+/// One whole level in the fixed point of [`fill_order`]'s shares.
+const SHARE_ONE: u64 = 1 << 32;
+
+/// The fill order: greedily, the best candidate by [`score`] next, its ring
+/// counting only the levels between the path and it that are not sent yet
+/// ([`Near::ring_with`]): once one heading is in, the others under the same
+/// skeletons cost less and move up. Scores only rise as elements are sent,
+/// so each candidate is re-scored (a fresh heap entry) only when one of its
+/// levels is sent: the work is at most the front's size times its depth.
+/// `sorted` is the candidates in the static order (every level unsent).
+fn fill_order(
+    tree: &Tree<'_, '_>,
+    decisions: &[Arc<Decision>],
+    near: &[Near],
+    mandatory: &[NodeId],
+    sorted: Vec<NodeId>,
+) -> Vec<NodeId> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let front = sorted.len().min(DYNAMIC_ORDER);
+    if front < 2 {
+        return sorted;
+    }
+    let at_user = position(tree) as usize;
+    // What is sent whatever the budget: the root, the kept elements and
+    // their ancestors.
+    let mut sent = vec![false; tree.len()];
+    sent[0] = true;
+    for &id in mandatory {
+        sent[id as usize] = true;
+        for a in tree.ancestors(id) {
+            if sent[a as usize] {
+                break;
+            }
+            sent[a as usize] = true;
+        }
+    }
+    // Per front candidate, its unsent levels between `a` and it, each
+    // shared by the front candidates of the same priority below it (each
+    // counts 1/n of it, in fixed point: sums exact in any order); per such
+    // level, the front candidates below it.
+    let priority = |id: NodeId| {
+        let p = decisions[id as usize].priority;
+        if p.is_nan() { 0.0f64 } else { p }.to_bits()
+    };
+    let between = |id: NodeId| {
+        let levels = near[id as usize].h.saturating_sub(1) as usize;
+        tree.ancestors(id).take(levels)
+    };
+    let mut sharing: HashMap<(NodeId, u64), u64> = HashMap::new();
+    let mut below: HashMap<NodeId, Vec<u32>> = HashMap::new();
+    for (i, &id) in sorted[..front].iter().enumerate() {
+        for a in between(id).filter(|&a| !sent[a as usize]) {
+            *sharing.entry((a, priority(id))).or_default() += 1;
+            below.entry(a).or_default().push(i as u32);
+        }
+    }
+    let share = |a: NodeId, id: NodeId| SHARE_ONE / sharing[&(a, priority(id))];
+    // (shares of the unsent levels, unsent levels) per front candidate.
+    let mut unsent: Vec<(u64, u32)> = sorted[..front]
+        .iter()
+        .map(|&id| {
+            between(id)
+                .filter(|&a| !sent[a as usize])
+                .fold((0, 0), |(m, n), a| (m + share(a, id), n + 1))
+        })
+        .collect();
+    // Score, then ring, then fewer unsent levels, then nearer P in
+    // document order, then the earlier; last the entry's version.
+    let key = |i: usize, (m, levels): (u64, u32), version: u32| {
+        let id = sorted[i];
+        let at = id as usize;
+        let ring = near[at].ring_with(m as f64 / SHARE_ONE as f64);
+        (
+            OrderedPriority(score_f(decisions[at].priority, ring)),
+            Reverse(OrderedPriority(ring)),
+            Reverse(levels),
+            Reverse(at.abs_diff(at_user)),
+            Reverse(id),
+            version,
+        )
+    };
+    let mut version = vec![0u32; front];
+    let mut heap: BinaryHeap<_> = (0..front).map(|i| (key(i, unsent[i], 0), i)).collect();
+    let mut taken = vec![false; front];
+    let mut order = Vec::with_capacity(sorted.len());
+    let mut newly = Vec::new();
+    while let Some((k, i)) = heap.pop() {
+        // A stale entry: the candidate was taken, or re-scored since.
+        if taken[i] || k.5 != version[i] {
+            continue;
+        }
+        taken[i] = true;
+        let id = sorted[i];
+        order.push(id);
+        newly.clear();
+        if !sent[id as usize] {
+            sent[id as usize] = true;
+            newly.push(id);
+        }
+        for a in tree.ancestors(id) {
+            if sent[a as usize] {
+                break;
+            }
+            sent[a as usize] = true;
+            newly.push(a);
+        }
+        for &a in &newly {
+            for &j in below.get(&a).map_or(&[][..], Vec::as_slice) {
+                let j = j as usize;
+                if !taken[j] {
+                    let (m, n) = unsent[j];
+                    unsent[j] = (m - share(a, sorted[j]), n - 1);
+                    version[j] += 1;
+                    heap.push((key(j, unsent[j], version[j]), j));
+                }
+            }
+        }
+    }
+    order.extend_from_slice(&sorted[front..]);
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Limits;
+
+    /// The user on `p` (kept with its path); two headings under one
+    /// group `g1`, two levels down, and one under its own chain `c1`/`c2`,
+    /// nearer P in document order. Every heading has the same priority.
+    const TREE: &str = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[
+        {"id":"w","role":"Window","focused":true,"children":[
+            {"id":"c1","role":"Group","children":[{"id":"c2","role":"Group","children":[
+                {"id":"h0","role":"Heading","title":"alone"}]}]},
+            {"id":"p","role":"Row","focused":true},
+            {"id":"g1","role":"Group","children":[
+                {"id":"g2","role":"Group","children":[{"id":"h1","role":"Heading","title":"one"}]},
+                {"id":"g3","role":"Group","children":[{"id":"h2","role":"Heading","title":"two"}]}]}]}]}}"#;
+
+    fn order() -> Vec<String> {
+        let answer = crate::read_conforming(TREE.as_bytes(), &Limits::default()).unwrap();
+        let tree = Tree::new(&answer.root);
+        let decisions: Vec<Arc<Decision>> = tree
+            .nodes()
+            .iter()
+            .map(|node| {
+                let mut d = Decision::default();
+                if node.focused {
+                    d.keep = vec![Arc::from("focus-path")];
+                }
+                if node.role() == Role::Heading {
+                    d.priority = 100.0;
+                }
+                Arc::new(d)
+            })
+            .collect();
+        let selection = select(&tree, &decisions, Scope::Window, None).unwrap();
+        selection
+            .candidates
+            .iter()
+            .map(|&id| tree.node(id).element.id.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn headings_under_a_shared_skeleton_come_first_and_pull_each_other_up() {
+        // Statically h0 (ring k + h = 1 + 3, nearer in document order)
+        // ties with h1 and h2 (ring 4) and goes first. Counted with what
+        // they share, h1 and h2 each bring half of g1 and their own group:
+        // ring 3.5, so h1 goes first; then h2 brings only g3 (ring 3),
+        // before h0 (c1 and c2: ring 4).
+        let order = order();
+        let at = |id: &str| order.iter().position(|o| o == id).unwrap();
+        assert!(at("h1") < at("h2"), "{order:?}");
+        assert!(at("h2") < at("h0"), "{order:?}");
+        // Every candidate is in the order once.
+        let mut sorted = order.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), order.len());
+        assert_eq!(order.len(), 8, "{order:?}");
+    }
+
+    #[test]
+    fn a_ring_counts_only_the_levels_not_yet_sent() {
+        let near = Near { k: 3, h: 4 };
+        assert_eq!(near.ring(), 7);
+        assert_eq!(near.ring_with(3.0), 7.0);
+        assert_eq!(near.ring_with(0.0), 4.0);
+        assert_eq!(near.ring_with(9.0), 7.0);
+        assert_eq!(Near { k: 1, h: 1 }.ring(), 0);
+        assert_eq!(Near { k: 0, h: 1 }.ring(), 1);
+        assert_eq!(Near { k: 5, h: 1 }.ring_with(0.0), 5.0);
+        assert_eq!(Near { k: 0, h: 0 }.ring(), 0);
+    }
 }
