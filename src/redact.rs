@@ -32,6 +32,227 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+/// A regex of the policy (a redaction's or a title pattern): the text it
+/// was written as, and how it searches. A pattern of the embedded default
+/// policy is not compiled when the plan is built: build.rs determinized it
+/// into a pair of dense DFAs (forward, then reverse for the start), loaded
+/// from the binary the first time the pattern searches; a pattern whose
+/// DFAs would be too large is compiled then. Until then, a pattern whose
+/// matches all start with one of a few literals (build.rs's prefixes) finds
+/// nothing, without loading, in a text that holds none of them. Any other
+/// pattern is a `regex::Regex` compiled at once. All find the same
+/// leftmost-first matches (`src/tests/patterns.rs` compares them on
+/// adversarial strings).
+#[derive(Clone)]
+pub struct Pattern {
+    inner: Inner,
+}
+
+#[derive(Clone)]
+enum Inner {
+    Compiled(regex::Regex),
+    Precompiled(&'static Precompiled),
+}
+
+impl std::fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Pattern").field(&self.as_str()).finish()
+    }
+}
+
+impl From<regex::Regex> for Pattern {
+    fn from(regex: regex::Regex) -> Pattern {
+        Pattern {
+            inner: Inner::Compiled(regex),
+        }
+    }
+}
+
+/// A dense DFA's serialized bytes, aligned as its deserializer wants
+/// (`u32`). Built by build.rs.
+#[repr(C)]
+struct Aligned<B: ?Sized> {
+    align: [u32; 0],
+    bytes: B,
+}
+
+/// A pattern of the embedded default policy, prepared by build.rs.
+struct Precompiled {
+    /// Its place in [`PRECOMPILED`].
+    slot: usize,
+    pattern: &'static str,
+    /// The serialized forward and reverse DFAs, unless determinizing the
+    /// pattern blew up.
+    dfa: Option<(&'static [u8], &'static [u8])>,
+    /// What every match starts with: needles, each with whether it stands
+    /// for all its ASCII case variants; `None` when that is not a few
+    /// literals.
+    prefixes: Option<&'static [(&'static [u8], bool)]>,
+}
+
+/// A prefix needle of [`Precompiled::prefixes`] (build.rs writes calls).
+const fn needle(bytes: &'static [u8], fold: bool) -> (&'static [u8], bool) {
+    (bytes, fold)
+}
+
+type Dfa = regex_automata::dfa::dense::DFA<&'static [u32]>;
+type DfaRegex = regex_automata::dfa::regex::Regex<Dfa>;
+
+/// How a precompiled pattern searches once loaded.
+enum Engine {
+    Dfa(DfaRegex),
+    Compiled(regex::Regex),
+    /// Neither loads nor compiles: unreachable (build.rs compiled it, and
+    /// `src/tests/patterns.rs` loads every one). Failing closed, the rest
+    /// of any text it searches is taken for a match: withheld, not sent.
+    Broken,
+}
+
+/// The embedded default policy's patterns (every raw string of
+/// `policies/default.rego` that is a regex), in the order of the file.
+static PRECOMPILED: &[Precompiled] = include!(concat!(env!("OUT_DIR"), "/patterns.rs"));
+/// [`PRECOMPILED`]'s length.
+const PRECOMPILED_SLOTS: usize = include!(concat!(env!("OUT_DIR"), "/pattern_count.rs"));
+
+/// The loaded engines of [`PRECOMPILED`], one slot each.
+static LOADED: [std::sync::OnceLock<Engine>; PRECOMPILED_SLOTS] =
+    [const { std::sync::OnceLock::new() }; PRECOMPILED_SLOTS];
+
+/// The same patterns compiled, for a DFA search that gave up (which the
+/// DFAs build.rs writes never do: no quit bytes, no Unicode word boundary).
+static FALLBACK: [std::sync::OnceLock<Option<regex::Regex>>; PRECOMPILED_SLOTS] =
+    [const { std::sync::OnceLock::new() }; PRECOMPILED_SLOTS];
+
+impl Pattern {
+    /// The pattern `text`: the embedded default's precompiled form when it
+    /// is one of its patterns, else compiled (with `regex::Regex::new`'s
+    /// errors).
+    pub fn new(text: &str) -> std::result::Result<Pattern, regex::Error> {
+        if let Some(p) = PRECOMPILED.iter().find(|p| p.pattern == text) {
+            return Ok(Pattern {
+                inner: Inner::Precompiled(p),
+            });
+        }
+        regex::Regex::new(text).map(Pattern::from)
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        match &self.inner {
+            Inner::Compiled(regex) => regex.as_str(),
+            Inner::Precompiled(p) => p.pattern,
+        }
+    }
+
+    /// Whether this pattern searches with build.rs's work: `Some(true)`
+    /// with its DFAs, `Some(false)` compiled when first needed.
+    #[cfg(test)]
+    pub(crate) fn precompiled(&self) -> Option<bool> {
+        match self.inner {
+            Inner::Precompiled(p) => Some(matches!(load(p), Engine::Dfa(_))),
+            Inner::Compiled(_) => None,
+        }
+    }
+
+    /// Whether the pattern matches anywhere in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.find_at(text, 0).is_some()
+    }
+
+    /// The leftmost-first match in `text` starting at or after `start`
+    /// (what `regex::Regex::find_at` finds: the text before `start` is
+    /// context for `^`), as a byte range.
+    pub fn find_at(&self, text: &str, start: usize) -> Option<std::ops::Range<usize>> {
+        let p = match &self.inner {
+            Inner::Compiled(regex) => return regex.find_at(text, start).map(|m| m.range()),
+            Inner::Precompiled(p) => p,
+        };
+        let engine = match LOADED[p.slot].get() {
+            Some(engine) => engine,
+            None => {
+                if let Some(prefixes) = p.prefixes {
+                    let rest = text.as_bytes().get(start..).unwrap_or_default();
+                    if !prefixes
+                        .iter()
+                        .any(|&(needle, fold)| contains(rest, needle, fold))
+                    {
+                        return None;
+                    }
+                }
+                LOADED[p.slot].get_or_init(|| load(p))
+            }
+        };
+        match engine {
+            Engine::Dfa(dfa) => {
+                let input = regex_automata::Input::new(text).span(start..text.len());
+                match dfa.try_search(&input) {
+                    Ok(found) => found.map(|m| m.range()),
+                    Err(_) => match fallback(p) {
+                        Some(regex) => regex.find_at(text, start).map(|m| m.range()),
+                        None => broken(p, text, start),
+                    },
+                }
+            }
+            Engine::Compiled(regex) => regex.find_at(text, start).map(|m| m.range()),
+            Engine::Broken => broken(p, text, start),
+        }
+    }
+}
+
+/// Whether `haystack` holds `needle` (ASCII letters in any case when
+/// `fold`; the needle is then lowercase).
+fn contains(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
+    if !fold {
+        return memchr::memmem::find(haystack, needle).is_some();
+    }
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    let mut at = 0;
+    while let Some(i) = memchr::memchr2(first, first.to_ascii_uppercase(), &haystack[at..]) {
+        let i = at + i;
+        if haystack[i..]
+            .get(..needle.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(needle))
+        {
+            return true;
+        }
+        at = i + 1;
+    }
+    false
+}
+
+/// A precompiled pattern's engine: its DFAs, deserialized in place
+/// (validated, not copied), or compiled when it has none or they do not
+/// load (another endianness, another regex-automata format).
+fn load(p: &Precompiled) -> Engine {
+    let dfa = p.dfa.and_then(|(forward, reverse)| {
+        let forward = Dfa::from_bytes(forward).ok()?.0;
+        let reverse = Dfa::from_bytes(reverse).ok()?.0;
+        Some(regex_automata::dfa::regex::Builder::new().build_from_dfas(forward, reverse))
+    });
+    match dfa {
+        Some(dfa) => Engine::Dfa(dfa),
+        None => match regex::Regex::new(p.pattern) {
+            Ok(regex) => Engine::Compiled(regex),
+            Err(_) => Engine::Broken,
+        },
+    }
+}
+
+/// A precompiled pattern compiled after all (see [`FALLBACK`]).
+fn fallback(p: &Precompiled) -> Option<&'static regex::Regex> {
+    FALLBACK[p.slot]
+        .get_or_init(|| regex::Regex::new(p.pattern).ok())
+        .as_ref()
+}
+
+/// [`Engine::Broken`]'s match: the rest of the text.
+fn broken(p: &Precompiled, text: &str, start: usize) -> Option<std::ops::Range<usize>> {
+    tracing::error!(slot = p.slot, "a precompiled pattern cannot search");
+    (start < text.len()).then_some(start..text.len())
+}
+
 /// A text pattern the policy declares; applied natively to every string
 /// that leaves, all patterns in one pass over the original text (see
 /// this module's doc for the boundary rule and how overlaps merge).
@@ -39,8 +260,8 @@ use crate::error::{Error, Result};
 pub struct Redaction {
     /// The rule's id, named in reports.
     pub id: String,
-    /// The compiled pattern.
-    pub regex: regex::Regex,
+    /// The pattern.
+    pub regex: Pattern,
     /// The replacement, literal text (no `$` captures). No pattern of the
     /// plan may match it, so redaction is a fixpoint; the plan is refused
     /// otherwise.
@@ -60,13 +281,13 @@ impl Redaction {
     /// A redaction rule.
     pub fn new(
         id: impl Into<String>,
-        regex: regex::Regex,
+        regex: impl Into<Pattern>,
         replace: impl Into<String>,
         luhn: bool,
     ) -> Redaction {
         Redaction {
             id: id.into(),
-            regex,
+            regex: regex.into(),
             replace: replace.into(),
             luhn,
             delimited: std::sync::OnceLock::new(),
@@ -183,7 +404,7 @@ impl<'p> Redactor<'p> {
             let Some(m) = pattern.regex.find_at(text, from) else {
                 break;
             };
-            let (start, end) = (m.start(), m.end());
+            let (start, end) = (m.start, m.end);
             if start == end {
                 from = next_char(text, start);
             } else if pattern.luhn {
