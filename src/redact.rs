@@ -96,11 +96,14 @@ const fn needle(bytes: &'static [u8], fold: bool) -> (&'static [u8], bool) {
 }
 
 type Dfa = regex_automata::dfa::dense::DFA<&'static [u32]>;
-type DfaRegex = regex_automata::dfa::regex::Regex<Dfa>;
 
 /// How a precompiled pattern searches once loaded.
 enum Engine {
-    Dfa(DfaRegex),
+    /// The forward DFA, and the reverse one once a search matched.
+    Dfa {
+        forward: Dfa,
+        reverse: std::sync::OnceLock<Option<Dfa>>,
+    },
     Compiled(regex::Regex),
     /// Neither loads nor compiles: unreachable (build.rs compiled it, and
     /// `src/tests/patterns.rs` loads every one). Failing closed, the rest
@@ -145,18 +148,49 @@ impl Pattern {
     }
 
     /// Whether this pattern searches with build.rs's work: `Some(true)`
-    /// with its DFAs, `Some(false)` compiled when first needed.
+    /// with its DFAs, `Some(false)` compiled when first needed; a test
+    /// failure if it can do neither.
     #[cfg(test)]
     pub(crate) fn precompiled(&self) -> Option<bool> {
         match self.inner {
-            Inner::Precompiled(p) => Some(matches!(load(p), Engine::Dfa(_))),
+            Inner::Precompiled(p) => match load(p) {
+                Engine::Dfa { .. } => Some(true),
+                Engine::Compiled(_) => Some(false),
+                Engine::Broken => panic!("`{}` neither loads nor compiles", p.pattern),
+            },
             Inner::Compiled(_) => None,
+        }
+    }
+
+    /// Whether [`Pattern::find_at`] would look for a match before the
+    /// pattern is loaded (`true` for a compiled pattern).
+    #[cfg(test)]
+    pub(crate) fn may_match(&self, text: &str, start: usize) -> bool {
+        match self.inner {
+            Inner::Precompiled(p) => may_match(p, text, start),
+            Inner::Compiled(_) => true,
         }
     }
 
     /// Whether the pattern matches anywhere in `text`.
     pub fn is_match(&self, text: &str) -> bool {
-        self.find_at(text, 0).is_some()
+        let p = match &self.inner {
+            Inner::Compiled(regex) => return regex.is_match(text),
+            Inner::Precompiled(p) => p,
+        };
+        match engine(p, text, 0) {
+            None => false,
+            Some(Engine::Dfa { forward, .. }) => {
+                use regex_automata::dfa::Automaton;
+                let input = regex_automata::Input::new(text).earliest(true);
+                match forward.try_search_fwd(&input) {
+                    Ok(found) => found.is_some(),
+                    Err(_) => self.find_at(text, 0).is_some(),
+                }
+            }
+            Some(Engine::Compiled(regex)) => regex.is_match(text),
+            Some(Engine::Broken) => broken(p, text, 0).is_some(),
+        }
     }
 
     /// The leftmost-first match in `text` starting at or after `start`
@@ -167,36 +201,77 @@ impl Pattern {
             Inner::Compiled(regex) => return regex.find_at(text, start).map(|m| m.range()),
             Inner::Precompiled(p) => p,
         };
-        let engine = match LOADED[p.slot].get() {
-            Some(engine) => engine,
-            None => {
-                if let Some(prefixes) = p.prefixes {
-                    let rest = text.as_bytes().get(start..).unwrap_or_default();
-                    if !prefixes
-                        .iter()
-                        .any(|&(needle, fold)| contains(rest, needle, fold))
-                    {
-                        return None;
-                    }
-                }
-                LOADED[p.slot].get_or_init(|| load(p))
-            }
-        };
-        match engine {
-            Engine::Dfa(dfa) => {
-                let input = regex_automata::Input::new(text).span(start..text.len());
-                match dfa.try_search(&input) {
-                    Ok(found) => found.map(|m| m.range()),
-                    Err(_) => match fallback(p) {
-                        Some(regex) => regex.find_at(text, start).map(|m| m.range()),
-                        None => broken(p, text, start),
-                    },
-                }
-            }
+        match engine(p, text, start)? {
+            Engine::Dfa { forward, reverse } => match dfa_find(p, forward, reverse, text, start) {
+                Some(found) => found,
+                None => match fallback(p) {
+                    Some(regex) => regex.find_at(text, start).map(|m| m.range()),
+                    None => broken(p, text, start),
+                },
+            },
             Engine::Compiled(regex) => regex.find_at(text, start).map(|m| m.range()),
             Engine::Broken => broken(p, text, start),
         }
     }
+}
+
+/// A precompiled pattern's engine, loaded now if it is not yet; `None`
+/// when it is not loaded and its prefixes say `text[start..]` holds no
+/// match.
+fn engine(p: &'static Precompiled, text: &str, start: usize) -> Option<&'static Engine> {
+    match LOADED[p.slot].get() {
+        Some(engine) => Some(engine),
+        None if !may_match(p, text, start) => None,
+        None => Some(LOADED[p.slot].get_or_init(|| load(p))),
+    }
+}
+
+/// `regex_automata::dfa::regex::Regex::try_search` with the reverse DFA
+/// loaded on the first match (a search that finds nothing needs only the
+/// forward one): the end from the forward DFA, the start from the reverse
+/// one searching back, anchored, from the end. `None` if a search gave up
+/// or the reverse DFA does not load (never, for build.rs's DFAs: the
+/// caller compiles the pattern then).
+fn dfa_find(
+    p: &Precompiled,
+    forward: &Dfa,
+    reverse: &std::sync::OnceLock<Option<Dfa>>,
+    text: &str,
+    start: usize,
+) -> Option<Option<std::ops::Range<usize>>> {
+    use regex_automata::dfa::Automaton;
+    let input = regex_automata::Input::new(text).span(start..text.len());
+    let Some(end) = forward.try_search_fwd(&input).ok()? else {
+        return Some(None);
+    };
+    let end = end.offset();
+    if end == start || forward.is_always_start_anchored() {
+        return Some(Some(start..end));
+    }
+    let reverse = reverse
+        .get_or_init(|| {
+            let (_, bytes) = p.dfa?;
+            Some(Dfa::from_bytes(bytes).ok()?.0)
+        })
+        .as_ref()?;
+    let back = input
+        .span(start..end)
+        .anchored(regex_automata::Anchored::Yes)
+        .earliest(false);
+    let found = reverse.try_search_rev(&back).ok()??.offset();
+    (found <= end).then_some(Some(found..end))
+}
+
+/// Whether `text[start..]` holds one of the pattern's prefixes (or it has
+/// none): else it holds no match.
+fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
+    let Some(prefixes) = p.prefixes else {
+        return true;
+    };
+    let rest = text.as_bytes().get(start..).unwrap_or_default();
+    prefixes
+        .iter()
+        .any(|&(needle, fold)| contains(rest, needle, fold))
 }
 
 /// Whether `haystack` holds `needle` (ASCII letters in any case when
@@ -226,13 +301,14 @@ fn contains(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
 /// (validated, not copied), or compiled when it has none or they do not
 /// load (another endianness, another regex-automata format).
 fn load(p: &Precompiled) -> Engine {
-    let dfa = p.dfa.and_then(|(forward, reverse)| {
-        let forward = Dfa::from_bytes(forward).ok()?.0;
-        let reverse = Dfa::from_bytes(reverse).ok()?.0;
-        Some(regex_automata::dfa::regex::Builder::new().build_from_dfas(forward, reverse))
-    });
-    match dfa {
-        Some(dfa) => Engine::Dfa(dfa),
+    let forward = p
+        .dfa
+        .and_then(|(forward, _)| Some(Dfa::from_bytes(forward).ok()?.0));
+    match forward {
+        Some(forward) => Engine::Dfa {
+            forward,
+            reverse: std::sync::OnceLock::new(),
+        },
         None => match regex::Regex::new(p.pattern) {
             Ok(regex) => Engine::Compiled(regex),
             Err(_) => Engine::Broken,

@@ -179,7 +179,11 @@ impl Policy {
                 message: "no policy files were given".to_string(),
             });
         }
-        let (engine, rules, heads) = compile_with_heads(&files, true)?;
+        // The embedded default's recursion and RVM checks have a result
+        // fixed when ctxgate is built: a test runs them
+        // (`policy::load::tests`), a load does not.
+        let checked = !matches!(files.as_slice(), [only] if only.source == DEFAULT_SOURCE);
+        let (engine, rules, heads) = compile_checked(&files, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
         let constants = files
             .iter()
@@ -670,6 +674,23 @@ pub(crate) fn compile_with_heads(
     files: &[PolicyFile],
     rvm: bool,
 ) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
+    compile_inner(files, rvm, true)
+}
+
+/// [`compile_with_heads`] with the RVM, and with the recursion and RVM
+/// checks only when `checked`.
+fn compile_checked(
+    files: &[PolicyFile],
+    checked: bool,
+) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
+    compile_inner(files, checked, checked)
+}
+
+fn compile_inner(
+    files: &[PolicyFile],
+    rvm: bool,
+    recursion: bool,
+) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
     // `print()` may show a declared attribute value or the app title:
@@ -720,7 +741,10 @@ pub(crate) fn compile_with_heads(
         .collect();
     heads.sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
     heads.dedup();
-    if let Some((file, line, col, message)) = super::recursion::find_recursion(files, &heads) {
+    if let Some((file, line, col, message)) = recursion
+        .then(|| super::recursion::find_recursion(files, &heads))
+        .flatten()
+    {
         return Err(Error::Policy {
             location: format!("{file}:{line}:{col}"),
             message,

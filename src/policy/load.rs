@@ -103,9 +103,15 @@ pub fn layer_files(arg: &str, tests: bool) -> Result<Vec<PolicyFile>> {
 mod tests {
     use super::*;
 
-    /// What [`Policy::embedded_default`] does not run at load.
+    /// What [`Policy::embedded_default`] does not run at load: the lint,
+    /// and the compile's recursion and RVM checks.
     #[test]
     fn the_embedded_default_lints_clean() {
+        let files = [PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: DEFAULT_SOURCE.to_string(),
+        }];
+        super::super::engine::compile_with_heads(&files, true).unwrap();
         let (policy, heads) =
             Policy::unchecked(vec![(DEFAULT_NAME.to_string(), DEFAULT_SOURCE.to_string())])
                 .unwrap();
