@@ -98,6 +98,9 @@ const fn needle(bytes: &'static [u8], fold: bool) -> (&'static [u8], bool) {
 type Dfa = regex_automata::dfa::dense::DFA<&'static [u32]>;
 
 /// How a precompiled pattern searches once loaded.
+// One per slot of a static, built in place and never moved: the size of the
+// DFA variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Engine {
     /// The forward DFA, and the reverse one once a search matched.
     Dfa {
