@@ -32,6 +32,306 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+/// A regex of the policy (a redaction's or a title pattern): the text it
+/// was written as, and how it searches. A pattern of the embedded default
+/// policy is not compiled when the plan is built: build.rs determinized it
+/// into a pair of dense DFAs (forward, then reverse for the start), loaded
+/// from the binary the first time the pattern searches; a pattern whose
+/// DFAs would be too large is compiled then. Until then, a pattern whose
+/// matches all start with one of a few literals (build.rs's prefixes) finds
+/// nothing, without loading, in a text that holds none of them. Any other
+/// pattern is a `regex::Regex` compiled at once. All find the same
+/// leftmost-first matches (`src/tests/patterns.rs` compares them on
+/// adversarial strings).
+#[derive(Clone)]
+pub struct Pattern {
+    inner: Inner,
+}
+
+#[derive(Clone)]
+enum Inner {
+    Compiled(regex::Regex),
+    Precompiled(&'static Precompiled),
+}
+
+impl std::fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Pattern").field(&self.as_str()).finish()
+    }
+}
+
+impl From<regex::Regex> for Pattern {
+    fn from(regex: regex::Regex) -> Pattern {
+        Pattern {
+            inner: Inner::Compiled(regex),
+        }
+    }
+}
+
+/// A dense DFA's serialized bytes, aligned as its deserializer wants
+/// (`u32`). Built by build.rs.
+#[repr(C)]
+struct Aligned<B: ?Sized> {
+    align: [u32; 0],
+    bytes: B,
+}
+
+/// A pattern of the embedded default policy, prepared by build.rs.
+struct Precompiled {
+    /// Its place in [`PRECOMPILED`].
+    slot: usize,
+    pattern: &'static str,
+    /// The serialized forward and reverse DFAs, unless determinizing the
+    /// pattern blew up.
+    dfa: Option<(&'static [u8], &'static [u8])>,
+    /// What every match starts with: needles, each with whether it stands
+    /// for all its ASCII case variants; `None` when that is not a few
+    /// literals.
+    prefixes: Option<&'static [(&'static [u8], bool)]>,
+}
+
+/// A prefix needle of [`Precompiled::prefixes`] (build.rs writes calls).
+const fn needle(bytes: &'static [u8], fold: bool) -> (&'static [u8], bool) {
+    (bytes, fold)
+}
+
+type Dfa = regex_automata::dfa::dense::DFA<&'static [u32]>;
+
+/// How a precompiled pattern searches once loaded.
+// One per slot of a static, built in place and never moved: the size of the
+// DFA variant costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Engine {
+    /// The forward DFA, and the reverse one once a search matched.
+    Dfa {
+        forward: Dfa,
+        reverse: std::sync::OnceLock<Option<Dfa>>,
+    },
+    Compiled(regex::Regex),
+    /// Neither loads nor compiles: unreachable (build.rs compiled it, and
+    /// `src/tests/patterns.rs` loads every one). Failing closed, the rest
+    /// of any text it searches is taken for a match: withheld, not sent.
+    Broken,
+}
+
+/// The embedded default policy's patterns (every raw string of
+/// `policies/default.rego` that is a regex), in the order of the file.
+static PRECOMPILED: &[Precompiled] = include!(concat!(env!("OUT_DIR"), "/patterns.rs"));
+/// [`PRECOMPILED`]'s length.
+const PRECOMPILED_SLOTS: usize = include!(concat!(env!("OUT_DIR"), "/pattern_count.rs"));
+
+/// The loaded engines of [`PRECOMPILED`], one slot each.
+static LOADED: [std::sync::OnceLock<Engine>; PRECOMPILED_SLOTS] =
+    [const { std::sync::OnceLock::new() }; PRECOMPILED_SLOTS];
+
+/// The same patterns compiled, for a DFA search that gave up (which the
+/// DFAs build.rs writes never do: no quit bytes, no Unicode word boundary).
+static FALLBACK: [std::sync::OnceLock<Option<regex::Regex>>; PRECOMPILED_SLOTS] =
+    [const { std::sync::OnceLock::new() }; PRECOMPILED_SLOTS];
+
+impl Pattern {
+    /// The pattern `text`: the embedded default's precompiled form when it
+    /// is one of its patterns, else compiled (with `regex::Regex::new`'s
+    /// errors).
+    pub fn new(text: &str) -> std::result::Result<Pattern, regex::Error> {
+        if let Some(p) = PRECOMPILED.iter().find(|p| p.pattern == text) {
+            return Ok(Pattern {
+                inner: Inner::Precompiled(p),
+            });
+        }
+        regex::Regex::new(text).map(Pattern::from)
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        match &self.inner {
+            Inner::Compiled(regex) => regex.as_str(),
+            Inner::Precompiled(p) => p.pattern,
+        }
+    }
+
+    /// Whether this pattern searches with build.rs's work: `Some(true)`
+    /// with its DFAs, `Some(false)` compiled when first needed; a test
+    /// failure if it can do neither.
+    #[cfg(test)]
+    pub(crate) fn precompiled(&self) -> Option<bool> {
+        match self.inner {
+            Inner::Precompiled(p) => match load(p) {
+                Engine::Dfa { .. } => Some(true),
+                Engine::Compiled(_) => Some(false),
+                Engine::Broken => panic!("`{}` neither loads nor compiles", p.pattern),
+            },
+            Inner::Compiled(_) => None,
+        }
+    }
+
+    /// Whether [`Pattern::find_at`] would look for a match before the
+    /// pattern is loaded (`true` for a compiled pattern).
+    #[cfg(test)]
+    pub(crate) fn may_match(&self, text: &str, start: usize) -> bool {
+        match self.inner {
+            Inner::Precompiled(p) => may_match(p, text, start),
+            Inner::Compiled(_) => true,
+        }
+    }
+
+    /// Whether the pattern matches anywhere in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        let p = match &self.inner {
+            Inner::Compiled(regex) => return regex.is_match(text),
+            Inner::Precompiled(p) => p,
+        };
+        match engine(p, text, 0) {
+            None => false,
+            Some(Engine::Dfa { forward, .. }) => {
+                use regex_automata::dfa::Automaton;
+                let input = regex_automata::Input::new(text).earliest(true);
+                match forward.try_search_fwd(&input) {
+                    Ok(found) => found.is_some(),
+                    Err(_) => self.find_at(text, 0).is_some(),
+                }
+            }
+            Some(Engine::Compiled(regex)) => regex.is_match(text),
+            Some(Engine::Broken) => broken(p, text, 0).is_some(),
+        }
+    }
+
+    /// The leftmost-first match in `text` starting at or after `start`
+    /// (what `regex::Regex::find_at` finds: the text before `start` is
+    /// context for `^`), as a byte range.
+    pub fn find_at(&self, text: &str, start: usize) -> Option<std::ops::Range<usize>> {
+        let p = match &self.inner {
+            Inner::Compiled(regex) => return regex.find_at(text, start).map(|m| m.range()),
+            Inner::Precompiled(p) => p,
+        };
+        match engine(p, text, start)? {
+            Engine::Dfa { forward, reverse } => match dfa_find(p, forward, reverse, text, start) {
+                Some(found) => found,
+                None => match fallback(p) {
+                    Some(regex) => regex.find_at(text, start).map(|m| m.range()),
+                    None => broken(p, text, start),
+                },
+            },
+            Engine::Compiled(regex) => regex.find_at(text, start).map(|m| m.range()),
+            Engine::Broken => broken(p, text, start),
+        }
+    }
+}
+
+/// A precompiled pattern's engine, loaded now if it is not yet; `None`
+/// when it is not loaded and its prefixes say `text[start..]` holds no
+/// match.
+fn engine(p: &'static Precompiled, text: &str, start: usize) -> Option<&'static Engine> {
+    match LOADED[p.slot].get() {
+        Some(engine) => Some(engine),
+        None if !may_match(p, text, start) => None,
+        None => Some(LOADED[p.slot].get_or_init(|| load(p))),
+    }
+}
+
+/// `regex_automata::dfa::regex::Regex::try_search` with the reverse DFA
+/// loaded on the first match (a search that finds nothing needs only the
+/// forward one): the end from the forward DFA, the start from the reverse
+/// one searching back, anchored, from the end. `None` if a search gave up
+/// or the reverse DFA does not load (never, for build.rs's DFAs: the
+/// caller compiles the pattern then).
+fn dfa_find(
+    p: &Precompiled,
+    forward: &Dfa,
+    reverse: &std::sync::OnceLock<Option<Dfa>>,
+    text: &str,
+    start: usize,
+) -> Option<Option<std::ops::Range<usize>>> {
+    use regex_automata::dfa::Automaton;
+    let input = regex_automata::Input::new(text).span(start..text.len());
+    let Some(end) = forward.try_search_fwd(&input).ok()? else {
+        return Some(None);
+    };
+    let end = end.offset();
+    if end == start || forward.is_always_start_anchored() {
+        return Some(Some(start..end));
+    }
+    let reverse = reverse
+        .get_or_init(|| {
+            let (_, bytes) = p.dfa?;
+            Some(Dfa::from_bytes(bytes).ok()?.0)
+        })
+        .as_ref()?;
+    let back = input
+        .span(start..end)
+        .anchored(regex_automata::Anchored::Yes)
+        .earliest(false);
+    let found = reverse.try_search_rev(&back).ok()??.offset();
+    (found <= end).then_some(Some(found..end))
+}
+
+/// Whether `text[start..]` holds one of the pattern's prefixes (or it has
+/// none): else it holds no match.
+fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
+    let Some(prefixes) = p.prefixes else {
+        return true;
+    };
+    let rest = text.as_bytes().get(start..).unwrap_or_default();
+    prefixes
+        .iter()
+        .any(|&(needle, fold)| contains(rest, needle, fold))
+}
+
+/// Whether `haystack` holds `needle` (ASCII letters in any case when
+/// `fold`; the needle is then lowercase).
+fn contains(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
+    if !fold {
+        return memchr::memmem::find(haystack, needle).is_some();
+    }
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    let mut at = 0;
+    while let Some(i) = memchr::memchr2(first, first.to_ascii_uppercase(), &haystack[at..]) {
+        let i = at + i;
+        if haystack[i..]
+            .get(..needle.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(needle))
+        {
+            return true;
+        }
+        at = i + 1;
+    }
+    false
+}
+
+/// A precompiled pattern's engine: its DFAs, deserialized in place
+/// (validated, not copied), or compiled when it has none or they do not
+/// load (another endianness, another regex-automata format).
+fn load(p: &Precompiled) -> Engine {
+    let forward = p
+        .dfa
+        .and_then(|(forward, _)| Some(Dfa::from_bytes(forward).ok()?.0));
+    match forward {
+        Some(forward) => Engine::Dfa {
+            forward,
+            reverse: std::sync::OnceLock::new(),
+        },
+        None => match regex::Regex::new(p.pattern) {
+            Ok(regex) => Engine::Compiled(regex),
+            Err(_) => Engine::Broken,
+        },
+    }
+}
+
+/// A precompiled pattern compiled after all (see [`FALLBACK`]).
+fn fallback(p: &Precompiled) -> Option<&'static regex::Regex> {
+    FALLBACK[p.slot]
+        .get_or_init(|| regex::Regex::new(p.pattern).ok())
+        .as_ref()
+}
+
+/// [`Engine::Broken`]'s match: the rest of the text.
+fn broken(p: &Precompiled, text: &str, start: usize) -> Option<std::ops::Range<usize>> {
+    tracing::error!(slot = p.slot, "a precompiled pattern cannot search");
+    (start < text.len()).then_some(start..text.len())
+}
+
 /// A text pattern the policy declares; applied natively to every string
 /// that leaves, all patterns in one pass over the original text (see
 /// this module's doc for the boundary rule and how overlaps merge).
@@ -39,8 +339,8 @@ use crate::error::{Error, Result};
 pub struct Redaction {
     /// The rule's id, named in reports.
     pub id: String,
-    /// The compiled pattern.
-    pub regex: regex::Regex,
+    /// The pattern.
+    pub regex: Pattern,
     /// The replacement, literal text (no `$` captures). No pattern of the
     /// plan may match it, so redaction is a fixpoint; the plan is refused
     /// otherwise.
@@ -60,13 +360,13 @@ impl Redaction {
     /// A redaction rule.
     pub fn new(
         id: impl Into<String>,
-        regex: regex::Regex,
+        regex: impl Into<Pattern>,
         replace: impl Into<String>,
         luhn: bool,
     ) -> Redaction {
         Redaction {
             id: id.into(),
-            regex,
+            regex: regex.into(),
             replace: replace.into(),
             luhn,
             delimited: std::sync::OnceLock::new(),
@@ -183,7 +483,7 @@ impl<'p> Redactor<'p> {
             let Some(m) = pattern.regex.find_at(text, from) else {
                 break;
             };
-            let (start, end) = (m.start(), m.end());
+            let (start, end) = (m.start, m.end);
             if start == end {
                 from = next_char(text, start);
             } else if pattern.luhn {

@@ -47,7 +47,10 @@ fn secret_titles() -> &'static [regex::Regex] {
             plan.title_patterns.len() >= 4,
             "the default policy names password-like titles"
         );
-        plan.title_patterns.iter().map(|(_, r)| r.clone()).collect()
+        plan.title_patterns
+            .iter()
+            .map(|(_, r)| regex::Regex::new(r.as_str()).unwrap())
+            .collect()
     })
 }
 

@@ -49,6 +49,8 @@ pub(crate) const REQUEST_RULES: [&str; 5] = [
 /// The embedded default policy and its tests.
 pub(crate) const DEFAULT_NAME: &str = "policies/default.rego";
 pub(crate) const DEFAULT_SOURCE: &str = include_str!("../../policies/default.rego");
+/// [`hash_files`] of the embedded default, computed by build.rs.
+pub(crate) const DEFAULT_HASH: &str = include!(concat!(env!("OUT_DIR"), "/default_hash.rs"));
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) const DEFAULT_TEST_NAME: &str = "policies/default_test.rego";
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
@@ -177,7 +179,11 @@ impl Policy {
                 message: "no policy files were given".to_string(),
             });
         }
-        let (engine, rules, heads) = compile_with_heads(&files, true)?;
+        // The embedded default's recursion and RVM checks have a result
+        // fixed when ctxgate is built: a test runs them
+        // (`policy::load::tests`), a load does not.
+        let checked = !matches!(files.as_slice(), [only] if only.source == DEFAULT_SOURCE);
+        let (engine, rules, heads) = compile_checked(&files, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
         let constants = files
             .iter()
@@ -403,7 +409,7 @@ impl Policy {
                             format!("the pattern of `{name}` must be a string"),
                         ));
                     };
-                    let regex = regex::Regex::new(pattern).map_err(|e| {
+                    let regex = crate::redact::Pattern::new(pattern).map_err(|e| {
                         shape(
                             "title_patterns",
                             format!(
@@ -668,6 +674,23 @@ pub(crate) fn compile_with_heads(
     files: &[PolicyFile],
     rvm: bool,
 ) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
+    compile_inner(files, rvm, true)
+}
+
+/// [`compile_with_heads`] with the RVM, and with the recursion and RVM
+/// checks only when `checked`.
+fn compile_checked(
+    files: &[PolicyFile],
+    checked: bool,
+) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
+    compile_inner(files, checked, checked)
+}
+
+fn compile_inner(
+    files: &[PolicyFile],
+    rvm: bool,
+    recursion: bool,
+) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
     // `print()` may show a declared attribute value or the app title:
@@ -718,7 +741,10 @@ pub(crate) fn compile_with_heads(
         .collect();
     heads.sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
     heads.dedup();
-    if let Some((file, line, col, message)) = super::recursion::find_recursion(files, &heads) {
+    if let Some((file, line, col, message)) = recursion
+        .then(|| super::recursion::find_recursion(files, &heads))
+        .flatten()
+    {
         return Err(Error::Policy {
             location: format!("{file}:{line}:{col}"),
             message,
@@ -774,6 +800,17 @@ pub(crate) fn timer(limit: Duration) -> ExecutionTimerConfig {
 /// package is in the source), so the same sources hash the same whether
 /// embedded or loaded from `policies`, `./policies` or an absolute path.
 pub(crate) fn hash_files(files: &[PolicyFile]) -> String {
+    // The embedded default's, computed by build.rs (a test compares).
+    if let [only] = files {
+        if only.source == DEFAULT_SOURCE {
+            return DEFAULT_HASH.to_string();
+        }
+    }
+    hash_sources(files)
+}
+
+/// [`hash_files`], computed.
+pub(crate) fn hash_sources(files: &[PolicyFile]) -> String {
     let mut sources: Vec<&[u8]> = files.iter().map(|f| f.source.as_bytes()).collect();
     sources.sort_unstable();
     let mut hasher = Sha256::new();
@@ -892,7 +929,7 @@ fn redaction(item: &serde_json::Value) -> Result<Redaction> {
             ))
         }
     };
-    let regex = regex::Regex::new(pattern).map_err(|e| {
+    let regex = crate::redact::Pattern::new(pattern).map_err(|e| {
         shape(
             "redact",
             format!(
@@ -1064,6 +1101,20 @@ mod tests {
         .unwrap();
         assert_eq!(a.hash(), b.hash());
         assert_eq!(a.hash().len(), 64);
+    }
+
+    #[test]
+    fn the_default_hash_is_computed_right() {
+        let files = [PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: DEFAULT_SOURCE.to_string(),
+        }];
+        assert_eq!(hash_sources(&files), DEFAULT_HASH);
+        assert_eq!(hash_files(&files), DEFAULT_HASH);
+        assert_eq!(
+            HASH_TAG, b"ctxgate-policy-sources-v1\0",
+            "build.rs's HASH_TAG too"
+        );
     }
 
     #[test]

@@ -278,14 +278,7 @@ pub(crate) fn refuse(policy: &Policy, heads: &[RuleHead]) -> crate::error::Resul
 /// Whether `policy` is the embedded default policy byte for byte (by its
 /// content hash, whatever the files are named).
 fn is_embedded_default(policy: &Policy) -> bool {
-    static DEFAULT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let default = DEFAULT.get_or_init(|| {
-        crate::policy::engine::hash_files(&[PolicyFile {
-            name: String::new(),
-            source: crate::policy::engine::DEFAULT_SOURCE.to_string(),
-        }])
-    });
-    policy.hash() == default
+    policy.hash() == crate::policy::engine::DEFAULT_HASH
 }
 
 /// The checks on rule heads: names, value shapes, unused rules, request

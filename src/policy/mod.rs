@@ -95,7 +95,7 @@ pub struct RequestPlan {
     pub redact: Vec<Redaction>,
     /// Named title patterns: an element whose title matches one has its
     /// name in `input.element.title_matches`.
-    pub title_patterns: Vec<(String, regex::Regex)>,
+    pub title_patterns: Vec<(String, crate::redact::Pattern)>,
     /// Attributes whose values the policy reads (`element_attributes`).
     pub element_attributes: Vec<String>,
 }

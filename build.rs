@@ -1,0 +1,174 @@
+//! Precomputes what start-up would otherwise compute on every run for the
+//! embedded default policy (`policies/default.rego`, fixed at compile time):
+//!
+//! - its content hash, the same scheme as `policy::engine::hash_files` (a
+//!   test compares the two);
+//! - a dense DFA pair (forward and reverse, regex-automata's serialized
+//!   form) for every raw string (`` `...` ``) of the file that is a regex:
+//!   its redaction and title patterns. `redact::Pattern::new` looks a pattern
+//!   up by its exact text and deserializes the DFAs instead of compiling
+//!   it; any other text, or DFAs that do not load, is compiled as before.
+//!   The DFAs find the same matches as `regex::Regex` (leftmost-first, the
+//!   same syntax defaults): `src/tests/patterns.rs` compares them.
+//!
+//! BENCHMARKS.md, "Performance (issue 18)", "Step 2", has the figures.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use regex_automata::dfa::{dense, regex::Regex};
+use sha2::{Digest, Sha256};
+
+/// The policy hash's tag: `policy::engine::HASH_TAG` (a test compares them).
+const HASH_TAG: &[u8] = b"ctxgate-policy-sources-v1\0";
+/// A DFA larger than this, or whose determinization needs more, is left to
+/// be compiled at run time.
+const MAX_DFA_BYTES: usize = 1 << 20;
+const DETERMINIZE_LIMIT: usize = 4 << 20;
+/// A pattern whose prefixes need more searches than this has none.
+const MAX_NEEDLES: usize = 16;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=policies/default.rego");
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let out = Path::new(&out);
+    let source = std::fs::read_to_string("policies/default.rego").expect("policies/default.rego");
+
+    let mut hasher = Sha256::new();
+    hasher.update(HASH_TAG);
+    hasher.update((source.len() as u64).to_le_bytes());
+    hasher.update(source.as_bytes());
+    let hash: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    std::fs::write(out.join("default_hash.rs"), format!("{hash:?}\n"))
+        .expect("write default_hash.rs");
+
+    let mut table = String::from("&[\n");
+    let mut seen = Vec::new();
+    for pattern in raw_strings(&source) {
+        // Some raw strings are not patterns: they are compiled at run time
+        // if they are used as one, and fail there.
+        let Ok(hir) = regex_syntax::parse(&pattern) else {
+            continue;
+        };
+        if seen.contains(&pattern) || regex_automata::meta::Regex::new(&pattern).is_err() {
+            continue;
+        }
+        let n = seen.len();
+        seen.push(pattern.clone());
+        // The DFAs, unless determinizing blows up (counted repetitions
+        // whose classes hold another alternative's start: the service
+        // keys, jwt, ...): those are compiled at run time, when needed.
+        let dfa = Regex::builder()
+            .dense(
+                dense::Config::new()
+                    .minimize(true)
+                    .determinize_size_limit(Some(DETERMINIZE_LIMIT))
+                    .dfa_size_limit(Some(MAX_DFA_BYTES)),
+            )
+            .build(&pattern)
+            .ok();
+        let dfa = match dfa {
+            Some(regex) => {
+                let (forward, pad_f) = regex.forward().to_bytes_little_endian();
+                let (reverse, pad_r) = regex.reverse().to_bytes_little_endian();
+                let mut names = Vec::new();
+                for (suffix, bytes) in [("f", &forward[pad_f..]), ("r", &reverse[pad_r..])] {
+                    let name = format!("pattern{n}{suffix}.dfa");
+                    std::fs::write(out.join(&name), bytes).expect("write DFA");
+                    names.push(format!(
+                        "{{ static A: Aligned<[u8; {}]> = Aligned {{ align: [], bytes: *include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{name}\")) }}; &A.bytes }}",
+                        bytes.len()
+                    ));
+                }
+                format!("Some(({}, {}))", names[0], names[1])
+            }
+            None => "None".to_string(),
+        };
+        writeln!(
+            table,
+            "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {} }},",
+            prefixes(&hir)
+        )
+        .expect("write to a String");
+    }
+    table.push_str("]\n");
+    std::fs::write(out.join("patterns.rs"), table).expect("write patterns.rs");
+    std::fs::write(out.join("pattern_count.rs"), format!("{}\n", seen.len()))
+        .expect("write pattern_count.rs");
+}
+
+/// What every match of the pattern starts with (regex-syntax's prefix
+/// literals), as needles: `(bytes, ignore ASCII case)`, one needle with
+/// `true` standing for all the ASCII case variants of a literal when all of
+/// them are literals. `None` when the literals say nothing (an infinite set,
+/// an empty literal, too many needles): the pattern is then loaded on its
+/// first search.
+fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
+    let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
+    let Some(literals) = seq.literals() else {
+        return "None".to_string();
+    };
+    let literals: Vec<&[u8]> = literals.iter().map(|l| l.as_bytes()).collect();
+    if literals.iter().any(|l| l.is_empty()) {
+        return "None".to_string();
+    }
+    let mut needles: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut groups: Vec<(Vec<u8>, Vec<&[u8]>)> = Vec::new();
+    for literal in &literals {
+        let lower = literal.to_ascii_lowercase();
+        match groups.iter_mut().find(|(l, _)| *l == lower) {
+            Some((_, members)) => {
+                if !members.contains(literal) {
+                    members.push(literal)
+                }
+            }
+            None => groups.push((lower, vec![literal])),
+        }
+    }
+    for (lower, members) in groups {
+        let letters = lower.iter().filter(|b| b.is_ascii_alphabetic()).count() as u32;
+        if letters > 0 && letters < 16 && members.len() == 1usize << letters {
+            needles.push((lower, true));
+        } else {
+            needles.extend(members.into_iter().map(|m| (m.to_vec(), false)));
+        }
+    }
+    if needles.len() > MAX_NEEDLES {
+        return "None".to_string();
+    }
+    let needles: Vec<String> = needles
+        .iter()
+        .map(|(bytes, ignore_case)| format!("needle(&{bytes:?}, {ignore_case})"))
+        .collect();
+    format!("Some(&[{}])", needles.join(", "))
+}
+
+/// The raw strings (`` `...` ``) of a Rego source, outside comments and
+/// quoted strings.
+fn raw_strings(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '#' => {
+                chars.by_ref().find(|&c| c == '\n');
+            }
+            '"' => {
+                let mut escaped = false;
+                chars.by_ref().find(|&c| {
+                    let end = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    end
+                });
+            }
+            '`' => out.push(chars.by_ref().take_while(|&c| c != '`').collect()),
+            _ => {}
+        }
+    }
+    out
+}
