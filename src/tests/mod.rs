@@ -6,5 +6,6 @@
 
 mod policy_cases;
 mod policy_engine;
+mod policy_rvm;
 
 include!("../../tests/common/with_logs.rs");
