@@ -325,7 +325,9 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
     for (_, tokens) in &files {
         for k in 0..tokens.len() {
             if is(tokens, k, TokenKind::Ident, "some")
-                && tokens.get(k + 1).is_some_and(|t| t.kind == TokenKind::Ident)
+                && tokens
+                    .get(k + 1)
+                    .is_some_and(|t| t.kind == TokenKind::Ident)
                 && is(tokens, k + 2, TokenKind::Ident, "in")
                 && strings_literal(tokens, k + 3).is_some()
             {
@@ -362,9 +364,10 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
             _ => return false,
         }
     }
-    if definitions.values().any(|defs| {
-        defs.len() > 1 && defs.iter().any(|d| !matches!(*d, "if" | "{" | "contains"))
-    }) {
+    if definitions
+        .values()
+        .any(|defs| defs.len() > 1 && defs.iter().any(|d| !matches!(*d, "if" | "{" | "contains")))
+    {
         return false;
     }
     for (_, tokens) in &files {
@@ -375,8 +378,11 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
                 (TokenKind::Str | TokenKind::Number, _) => {}
                 (TokenKind::Punct, "." | "," | ":" | ";" | "[" | "]" | "{" | "}" | "(" | ")") => {}
                 (TokenKind::Punct, "==" | "!=" | "<" | ">" | "<=" | ">=") => {}
-                (TokenKind::Punct, "-") if tokens.get(k + 1).is_some_and(|n| n.kind == TokenKind::Number)
-                    && (punct(tokens, k.wrapping_sub(1), ":=")) => {}
+                (TokenKind::Punct, "-")
+                    if tokens
+                        .get(k + 1)
+                        .is_some_and(|n| n.kind == TokenKind::Number)
+                        && (punct(tokens, k.wrapping_sub(1), ":=")) => {}
                 (TokenKind::Punct, ":=") => {
                     // `else := v`: a constant.
                     if is(tokens, k.wrapping_sub(1), TokenKind::Ident, "else")
@@ -400,8 +406,9 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
                     let ok = var.is_some_and(|v| v.kind == TokenKind::Ident)
                         && is(tokens, k + 2, TokenKind::Ident, "in")
                         && (strings_literal(tokens, source).is_some()
-                            || any_of(tokens, source, &ARRAYS)
-                                .is_some_and(|n| !punct(tokens, source + n, ".") && !punct(tokens, source + n, "[")));
+                            || any_of(tokens, source, &ARRAYS).is_some_and(|n| {
+                                !punct(tokens, source + n, ".") && !punct(tokens, source + n, "[")
+                            }));
                     if !ok {
                         return false;
                     }
@@ -471,7 +478,8 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
                 .filter(|t| t.kind == TokenKind::Ident && t.text == *var)
                 .count();
         }
-        let expected = bindings.get(var).copied().unwrap_or(0) + argument_uses.get(var).copied().unwrap_or(0);
+        let expected =
+            bindings.get(var).copied().unwrap_or(0) + argument_uses.get(var).copied().unwrap_or(0);
         if seen != expected {
             return false;
         }
@@ -920,7 +928,11 @@ impl Evaluator<'_> {
     }
 
     /// The decision through regorus's interpreter: one `eval_rule` per rule.
-    fn evaluate_interpreted(&mut self, element: &ElementInput<'_>, input: Value) -> Result<Decision> {
+    fn evaluate_interpreted(
+        &mut self,
+        element: &ElementInput<'_>,
+        input: Value,
+    ) -> Result<Decision> {
         let policy = self.policy;
         let deadline = self.deadline;
         let limit = self.limit();
@@ -1099,7 +1111,12 @@ pub(crate) fn compile_with_heads(
 fn compile_for_rvm(
     files: &[PolicyFile],
     rvm: bool,
-) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>, Option<Arc<Program>>)> {
+) -> Result<(
+    Engine,
+    BTreeSet<String>,
+    Vec<RuleHead>,
+    Option<Arc<Program>>,
+)> {
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
     // `print()` may show a declared attribute value or the app title:

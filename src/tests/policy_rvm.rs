@@ -97,7 +97,11 @@ struct Both<'p> {
     label: String,
 }
 
-fn same(label: &str, fast: &crate::Result<Arc<Decision>>, reference: &crate::Result<Arc<Decision>>) {
+fn same(
+    label: &str,
+    fast: &crate::Result<Arc<Decision>>,
+    reference: &crate::Result<Arc<Decision>>,
+) {
     match (fast, reference) {
         (Ok(a), Ok(b)) => assert_eq!(**a, **b, "{label}"),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{label}"),
@@ -270,7 +274,11 @@ fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
             let mut b = b.interpreted();
             for p in &projections {
                 let label = format!("{name} / {action}: {p:?}");
-                same(&label, &Decider::decide(&mut a, p), &Decider::decide(&mut b, p));
+                same(
+                    &label,
+                    &Decider::decide(&mut a, p),
+                    &Decider::decide(&mut b, p),
+                );
                 compared += 1;
             }
             assert_eq!(a.evaluations(), b.evaluations(), "{name} / {action}");
@@ -340,8 +348,13 @@ fn a_policy_the_rvm_would_get_wrong_fails_with_the_interpreters_error() {
         inside: Inside::new(),
     };
     let mut evaluator = policy.evaluator(&request("app")).unwrap();
-    let message = Decider::decide(&mut evaluator, &element).unwrap_err().to_string();
-    assert!(message.contains("priority") && message.contains("f.rego:7:1"), "{message}");
+    let message = Decider::decide(&mut evaluator, &element)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("priority") && message.contains("f.rego:7:1"),
+        "{message}"
+    );
     element.selected = false;
     let got = Decider::decide(&mut evaluator, &element).unwrap();
     assert_eq!(got.priority, 1.0);
