@@ -3,13 +3,18 @@
 //! secure-text floor and the caches. Only the small projection of an
 //! element is ever turned into a regorus value, never the tree.
 //!
-//! Cost model (see MEASURED.md): one regorus `eval_rule` per per-element
-//! rule the policy defines (at most six: deny, mask, keep, prune,
-//! priority, strip; `strip` only for an element with attributes), once per
-//! distinct projection per request, then never again
-//! for the same request input while the decision stays in the cache.
-//! Five separate `eval_rule` calls measured faster (55 µs) than one rule
-//! gathering the five (66 µs) or one query (125 µs).
+//! Cost model (see MEASURED.md and BENCHMARKS.md, "One projection's
+//! decision"): one evaluation per per-element rule the policy defines (at
+//! most six: deny, mask, keep, prune, priority, strip; `strip` only for an
+//! element with attributes), once per distinct projection per request,
+//! then never again for the same request input while the decision stays in
+//! the cache. A policy inside the part of Rego where regorus's register VM
+//! and its interpreter cannot disagree (`rvm_subset`: the default policy
+//! is) is decided on the VM, ~2.2× cheaper a projection; any other policy,
+//! and any projection the VM fails on, by the interpreter, whose decision
+//! and error messages are the reference. Five separate interpreter
+//! `eval_rule` calls measured faster (55 µs) than one rule gathering the
+//! five (66 µs) or one query (125 µs), and still do (38 µs against 50 µs).
 
 use std::cell::Cell;
 use std::collections::hash_map::RandomState;
