@@ -1111,17 +1111,19 @@ pub(crate) fn compile_with_heads(
     compile_for_rvm(files, rvm).map(|(engine, rules, heads, _)| (engine, rules, heads))
 }
 
-/// [`compile_with_heads`], with the RVM program of every rule of `package
-/// ctxgate` when `rvm` is set and the RVM compiles the policy.
-fn compile_for_rvm(
-    files: &[PolicyFile],
-    rvm: bool,
-) -> Result<(
+/// What compiling a policy gives: the interpreter's engine, the rule names
+/// of `package ctxgate`, every definition's head, and the RVM program of
+/// every rule when asked for and the RVM compiles the policy.
+type Compiled = (
     Engine,
     BTreeSet<String>,
     Vec<RuleHead>,
     Option<Arc<Program>>,
-)> {
+);
+
+/// [`compile_with_heads`], with the RVM program of every rule of `package
+/// ctxgate` when `rvm` is set and the RVM compiles the policy.
+fn compile_for_rvm(files: &[PolicyFile], rvm: bool) -> Result<Compiled> {
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
     // `print()` may show a declared attribute value or the app title:
