@@ -341,6 +341,9 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
         }
     }
     string_vars.retain(|v| !rules.contains(*v) && *v != "_");
+    if rules.contains("input") {
+        return false;
+    }
     let mut argument_uses: HashMap<&str, usize> = HashMap::new();
     let mut bindings: HashMap<&str, usize> = HashMap::new();
     // Each head: what follows the rule's name.
@@ -380,7 +383,16 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
         while k < tokens.len() {
             let t = &tokens[k];
             match (t.kind, text(t)) {
+                // An index, only a small whole number (`inside[0]`).
+                (TokenKind::Number, n) if punct(tokens, k.wrapping_sub(1), "[") => {
+                    if n.len() > 6 || !n.bytes().all(|b| b.is_ascii_digit()) {
+                        return false;
+                    }
+                }
                 (TokenKind::Str | TokenKind::Number, _) => {}
+                // `input` only as the root of a path (never bound, never
+                // replaced, never indexed by a computed key).
+                (TokenKind::Ident, "input") if !punct(tokens, k + 1, ".") => return false,
                 (TokenKind::Punct, "." | "," | ":" | ";" | "[" | "]" | "{" | "}" | "(" | ")") => {}
                 (TokenKind::Punct, "==" | "!=" | "<" | ">" | "<=" | ">=") => {}
                 (TokenKind::Punct, "-")

@@ -292,7 +292,7 @@ fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
 /// Policies outside the part of Rego where the RVM and the interpreter
 /// agree (`rvm_subset`) are interpreted throughout; inside it, the RVM
 /// decides. Each is compared on generated projections like the files.
-const INLINE: [(&str, bool); 12] = [
+const INLINE: [(&str, bool); 14] = [
     // Conflicting values: an error in the interpreter, none in the RVM.
     ("priority := 1 if input.element.focused\n\npriority := 2 if input.element.selected", false),
     // A builtin given the wrong type: the same.
@@ -303,6 +303,9 @@ const INLINE: [(&str, bool); 12] = [
     ("priority := 10 / count(input.inside)", false),
     ("prune contains \"p\" if { print(\"x\"); input.element.hovered }", false),
     ("priority := p if { p := count(input.inside) }", false),
+    // Forms it does not know, refused whether or not they could fail.
+    ("deny contains \"d\" if input[\"element\"].role == \"Text\"", false),
+    ("deny contains \"d\" if input.inside[1.5].role == \"Text\"", false),
     // Inside the part: constants, comparisons, `in`, string builtins of
     // strings, `count` of arrays, helpers defined twice as `true`.
     ("mask contains \"m\" if {\n\tsome w in {\"chat\", \"private\"}\n\tcontains(lower(input.element.subrole), w)\n}", true),
