@@ -172,13 +172,13 @@ impl DecisionCache {
 /// The per-element rules compiled for regorus's register VM (RVM): a
 /// decision's fast path, ~3× faster than the interpreter per rule (see
 /// BENCHMARKS.md, "One projection's decision"). It only ever gives the
-/// decision the interpreter gives: any VM error (the RVM's instruction
-/// limit, its timer, a builtin it runs differently) makes the evaluator
-/// decide that projection again with the interpreter, whose result and
-/// error messages (file:line:col, the rule) are the ones a request sees; a
-/// policy the RVM does not compile (`with`, `walk`) or that calls `print`
-/// (gathered and dropped by the interpreter, not by the VM) is interpreted
-/// throughout. `policy_rvm` compares the two paths' decisions.
+/// decision the interpreter gives: only a policy inside [`rvm_subset`]
+/// (where the two cannot disagree) gets one, and any VM error on a
+/// projection (its timer, a limit) makes the evaluator decide that
+/// projection again with the interpreter, whose result and error messages
+/// (file:line:col, the rule) are the ones a request sees. A policy the RVM
+/// does not compile (`with`, `walk`) is interpreted throughout.
+/// `tests::policy_rvm` compares the two paths' decisions.
 struct Rvm {
     program: Arc<Program>,
     /// The defined per-element rules in [`ELEMENT_RULES`] order, each with
