@@ -3,13 +3,19 @@
 //! secure-text floor and the caches. Only the small projection of an
 //! element is ever turned into a regorus value, never the tree.
 //!
-//! Cost model (see MEASURED.md): one regorus `eval_rule` per per-element
-//! rule the policy defines (at most six: deny, mask, keep, prune,
-//! priority, strip; `strip` only for an element with attributes), once per
-//! distinct projection per request, then never again
-//! for the same request input while the decision stays in the cache.
-//! Five separate `eval_rule` calls measured faster (55 µs) than one rule
-//! gathering the five (66 µs) or one query (125 µs).
+//! Cost model (see MEASURED.md and BENCHMARKS.md, "One projection's
+//! decision"): one evaluation per per-element rule the policy defines (at
+//! most six: deny, mask, keep, prune, priority, strip; `strip` only for an
+//! element with attributes), once per distinct projection per request,
+//! then never again for the same request input while the decision stays in
+//! the cache. A policy inside the part of Rego where regorus's register VM
+//! and its interpreter cannot disagree (`rvm_subset`: the default policy
+//! is) is decided on the VM, ~2.2× cheaper a projection; any other policy,
+//! and any projection the VM fails on, by the interpreter, whose decision
+//! and error messages are the reference. Five separate interpreter
+//! `eval_rule` calls measured faster (55 µs) than one rule gathering the
+//! five (66 µs) or one query (125 µs), and still did in a scratch
+//! measurement against regorus 0.14.1 (38 against 50 µs).
 
 use std::cell::Cell;
 use std::collections::hash_map::RandomState;
@@ -19,6 +25,7 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use regorus::rvm::{Program, RegoVM};
 use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
@@ -86,6 +93,9 @@ pub struct Policy {
     constants: HashSet<Box<str>>,
     /// How long one evaluation may run ([`Policy::with_time_limit`]).
     time_limit: Duration,
+    /// The per-element rules compiled for regorus's RVM, when it compiles
+    /// them: the fast path of a decision ([`Evaluator::evaluate`]).
+    rvm: Option<Rvm>,
 }
 
 impl std::fmt::Debug for Policy {
@@ -162,6 +172,341 @@ impl DecisionCache {
     }
 }
 
+/// The per-element rules compiled for regorus's register VM (RVM): a
+/// decision's fast path, ~3× faster than the interpreter per rule (see
+/// BENCHMARKS.md, "One projection's decision"). It only ever gives the
+/// decision the interpreter gives: only a policy inside [`rvm_subset`]
+/// (where the two cannot disagree) gets one, and any VM error on a
+/// projection (its timer, a limit) makes the evaluator decide that
+/// projection again with the interpreter, whose result and error messages
+/// (file:line:col, the rule) are the ones a request sees. A policy the RVM
+/// does not compile (`with`, `walk`) is interpreted throughout.
+/// `tests::policy_rvm` compares the two paths' decisions.
+struct Rvm {
+    program: Arc<Program>,
+    /// The defined per-element rules in [`ELEMENT_RULES`] order, each with
+    /// its entry point in `program`.
+    entries: Vec<(&'static str, usize)>,
+}
+
+impl Rvm {
+    fn new(
+        program: Arc<Program>,
+        rules: &BTreeSet<String>,
+        files: &[PolicyFile],
+        heads: &[RuleHead],
+    ) -> Option<Rvm> {
+        if !rvm_subset(files, heads, rules) {
+            return None;
+        }
+        let mut entries = Vec::new();
+        for rule in ELEMENT_RULES.into_iter().filter(|r| rules.contains(*r)) {
+            let index = program
+                .entry_points
+                .get_index_of(format!("data.ctxgate.{rule}").as_str())?;
+            entries.push((rule, index));
+        }
+        Some(Rvm { program, entries })
+    }
+
+    fn vm(&self, limit: Duration) -> RegoVM {
+        let mut vm = RegoVM::new();
+        vm.load_program(self.program.clone());
+        // The interpreter has no instruction limit, only its timer: the VM
+        // is held to the same timer, and its own limit (25,000 by default)
+        // is lifted so that a long rule is not evaluated twice.
+        vm.set_max_instructions(usize::MAX);
+        vm.set_execution_timer_config(Some(timer(limit)));
+        vm
+    }
+}
+
+/// Whether every file of the policy is in the part of Rego where the RVM
+/// and the interpreter cannot disagree. They do disagree where evaluation
+/// fails: the RVM reads an error inside a rule body (a builtin given the
+/// wrong type, a division by zero, `some x in` a non-collection, two
+/// definitions of a complete rule giving different values) as the body not
+/// holding, where the interpreter fails the request. So the part admitted
+/// is one where no evaluation can fail, judged from the tokens alone and
+/// refusing whatever it does not know:
+/// - no arithmetic or set operators, comprehensions, `with`, `every`,
+///   `default`, imports other than `rego.v1`, or `=` (only `:=`);
+/// - calls only to `count` of `input.inside`, `input.element.attribute_names`
+///   or `input.element.title_matches` (always arrays), to `lower`/`upper`
+///   of `input.element.role` or `.subrole` (strings or absent), and to
+///   `contains`/`startswith`/`endswith` of one of those (or a string) and a
+///   string or a variable bound only by `some v in {"…", …}`;
+/// - `some v in` only a literal of strings, or one of the arrays above;
+/// - a complete rule's value, in its head and its `else`s, a constant; a
+///   rule defined more than once only with `if` heads (the value `true`) or
+///   as a partial set (`contains`); no functions, no object rules.
+fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>) -> bool {
+    use super::token::{tokenize, Token, TokenKind};
+    const ARRAYS: [&[&str]; 3] = [
+        &["input", ".", "inside"],
+        &["input", ".", "element", ".", "attribute_names"],
+        &["input", ".", "element", ".", "title_matches"],
+    ];
+    const STRINGS: [&[&str]; 2] = [
+        &["input", ".", "element", ".", "role"],
+        &["input", ".", "element", ".", "subrole"],
+    ];
+    fn text(t: &Token) -> &str {
+        &t.text
+    }
+    let is = |tokens: &[Token], at: usize, kind: TokenKind, word: &str| {
+        tokens
+            .get(at)
+            .is_some_and(|t| t.kind == kind && t.text == word)
+    };
+    let punct = |tokens: &[Token], at: usize, word: &str| is(tokens, at, TokenKind::Punct, word);
+    // The length of `path` at `at`, if the tokens there spell it.
+    let spells = |tokens: &[Token], at: usize, path: &[&str]| {
+        let found = path.iter().enumerate().all(|(k, word)| {
+            tokens
+                .get(at + k)
+                .is_some_and(|t| t.kind != TokenKind::Str && t.text == *word)
+        });
+        found.then_some(path.len())
+    };
+    let any_of = |tokens: &[Token], at: usize, paths: &[&[&str]]| {
+        paths.iter().find_map(|p| spells(tokens, at, p))
+    };
+    // A constant at `at` (a literal, a negative number, or a bracketed
+    // composite of literals): the index after it.
+    let constant = |tokens: &[Token], at: usize| -> Option<usize> {
+        let t = tokens.get(at)?;
+        match t.kind {
+            TokenKind::Str | TokenKind::Number => Some(at + 1),
+            TokenKind::Ident if matches!(text(t), "true" | "false" | "null") => Some(at + 1),
+            TokenKind::Punct if text(t) == "-" => {
+                (tokens.get(at + 1)?.kind == TokenKind::Number).then_some(at + 2)
+            }
+            TokenKind::Punct if matches!(text(t), "{" | "[") => {
+                let mut depth = 0usize;
+                for (k, t) in tokens.iter().enumerate().skip(at) {
+                    match (t.kind, text(t)) {
+                        (TokenKind::Punct, "{" | "[") => depth += 1,
+                        (TokenKind::Punct, "}" | "]") => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(k + 1);
+                            }
+                        }
+                        (TokenKind::Punct, "," | ":" | "-") => {}
+                        (TokenKind::Str | TokenKind::Number, _) => {}
+                        (TokenKind::Ident, "true" | "false" | "null") => {}
+                        _ => return None,
+                    }
+                }
+                None
+            }
+            _ => None,
+        }
+    };
+    // A set or array literal of strings at `at`: the index after it.
+    let strings_literal = |tokens: &[Token], at: usize| -> Option<usize> {
+        let close = match text(tokens.get(at)?) {
+            "{" => "}",
+            "[" => "]",
+            _ => return None,
+        };
+        let mut k = at + 1;
+        loop {
+            let t = tokens.get(k)?;
+            match t.kind {
+                TokenKind::Str => k += 1,
+                _ => return None,
+            }
+            match text(tokens.get(k)?) {
+                "," => k += 1,
+                c if c == close => return Some(k + 1),
+                _ => return None,
+            }
+        }
+    };
+    let files: Vec<(&PolicyFile, Vec<Token>)> =
+        files.iter().map(|f| (f, tokenize(&f.source))).collect();
+    // Variables bound by `some v in {"…", …}`: usable as string arguments
+    // when that is their only binding anywhere.
+    let mut string_vars: BTreeSet<&str> = BTreeSet::new();
+    for (_, tokens) in &files {
+        for k in 0..tokens.len() {
+            if is(tokens, k, TokenKind::Ident, "some")
+                && tokens
+                    .get(k + 1)
+                    .is_some_and(|t| t.kind == TokenKind::Ident)
+                && is(tokens, k + 2, TokenKind::Ident, "in")
+                && strings_literal(tokens, k + 3).is_some()
+            {
+                string_vars.insert(text(&tokens[k + 1]));
+            }
+        }
+    }
+    string_vars.retain(|v| !rules.contains(*v) && *v != "_");
+    if rules.contains("input") {
+        return false;
+    }
+    let mut argument_uses: HashMap<&str, usize> = HashMap::new();
+    let mut bindings: HashMap<&str, usize> = HashMap::new();
+    // Each head: what follows the rule's name.
+    let mut definitions: HashMap<&str, Vec<&str>> = HashMap::new();
+    for head in heads {
+        let Some((_, tokens)) = files.iter().find(|(f, _)| f.name == head.file) else {
+            return false;
+        };
+        let Some(at) = tokens
+            .iter()
+            .position(|t| t.line == head.line && t.col == head.col)
+        else {
+            return false;
+        };
+        let Some(next) = tokens.get(at + 1) else {
+            return false;
+        };
+        definitions
+            .entry(head.path.as_str())
+            .or_default()
+            .push(next.text.as_str());
+        match (next.kind, text(next)) {
+            (TokenKind::Ident, "if" | "contains") | (TokenKind::Punct, "{") => {}
+            (TokenKind::Punct, ":=") if constant(tokens, at + 2).is_some() => {}
+            // A body-less rule (`x := 1` at the end of the file is above).
+            _ => return false,
+        }
+    }
+    if definitions
+        .values()
+        .any(|defs| defs.len() > 1 && defs.iter().any(|d| !matches!(*d, "if" | "{" | "contains")))
+    {
+        return false;
+    }
+    for (_, tokens) in &files {
+        let mut k = 0;
+        while k < tokens.len() {
+            let t = &tokens[k];
+            match (t.kind, text(t)) {
+                // An index, only a small whole number (`inside[0]`).
+                (TokenKind::Number, n) if punct(tokens, k.wrapping_sub(1), "[") => {
+                    if n.len() > 6 || !n.bytes().all(|b| b.is_ascii_digit()) {
+                        return false;
+                    }
+                }
+                (TokenKind::Str | TokenKind::Number, _) => {}
+                // `input` only as the root of a path (never bound, never
+                // replaced, never indexed by a computed key).
+                (TokenKind::Ident, "input") if !punct(tokens, k + 1, ".") => return false,
+                (TokenKind::Punct, "." | "," | ":" | ";" | "[" | "]" | "{" | "}" | "(" | ")") => {}
+                (TokenKind::Punct, "==" | "!=" | "<" | ">" | "<=" | ">=") => {}
+                (TokenKind::Punct, "-")
+                    if tokens
+                        .get(k + 1)
+                        .is_some_and(|n| n.kind == TokenKind::Number)
+                        && (punct(tokens, k.wrapping_sub(1), ":=")) => {}
+                (TokenKind::Punct, ":=") => {
+                    // `else := v`: a constant.
+                    if is(tokens, k.wrapping_sub(1), TokenKind::Ident, "else")
+                        && constant(tokens, k + 1).is_none()
+                    {
+                        return false;
+                    }
+                }
+                (TokenKind::Punct, _) => return false,
+                (TokenKind::Ident, "with" | "every" | "default" | "print") => return false,
+                (TokenKind::Ident, "import") => {
+                    if spells(tokens, k, &["import", "rego", ".", "v1"]).is_none() {
+                        return false;
+                    }
+                    k += 4;
+                    continue;
+                }
+                (TokenKind::Ident, "some") => {
+                    let var = tokens.get(k + 1);
+                    let source = k + 3;
+                    let ok = var.is_some_and(|v| v.kind == TokenKind::Ident)
+                        && is(tokens, k + 2, TokenKind::Ident, "in")
+                        && (strings_literal(tokens, source).is_some()
+                            || any_of(tokens, source, &ARRAYS).is_some_and(|n| {
+                                !punct(tokens, source + n, ".") && !punct(tokens, source + n, "[")
+                            }));
+                    if !ok {
+                        return false;
+                    }
+                    *bindings.entry(text(&tokens[k + 1])).or_default() += 1;
+                    k += 3;
+                    continue;
+                }
+                (TokenKind::Ident, name) if punct(tokens, k + 1, "(") => {
+                    if punct(tokens, k.wrapping_sub(1), ".") {
+                        return false;
+                    }
+                    let args = k + 2;
+                    let string_arg = |at: usize| -> Option<usize> {
+                        if let Some(n) = any_of(tokens, at, &STRINGS) {
+                            return Some(at + n);
+                        }
+                        let t = tokens.get(at)?;
+                        if matches!(text(t), "lower" | "upper")
+                            && t.kind == TokenKind::Ident
+                            && punct(tokens, at + 1, "(")
+                        {
+                            let n = any_of(tokens, at + 2, &STRINGS)?;
+                            return punct(tokens, at + 2 + n, ")").then_some(at + 3 + n);
+                        }
+                        (t.kind == TokenKind::Str).then_some(at + 1)
+                    };
+                    let end = match name {
+                        "count" => any_of(tokens, args, &ARRAYS).map(|n| args + n),
+                        "lower" | "upper" => any_of(tokens, args, &STRINGS).map(|n| args + n),
+                        "contains" | "startswith" | "endswith" => {
+                            string_arg(args).and_then(|after| {
+                                if !punct(tokens, after, ",") {
+                                    return None;
+                                }
+                                let second = tokens.get(after + 1)?;
+                                if second.kind == TokenKind::Ident
+                                    && string_vars.contains(text(second))
+                                {
+                                    *argument_uses.entry(text(second)).or_default() += 1;
+                                    return Some(after + 2);
+                                }
+                                (second.kind == TokenKind::Str).then_some(after + 2)
+                            })
+                        }
+                        _ => None,
+                    };
+                    match end {
+                        Some(end) if punct(tokens, end, ")") => {
+                            k = end + 1;
+                            continue;
+                        }
+                        _ => return false,
+                    }
+                }
+                (TokenKind::Ident, _) => {}
+            }
+            k += 1;
+        }
+    }
+    // A string variable used anywhere but its binding and its arguments
+    // might hold something else there.
+    for var in &string_vars {
+        let mut seen = 0;
+        for (_, tokens) in &files {
+            seen += tokens
+                .iter()
+                .filter(|t| t.kind == TokenKind::Ident && t.text == *var)
+                .count();
+        }
+        let expected =
+            bindings.get(var).copied().unwrap_or(0) + argument_uses.get(var).copied().unwrap_or(0);
+        if seen != expected {
+            return false;
+        }
+    }
+    true
+}
+
 impl Policy {
     /// [`Policy::from_sources`] without the lint: parsed, compiled and
     /// free of recursion, nothing more (the linter's own load), with every
@@ -179,12 +524,15 @@ impl Policy {
                 message: "no policy files were given".to_string(),
             });
         }
-        // The embedded default's recursion and RVM checks have a result
-        // fixed when ctxgate is built: a test runs them
-        // (`policy::load::tests`), a load does not.
+        // The embedded default's recursion and RVM-compile checks have a
+        // result fixed when ctxgate is built: a test runs them
+        // (`policy::load::tests`), a load does not. Its RVM program is still
+        // built: the per-element rules run on it.
         let checked = !matches!(files.as_slice(), [only] if only.source == DEFAULT_SOURCE);
-        let (engine, rules, heads) = compile_checked(&files, checked)?;
+        let (engine, rules, heads, program) = compile_for_rvm(&files, true, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
+        let rvm = program.and_then(|program| Rvm::new(program, &rules, &files, &heads));
+        tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = files
             .iter()
             .flat_map(|f| string_constants(&f.source))
@@ -198,6 +546,7 @@ impl Policy {
             plans: Mutex::default(),
             decisions: DecisionCache::default(),
             constants,
+            rvm,
         };
         Ok((policy, heads))
     }
@@ -220,6 +569,12 @@ impl Policy {
     /// The files of the set, sorted by name.
     pub(crate) fn files(&self) -> &[PolicyFile] {
         &self.files
+    }
+
+    /// Whether decisions try the RVM first.
+    #[cfg(test)]
+    pub(crate) fn uses_rvm(&self) -> bool {
+        self.rvm.is_some()
     }
 
     /// Whether `package ctxgate` defines a rule of this name.
@@ -297,6 +652,8 @@ impl Policy {
             }),
             request_value: Value::from(value),
             engine: None,
+            vm: None,
+            use_rvm: true,
             memo: Table::new(),
             evaluations: 0,
             deadline: None,
@@ -464,6 +821,10 @@ pub struct Evaluator<'p> {
     request_value: Value,
     /// Cloned from the policy on the first evaluation.
     engine: Option<Engine>,
+    /// Built from the policy's RVM program on the first evaluation.
+    vm: Option<RegoVM>,
+    /// Whether to try the RVM first (off only in tests of the two paths).
+    use_rvm: bool,
     memo: Table,
     evaluations: usize,
     /// The request's deadline: no evaluation runs past it.
@@ -518,24 +879,99 @@ impl Evaluator<'_> {
         self.timed_out.get()
     }
 
+    /// The same evaluator deciding with the interpreter alone (the
+    /// reference the RVM path is compared with).
+    #[cfg(test)]
+    pub(crate) fn interpreted(mut self) -> Self {
+        self.use_rvm = false;
+        self
+    }
+
+    /// How long the next evaluation may run: the policy's limit, cut to
+    /// what is left of the request.
+    fn limit(&self) -> Duration {
+        match &self.deadline {
+            Some(deadline) => {
+                let left = deadline.remaining().max(Duration::from_millis(1));
+                left.min(self.policy.time_limit)
+            }
+            None => self.policy.time_limit,
+        }
+    }
+
     fn evaluate(&mut self, element: &ElementInput<'_>) -> Result<Decision> {
         let input = element.rego_input(&self.request_value);
+        if self.use_rvm {
+            if let Some(decision) = self.evaluate_rvm(element, &input)? {
+                return Ok(decision);
+            }
+        }
+        self.evaluate_interpreted(element, input)
+    }
+
+    /// The decision through the RVM, or `None` when the VM failed (the
+    /// interpreter then decides, giving its result or its error).
+    fn evaluate_rvm(
+        &mut self,
+        element: &ElementInput<'_>,
+        input: &Value,
+    ) -> Result<Option<Decision>> {
+        let policy = self.policy;
+        let Some(rvm) = &policy.rvm else {
+            return Ok(None);
+        };
+        let limit = self.limit();
+        let vm = match &mut self.vm {
+            Some(vm) => {
+                if self.deadline.is_some() {
+                    vm.set_execution_timer_config(Some(timer(limit)));
+                }
+                vm
+            }
+            None => self.vm.insert(rvm.vm(limit)),
+        };
+        vm.set_input(input.clone());
+        let mut values = Vec::with_capacity(rvm.entries.len());
+        for &(rule, index) in &rvm.entries {
+            if !asked(policy, rule, element) {
+                continue;
+            }
+            match vm.execute_entry_point_by_index(index) {
+                Ok(value) => values.push((rule, value)),
+                Err(err) => {
+                    tracing::trace!(rule, error = %err, "rvm failed; interpreting");
+                    return Ok(None);
+                }
+            }
+        }
+        let mut decision = Decision::default();
+        for (rule, value) in values {
+            self.evaluations += 1;
+            apply(&mut decision, rule, &value, &policy.constants)?;
+        }
+        Ok(Some(decision))
+    }
+
+    /// The decision through regorus's interpreter: one `eval_rule` per rule.
+    fn evaluate_interpreted(
+        &mut self,
+        element: &ElementInput<'_>,
+        input: Value,
+    ) -> Result<Decision> {
         let policy = self.policy;
         let deadline = self.deadline;
+        let limit = self.limit();
         let engine = self
             .engine
             .get_or_insert_with(|| lock(&policy.engine).clone());
         // No evaluation may run past what is left of the request.
-        if let Some(deadline) = &deadline {
-            let left = deadline.remaining().max(Duration::from_millis(1));
-            engine.set_execution_timer_config(timer(left.min(policy.time_limit)));
+        if deadline.is_some() {
+            engine.set_execution_timer_config(timer(limit));
         }
         engine.set_input(input);
         let mut decision = Decision::default();
         for rule in ELEMENT_RULES {
-            // `strip` removes attributes the element has: with none (ctxgate's
-            // notices aside, which it may not strip) there is nothing to ask.
-            if !policy.defines(rule) || (rule == "strip" && element.attribute_names.is_empty()) {
+            if !asked(policy, rule, element) {
                 continue;
             }
             self.evaluations += 1;
@@ -550,17 +986,35 @@ impl Evaluator<'_> {
                     None => return Err(err),
                 },
             };
-            match rule {
-                "priority" => decision.priority = priority(&value)?,
-                "deny" => decision.deny = reasons(&value, rule, &policy.constants)?,
-                "mask" => decision.mask = reasons(&value, rule, &policy.constants)?,
-                "keep" => decision.keep = reasons(&value, rule, &policy.constants)?,
-                "strip" => decision.strip = strip_names(&value)?,
-                _ => decision.prune = reasons(&value, rule, &policy.constants)?,
-            }
+            apply(&mut decision, rule, &value, &policy.constants)?;
         }
         Ok(decision)
     }
+}
+
+/// Whether `rule` is asked about this element: it is defined, and `strip`
+/// only of an element with attributes (ctxgate's notices aside, which it
+/// may not strip, there is nothing to remove without).
+fn asked(policy: &Policy, rule: &str, element: &ElementInput<'_>) -> bool {
+    policy.defines(rule) && !(rule == "strip" && element.attribute_names.is_empty())
+}
+
+/// Reads one per-element rule's value into the decision.
+fn apply(
+    decision: &mut Decision,
+    rule: &str,
+    value: &Value,
+    constants: &HashSet<Box<str>>,
+) -> Result<()> {
+    match rule {
+        "priority" => decision.priority = priority(value)?,
+        "deny" => decision.deny = reasons(value, rule, constants)?,
+        "mask" => decision.mask = reasons(value, rule, constants)?,
+        "keep" => decision.keep = reasons(value, rule, constants)?,
+        "strip" => decision.strip = strip_names(value)?,
+        _ => decision.prune = reasons(value, rule, constants)?,
+    }
+    Ok(())
 }
 
 /// The trimmer's view: the policy's decision, to which the trimmer applies
@@ -674,23 +1128,23 @@ pub(crate) fn compile_with_heads(
     files: &[PolicyFile],
     rvm: bool,
 ) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
-    compile_inner(files, rvm, true)
+    compile_for_rvm(files, rvm, true).map(|(engine, rules, heads, _)| (engine, rules, heads))
 }
 
-/// [`compile_with_heads`] with the RVM, and with the recursion and RVM
-/// checks only when `checked`.
-fn compile_checked(
-    files: &[PolicyFile],
-    checked: bool,
-) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
-    compile_inner(files, checked, checked)
-}
+/// What compiling a policy gives: the interpreter's engine, the rule names
+/// of `package ctxgate`, every definition's head, and the RVM program of
+/// every rule when asked for and the RVM compiles the policy.
+type Compiled = (
+    Engine,
+    BTreeSet<String>,
+    Vec<RuleHead>,
+    Option<Arc<Program>>,
+);
 
-fn compile_inner(
-    files: &[PolicyFile],
-    rvm: bool,
-    recursion: bool,
-) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
+/// [`compile_with_heads`], with the RVM program of every rule of `package
+/// ctxgate` when `rvm` is set and the RVM compiles the policy, and the
+/// recursion check only when `recursion`.
+fn compile_for_rvm(files: &[PolicyFile], rvm: bool, recursion: bool) -> Result<Compiled> {
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
     // `print()` may show a declared attribute value or the app title:
@@ -750,21 +1204,24 @@ fn compile_inner(
             message,
         });
     }
+    let mut program = None;
     if rvm {
         let entries: Vec<String> = rules.iter().map(|r| format!("data.ctxgate.{r}")).collect();
         let entries: Vec<&str> = entries.iter().map(String::as_str).collect();
-        if let Err(e) =
-            regorus::languages::rego::compiler::Compiler::compile_from_policy(&compiled, &entries)
+        match regorus::languages::rego::compiler::Compiler::compile_from_policy(&compiled, &entries)
         {
-            // The RVM lacks some of the language (`with`, `walk`): only its
-            // report of an unknown function is a finding about the policy.
-            let e = anyhow::Error::from(e);
-            if format!("{e:#}").contains("Unknown function") {
-                return Err(policy_error(&e, &files[0].name));
+            Ok(compiled) => program = Some(compiled),
+            Err(e) => {
+                // The RVM lacks some of the language (`with`, `walk`): only its
+                // report of an unknown function is a finding about the policy.
+                let e = anyhow::Error::from(e);
+                if format!("{e:#}").contains("Unknown function") {
+                    return Err(policy_error(&e, &files[0].name));
+                }
             }
         }
     }
-    Ok((engine, rules, heads))
+    Ok((engine, rules, heads, program))
 }
 
 /// Evaluates `data.ctxgate.{rule}` and drops what the policy printed:

@@ -122,22 +122,22 @@ impl<'a> Inside<'a> {
     /// `input.inside` for regorus: an array of `{role, subrole?}`, each
     /// entry shared with every other projection below the same ancestor.
     pub(crate) fn to_value(&self) -> Value {
-        let items: Vec<Value> = self
-            .links()
-            .map(|l| {
-                l.entry
-                    .get_or_init(|| {
-                        let mut entry = Value::new_object();
-                        let map = entry.as_object_mut().expect("an object");
-                        map.insert(Value::from("role"), Value::from(l.role.as_str()));
-                        if let Some(s) = l.subrole {
-                            map.insert(Value::from("subrole"), Value::from(s));
-                        }
-                        entry
-                    })
-                    .clone()
-            })
-            .collect();
+        // Sized once: collecting from the chain (no size hint) grew the
+        // array by doubling, a third of this function's cost at depth 1,000.
+        let mut items: Vec<Value> = Vec::with_capacity(self.len());
+        items.extend(self.links().map(|l| {
+            l.entry
+                .get_or_init(|| {
+                    let mut entry = Value::new_object();
+                    let map = entry.as_object_mut().expect("an object");
+                    map.insert(Value::from("role"), Value::from(l.role.as_str()));
+                    if let Some(s) = l.subrole {
+                        map.insert(Value::from("subrole"), Value::from(s));
+                    }
+                    entry
+                })
+                .clone()
+        }));
         Value::from(items)
     }
 }

@@ -7,5 +7,6 @@
 mod patterns;
 mod policy_cases;
 mod policy_engine;
+mod policy_rvm;
 
 include!("../../tests/common/with_logs.rs");

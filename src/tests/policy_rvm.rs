@@ -1,0 +1,365 @@
+//! The two ways a projection is decided give the same decisions: the RVM
+//! fast path (`Evaluator::evaluate_rvm`, falling back to the interpreter on
+//! any VM error) against the interpreter alone (`Evaluator::interpreted`,
+//! the path every decision took before), over the real fixture trees ×
+//! every action, every policy in `tests/` and the Python binding's tests
+//! (alone, by folder, and layered on the default), and generated
+//! projections. Each side has its own `Policy`, so neither reads the
+//! other's decision cache.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::policy::{
+    Action, Decision, ElementInput, Evaluator, Inside, Policy, RequestInput, ACTIONS,
+};
+use crate::trim::Decider;
+use crate::{Limits, Request, Role};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rego_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rego_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rego") {
+            out.push(path);
+        }
+    }
+}
+
+fn source(path: &Path) -> (String, String) {
+    (
+        path.display().to_string(),
+        std::fs::read_to_string(path).unwrap(),
+    )
+}
+
+/// Every policy set of the test suites that loads: each file alone, each
+/// folder's files together, and each file layered on the default.
+fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)> {
+    let default = source(&root().join("policies/default.rego"));
+    let mut files = Vec::new();
+    for dir in ["tests", "bindings/python/tests/policies", "benches"] {
+        rego_files(&root().join(dir), &mut files);
+    }
+    let mut sets = vec![("default".to_string(), vec![default.clone()])];
+    for (body, _) in INLINE {
+        let file = ("p.rego".to_string(), format!("package ctxgate\n\n{body}\n"));
+        sets.push((body.to_string(), vec![file.clone()]));
+        if layered {
+            sets.push((format!("default + {body}"), vec![default.clone(), file]));
+        }
+    }
+    let mut folders: std::collections::BTreeMap<PathBuf, Vec<(String, String)>> =
+        Default::default();
+    for path in &files {
+        let file = source(path);
+        sets.push((file.0.clone(), vec![file.clone()]));
+        if layered {
+            sets.push((
+                format!("default + {}", file.0),
+                vec![default.clone(), file.clone()],
+            ));
+        }
+        folders
+            .entry(path.parent().unwrap().to_path_buf())
+            .or_default()
+            .push(file);
+    }
+    for (dir, files) in folders {
+        if files.len() > 1 {
+            sets.push((dir.display().to_string(), files));
+        }
+    }
+    sets
+}
+
+fn load(files: &[(String, String)]) -> Option<Policy> {
+    // A short limit: the runaway policy fails in both paths, and quickly.
+    Policy::from_sources(files.to_vec())
+        .ok()
+        .map(|p| p.with_time_limit(std::time::Duration::from_millis(200)))
+}
+
+/// A decider that asks both paths and fails the test when they differ.
+struct Both<'p> {
+    fast: Evaluator<'p>,
+    reference: Evaluator<'p>,
+    compared: usize,
+    label: String,
+}
+
+fn same(
+    label: &str,
+    fast: &crate::Result<Arc<Decision>>,
+    reference: &crate::Result<Arc<Decision>>,
+) {
+    match (fast, reference) {
+        (Ok(a), Ok(b)) => assert_eq!(**a, **b, "{label}"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{label}"),
+        _ => panic!("{label}: {fast:?} against {reference:?}"),
+    }
+}
+
+impl Decider for Both<'_> {
+    fn decide(&mut self, element: &ElementInput<'_>) -> crate::Result<Arc<Decision>> {
+        let fast = Decider::decide(&mut self.fast, element);
+        let reference = Decider::decide(&mut self.reference, element);
+        same(&format!("{}: {element:?}", self.label), &fast, &reference);
+        self.compared += 1;
+        fast
+    }
+    fn evaluations(&self) -> usize {
+        self.fast.evaluations()
+    }
+}
+
+fn request(action: &str) -> RequestInput {
+    RequestInput {
+        action: Action {
+            name: action.to_string(),
+            target: None,
+        },
+        instance: "probe".to_string(),
+        protocol: "0.2.0".to_string(),
+    }
+}
+
+#[test]
+fn the_rvm_path_decides_every_fixture_tree_as_the_interpreter_does() {
+    let mut trees = Vec::new();
+    for entry in std::fs::read_dir(root().join("tests/fixtures/answers")).unwrap() {
+        let path = entry.unwrap().path();
+        trees.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+    }
+    trees.sort();
+    assert!(trees.len() >= 9);
+    let (mut compared, mut on_rvm) = (0, 0);
+    for (name, files) in policy_sets(false) {
+        let (Some(fast), Some(reference)) = (load(&files), load(&files)) else {
+            continue;
+        };
+        on_rvm += usize::from(fast.uses_rvm());
+        for (tree, bytes) in &trees {
+            let answer = crate::read_conforming(bytes, &Limits::default()).unwrap();
+            for action in ACTIONS {
+                let request = Request::new(action);
+                let input = crate::trim::request_input(&answer, &request);
+                let title = answer.root.title.as_deref();
+                let (Ok(a), Ok(b)) = (
+                    fast.evaluator_with_title(&input, title),
+                    reference.evaluator_with_title(&input, title),
+                ) else {
+                    continue;
+                };
+                let plan = a.plan().clone();
+                let mut both = Both {
+                    fast: a,
+                    reference: b.interpreted(),
+                    compared: 0,
+                    label: format!("{name} / {tree} / {action}"),
+                };
+                let out = crate::trim::trim_with(
+                    &answer,
+                    &request,
+                    &plan,
+                    &mut both,
+                    fast.hash(),
+                    &Limits::default(),
+                );
+                assert_eq!(
+                    both.fast.evaluations(),
+                    both.reference.evaluations(),
+                    "{}",
+                    both.label
+                );
+                if out.is_ok() {
+                    assert!(both.compared > 0, "{}", both.label);
+                }
+                compared += both.compared;
+            }
+        }
+    }
+    println!("{compared} projections compared; {on_rvm} policy sets on the RVM");
+    assert!(on_rvm >= 8, "{on_rvm}");
+    assert!(compared > 10_000, "{compared}");
+}
+
+/// A small deterministic generator (xorshift), so a failure reproduces.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.next() as usize % items.len()]
+    }
+    fn flag(&mut self) -> bool {
+        self.next() % 3 == 0
+    }
+}
+
+const SUBROLES: [Option<&str>; 7] = [
+    None,
+    Some("AXSecureTextField"),
+    Some("chat"),
+    Some("private"),
+    Some("pane"),
+    Some("comment"),
+    Some("search"),
+];
+const NAMES: [&str; 6] = ["author", "likes", "private", "sent", "url", "AXValue"];
+const MATCHES: [&str; 5] = ["password", "passcode", "pin", "one-time-code", "other"];
+
+#[test]
+fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
+    let values = [
+        serde_json::json!(true),
+        serde_json::json!("Ada"),
+        serde_json::json!(3),
+        serde_json::json!({"a": [1, null]}),
+    ];
+    let mut gen = Gen(0x9E37_79B9_7F4A_7C15);
+    let mut projections = Vec::new();
+    for _ in 0..250 {
+        let inside: Inside<'static> = (0..gen.next() % 9)
+            .map(|_| (*gen.pick(&Role::ALL), *gen.pick(&SUBROLES)))
+            .collect();
+        let mut names: Vec<&str> = (0..gen.next() % 3).map(|_| *gen.pick(&NAMES)).collect();
+        names.dedup();
+        projections.push(ElementInput {
+            role: *gen.pick(&Role::ALL),
+            subrole: *gen.pick(&SUBROLES),
+            selected: gen.flag(),
+            focused: gen.flag(),
+            visible: !gen.flag(),
+            hovered: gen.flag(),
+            has_title: gen.flag(),
+            has_content: gen.flag(),
+            contains_selection: gen.flag(),
+            attributes: names
+                .iter()
+                .map(|n| (*n, &values[gen.next() as usize % values.len()]))
+                .collect(),
+            attribute_names: names,
+            title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
+            inside,
+        });
+    }
+    let (mut compared, mut on_rvm) = (0, 0);
+    for (name, files) in policy_sets(true) {
+        let (Some(fast), Some(reference)) = (load(&files), load(&files)) else {
+            continue;
+        };
+        on_rvm += usize::from(fast.uses_rvm());
+        for action in ACTIONS.into_iter().chain(["unknown"]) {
+            let (Ok(mut a), Ok(b)) = (
+                fast.evaluator(&request(action)),
+                reference.evaluator(&request(action)),
+            ) else {
+                continue;
+            };
+            let mut b = b.interpreted();
+            for p in &projections {
+                let label = format!("{name} / {action}: {p:?}");
+                same(
+                    &label,
+                    &Decider::decide(&mut a, p),
+                    &Decider::decide(&mut b, p),
+                );
+                compared += 1;
+            }
+            assert_eq!(a.evaluations(), b.evaluations(), "{name} / {action}");
+        }
+    }
+    println!("{compared} generated projections compared; {on_rvm} policy sets on the RVM");
+    assert!(on_rvm >= 8, "{on_rvm}");
+    assert!(compared > 10_000, "{compared}");
+}
+
+/// Policies outside the part of Rego where the RVM and the interpreter
+/// agree (`rvm_subset`) are interpreted throughout; inside it, the RVM
+/// decides. Each is compared on generated projections like the files.
+const INLINE: [(&str, bool); 14] = [
+    // Conflicting values: an error in the interpreter, none in the RVM.
+    ("priority := 1 if input.element.focused\n\npriority := 2 if input.element.selected", false),
+    // A builtin given the wrong type: the same.
+    ("priority := to_number(\"x\") if input.element.role == \"Image\"", false),
+    ("deny contains \"d\" if lower(input.element.attributes.private) == \"x\"", false),
+    ("deny contains \"d\" if count(input.element.attributes) > 1", false),
+    ("deny contains \"d\" if { some v in input.element.attributes.likes; v == 1 }", false),
+    ("priority := 10 / count(input.inside)", false),
+    ("prune contains \"p\" if { print(\"x\"); input.element.hovered }", false),
+    ("priority := p if { p := count(input.inside) }", false),
+    // Forms it does not know, refused whether or not they could fail.
+    ("deny contains \"d\" if input[\"element\"].role == \"Text\"", false),
+    ("deny contains \"d\" if input.inside[1.5].role == \"Text\"", false),
+    // Inside the part: constants, comparisons, `in`, string builtins of
+    // strings, `count` of arrays, helpers defined twice as `true`.
+    ("mask contains \"m\" if {\n\tsome w in {\"chat\", \"private\"}\n\tcontains(lower(input.element.subrole), w)\n}", true),
+    ("keep contains \"k\" if near\n\nnear if input.element.focused\n\nnear if count(input.inside) < 3\n\npriority := 5 if near else := -5", true),
+    ("prune contains \"p\" if {\n\tnot input.element.visible\n\tinput.inside[_].role in {\"Window\", \"Page\"}\n}\n\nstrip contains \"likes\" if \"likes\" in input.element.attribute_names", true),
+    ("deny contains \"d\" if input.element.attributes.private == true\n\nelement_attributes contains \"private\"", true),
+];
+
+#[test]
+fn only_policies_where_the_two_cannot_disagree_run_on_the_rvm() {
+    assert!(Policy::embedded_default().unwrap().uses_rvm());
+    for (body, on_rvm) in INLINE {
+        let files = vec![("p.rego".to_string(), format!("package ctxgate\n\n{body}\n"))];
+        // Without the lint, whose probes may already fail some of these.
+        let (policy, _) = Policy::unchecked(files).unwrap_or_else(|e| panic!("{body}: {e}"));
+        assert_eq!(policy.uses_rvm(), on_rvm, "{body}");
+    }
+}
+
+/// Where the RVM is not used, a request sees the interpreter's errors, with
+/// the rule and its place in the file.
+#[test]
+fn a_policy_the_rvm_would_get_wrong_fails_with_the_interpreters_error() {
+    let policy = Policy::from_sources(vec![(
+        "f.rego".into(),
+        "package ctxgate\n\nmask contains \"m\" if input.element.role == \"Text\"\n\npriority := 1 if input.element.focused\n\npriority := 2 if input.element.selected\n".into(),
+    )])
+    .unwrap();
+    assert!(!policy.uses_rvm());
+    let mut element = ElementInput {
+        role: Role::Text,
+        subrole: None,
+        selected: true,
+        focused: true,
+        visible: true,
+        hovered: false,
+        has_title: false,
+        has_content: false,
+        contains_selection: false,
+        attribute_names: vec![],
+        attributes: vec![],
+        title_matches: vec![],
+        inside: Inside::new(),
+    };
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    let message = Decider::decide(&mut evaluator, &element)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("priority") && message.contains("f.rego:7:1"),
+        "{message}"
+    );
+    element.selected = false;
+    let got = Decider::decide(&mut evaluator, &element).unwrap();
+    assert_eq!(got.priority, 1.0);
+    assert_eq!(got.mask, vec![Arc::<str>::from("m")]);
+}
