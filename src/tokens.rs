@@ -218,8 +218,27 @@ impl<'t> Iterator for Chunks<'t> {
         if start == bytes.len() {
             return None;
         }
-        let mut ends = CLASSES[bytes[self.at - 1] as usize] == ENDS;
-        for (p, &byte) in bytes.iter().enumerate().skip(self.at) {
+        let mut p = self.at;
+        let mut ends = CLASSES[bytes[p - 1] as usize] == ENDS;
+        // Eight bytes at a time: a cut is a byte that may begin a chunk
+        // after one that may end one.
+        while let Some(word) = bytes.get(p..p + 8) {
+            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            let (word_ends, begins) = classes(word);
+            let mut cuts = ((word_ends << 8) | (u64::from(ends) << 7)) & begins;
+            while cuts != 0 {
+                let cut = p + cuts.trailing_zeros() as usize / 8;
+                if chosen(bytes, cut) {
+                    self.start = cut;
+                    self.at = cut + 1;
+                    return Some(&self.text[start..cut]);
+                }
+                cuts &= cuts - 1;
+            }
+            ends = word_ends >> 63 != 0;
+            p += 8;
+        }
+        for (p, &byte) in bytes.iter().enumerate().skip(p) {
             let class = CLASSES[byte as usize];
             if ends && class == BEGINS && chosen(bytes, p) {
                 self.start = p;
@@ -231,6 +250,27 @@ impl<'t> Iterator for Chunks<'t> {
         self.start = bytes.len();
         Some(&self.text[start..])
     }
+}
+
+/// Bytes of `word` (little-endian) that may end a chunk and that may begin
+/// one, as [`CLASSES`] has them: the high bit of each byte set where it does.
+#[cfg(feature = "tokens")]
+fn classes(word: u64) -> (u64, u64) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    // Per byte of `low` (each below 0x80, so no sum carries into the next
+    // byte): the high bit set where it is in `from..=to`.
+    let within = |low: u64, from: u8, to: u8| {
+        let at_least = low.wrapping_add(ONES * (0x80 - u64::from(from)));
+        let above = low.wrapping_add(ONES * (0x7f - u64::from(to)));
+        at_least & !above & HIGH
+    };
+    let ascii = !word & HIGH;
+    let low = word & !HIGH;
+    let letter_or_digit =
+        (within(low, b'0', b'9') | within(low | (ONES * 0x20), b'a', b'z')) & ascii;
+    let apostrophe = !(low ^ (ONES * u64::from(b'\''))).wrapping_add(ONES * 0x7f) & HIGH;
+    (letter_or_digit, ascii & !letter_or_digit & !apostrophe)
 }
 
 /// Whether the cut at `p` ends a chunk, by the 8 bytes before it.
@@ -298,6 +338,17 @@ mod tests {
             );
         }
         assert_eq!(chunks(text).collect::<String>(), text);
+        // The word-at-a-time scan ends a chunk at exactly the chosen cuts.
+        let mut ends = Vec::new();
+        for chunk in chunks(text) {
+            ends.push(ends.last().unwrap_or(&0) + chunk.len());
+        }
+        ends.pop();
+        let chosen_cuts: Vec<usize> = cuts(text)
+            .into_iter()
+            .filter(|&p| chosen(text.as_bytes(), p))
+            .collect();
+        assert_eq!(ends, chosen_cuts, "{text:?}");
         let n = exact(text);
         assert_eq!(
             meter.count_till(text, usize::MAX).unwrap(),
@@ -311,6 +362,28 @@ mod tests {
                 expected,
                 "{text:?} at {limit}"
             );
+        }
+    }
+
+    #[test]
+    fn the_word_scan_classes_every_byte_as_the_table_does() {
+        for byte in 0..=255u8 {
+            for at in 0..8 {
+                let word =
+                    u64::from(byte) << (8 * at) | 0x2020_2020_2020_2020 & !(0xff << (8 * at));
+                let (ends, begins) = classes(word);
+                let high = 0x80 << (8 * at);
+                assert_eq!(
+                    ends & high != 0,
+                    CLASSES[byte as usize] == ENDS,
+                    "{byte:#x} at {at}"
+                );
+                assert_eq!(
+                    begins & high != 0,
+                    CLASSES[byte as usize] == BEGINS,
+                    "{byte:#x} at {at}"
+                );
+            }
         }
     }
 
