@@ -1,5 +1,8 @@
 //! Measuring output against a budget: bytes, or o200k_base tokens counted
 //! offline with `bpe-openai` (cargo feature `tokens`, on by default).
+//!
+//! A token count is exact and costs, per text, a byte scan plus the o200k
+//! work for the parts of it not counted before (see [`Meter`]).
 
 #[cfg(feature = "tokens")]
 use foldhash::HashMap;
@@ -9,16 +12,22 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::policy::Budget;
 
-/// Measures texts against budgets. Tokens are counted piece by piece (a
-/// text's o200k count is the sum of its pre-tokenized pieces' counts), and
-/// a meter remembers each distinct piece's count: the probes of one fill
-/// render mostly the same elements, so most pieces are looked up, not
-/// encoded. The pieces are one request's text, like the maps of
-/// `decide_all`: foldhash is enough.
+/// Measures texts against budgets, remembering what it counted.
+///
+/// The probes of one fill render mostly the same elements, so a meter
+/// counts a text in chunks and keeps each distinct chunk's count: a probe
+/// costs a byte scan and a lookup per chunk, and o200k's pre-tokenizer and
+/// byte-pair counts only for the chunks it has not seen (see [`chunks`]
+/// for why the chunks' counts add up to the text's, exactly). Inside a new
+/// chunk it also keeps each distinct pre-tokenized piece's count. The keys
+/// are one request's text, like the maps of `decide_all`: foldhash is
+/// enough.
 #[derive(Default)]
 pub struct Meter {
     #[cfg(feature = "tokens")]
-    pieces: HashMap<String, usize>,
+    chunks: HashMap<Box<str>, usize>,
+    #[cfg(feature = "tokens")]
+    pieces: HashMap<Box<str>, usize>,
 }
 
 impl Meter {
@@ -52,21 +61,17 @@ impl Meter {
     /// o200k_base tokens in `text`, or `None` past `limit`.
     #[cfg(feature = "tokens")]
     fn count_till(&mut self, text: &str, limit: usize) -> Result<Option<usize>> {
-        let tokenizer = bpe_openai::o200k_base();
-        let text = tokenizer.normalize(text);
+        // o200k does not normalize (no NFC), so the text is counted as is;
+        // `chunks` relies on that (a test checks it).
         let mut total = 0;
-        for piece in tokenizer.split(text.as_str()) {
-            total += match self.pieces.get(piece) {
+        for chunk in chunks(text) {
+            total += match self.chunks.get(chunk) {
                 Some(&n) => n,
                 None => {
-                    // Stops early inside one huge piece, too.
-                    let Some(n) = tokenizer
-                        .bpe
-                        .count_till_limit(piece.as_bytes(), limit - total)
-                    else {
+                    let Some(n) = self.count_pieces(chunk, limit - total) else {
                         return Ok(None);
                     };
-                    self.pieces.insert(piece.to_string(), n);
+                    self.chunks.insert(chunk.into(), n);
                     n
                 }
             };
@@ -75,6 +80,30 @@ impl Meter {
             }
         }
         Ok(Some(total))
+    }
+
+    /// o200k_base tokens in `chunk`, pre-tokenized, or `None` past `limit`.
+    #[cfg(feature = "tokens")]
+    fn count_pieces(&mut self, chunk: &str, limit: usize) -> Option<usize> {
+        let tokenizer = bpe_openai::o200k_base();
+        let mut total = 0;
+        for piece in tokenizer.split(chunk) {
+            total += match self.pieces.get(piece) {
+                Some(&n) => n,
+                None => {
+                    // Stops early inside one huge piece, too.
+                    let n = tokenizer
+                        .bpe
+                        .count_till_limit(piece.as_bytes(), limit - total)?;
+                    self.pieces.insert(piece.into(), n);
+                    n
+                }
+            };
+            if total > limit {
+                return None;
+            }
+        }
+        Some(total)
     }
 
     /// Without the `tokens` feature, token budgets are an error.
@@ -106,29 +135,485 @@ pub fn limit(budget: Budget) -> usize {
     }
 }
 
-#[cfg(all(test, feature = "tokens"))]
-mod tests {
-    use super::*;
+/// Byte classes for [`chunks`]: a chunk may end after an ASCII letter or
+/// digit, and the next begin at any other ASCII byte but `'`.
+#[cfg(feature = "tokens")]
+const ENDS: u8 = 1;
+#[cfg(feature = "tokens")]
+const BEGINS: u8 = 2;
+#[cfg(feature = "tokens")]
+static CLASSES: [u8; 256] = {
+    let mut classes = [0; 256];
+    let mut b = 0;
+    while b < 128 {
+        classes[b] = match b as u8 {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => ENDS,
+            b'\'' => 0,
+            _ => BEGINS,
+        };
+        b += 1;
+    }
+    classes
+};
 
-    #[test]
-    fn counts_o200k_tokens_piece_by_piece_and_stops_early() {
-        let text = "Hello world, «ünïcödé» \"quoted\"\n\tline 4111 1111 ".repeat(50);
-        let exact = bpe_openai::o200k_base().count(text.as_str());
-        let mut meter = Meter::default();
-        assert_eq!(meter.measure("Hello world", Budget::Tokens(1)).unwrap(), 2);
-        assert_eq!(meter.measure(&text, Budget::Tokens(1)).unwrap(), exact);
-        // Again, from the remembered pieces.
-        assert_eq!(meter.measure(&text, Budget::Tokens(1)).unwrap(), exact);
-        let fit = |meter: &mut Meter, limit| meter.fit(&text, Budget::Tokens(limit)).unwrap();
-        assert_eq!(fit(&mut meter, exact), (true, Some(exact)));
-        assert_eq!(fit(&mut meter, exact - 1), (false, Some(exact)));
-        assert_eq!(fit(&mut meter, exact / 3), (false, None));
-        assert_eq!(
-            Meter::default()
-                .fit(&text, Budget::Tokens(exact / 3))
-                .unwrap(),
-            (false, None)
-        );
-        assert_eq!(meter.fit("short", Budget::Tokens(5)).unwrap(), (true, None));
+/// One cut in `SPREAD` (on average) ends a chunk: fewer lookups per probe
+/// against more text counted again around each place two probes differ.
+#[cfg(feature = "tokens")]
+const SPREAD: u64 = 16;
+
+/// `text` cut into chunks whose o200k counts add up to its own.
+///
+/// o200k_base's pre-tokenizer (tiktoken's pattern, as bpe-openai runs it:
+/// pieces found one after the other, each anchored where the last ended,
+/// and counted alone) never puts in one piece an ASCII letter or digit at
+/// `p - 1` and, at `p`, a character that is neither a letter (`\p{L}`), a
+/// number (`\p{N}`), a mark (`\p{M}`) nor `'`:
+/// - the two letter patterns hold at most one leading character that is
+///   neither letter nor number, then letters and marks, then an optional
+///   contraction (`'s`, `'ll`, ...): no digit, and after a letter comes a
+///   letter, a mark or the contraction's `'`;
+/// - `\p{N}{1,3}` holds numbers only;
+/// - the punctuation pattern (` ?[^\s\p{L}\p{N}]+[\r\n/]*`) and the
+///   whitespace ones hold no letter or number.
+///
+/// So a piece ends at every such `p`. The pieces before `p` are also those
+/// of `text[..p]` alone: the only assertion in the pattern is the `$` of
+/// `\s+$`, which needs whitespace before the end, and the emulated
+/// look-ahead of `\s+\s` looks at whitespace only; each match found in
+/// `text` ends by `p`, so it is still the first-priority match of the
+/// shorter text. Nothing looks behind, so the pieces from `p` on are those
+/// of `text[p..]`. And o200k does not normalize (no NFC). Each chunk is
+/// therefore counted as a text of its own, and the sum is exact.
+///
+/// The scan checks bytes only: `p - 1` an ASCII letter or digit, `p` an
+/// ASCII byte other than a letter, digit or `'` (no ASCII byte is a mark).
+/// Whether a cut ends a chunk depends on the 8 bytes before it, never on
+/// where the chunk began, so the same text in two probes is cut the same
+/// way a few bytes past where they differ.
+#[cfg(feature = "tokens")]
+fn chunks(text: &str) -> Chunks<'_> {
+    Chunks {
+        text,
+        start: 0,
+        at: 1,
+    }
+}
+
+/// The iterator of [`chunks`]: the next chunk begins at `start`, and cuts
+/// are looked for from `at` (past `start`) on.
+#[cfg(feature = "tokens")]
+struct Chunks<'t> {
+    text: &'t str,
+    start: usize,
+    at: usize,
+}
+
+#[cfg(feature = "tokens")]
+impl<'t> Iterator for Chunks<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        let bytes = self.text.as_bytes();
+        let start = self.start;
+        if start == bytes.len() {
+            return None;
+        }
+        let mut p = self.at;
+        let mut ends = CLASSES[bytes[p - 1] as usize] == ENDS;
+        // Eight bytes at a time: a cut is a byte that may begin a chunk
+        // after one that may end one.
+        while let Some(word) = bytes.get(p..p + 8) {
+            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            let (word_ends, begins) = classes(word);
+            let mut cuts = ((word_ends << 8) | (u64::from(ends) << 7)) & begins;
+            while cuts != 0 {
+                let cut = p + cuts.trailing_zeros() as usize / 8;
+                if chosen(bytes, cut) {
+                    self.start = cut;
+                    self.at = cut + 1;
+                    return Some(&self.text[start..cut]);
+                }
+                cuts &= cuts - 1;
+            }
+            ends = word_ends >> 63 != 0;
+            p += 8;
+        }
+        for (p, &byte) in bytes.iter().enumerate().skip(p) {
+            let class = CLASSES[byte as usize];
+            if ends && class == BEGINS && chosen(bytes, p) {
+                self.start = p;
+                self.at = p + 1;
+                return Some(&self.text[start..p]);
+            }
+            ends = class == ENDS;
+        }
+        self.start = bytes.len();
+        Some(&self.text[start..])
+    }
+}
+
+/// Bytes of `word` (little-endian) that may end a chunk and that may begin
+/// one, as [`CLASSES`] has them: the high bit of each byte set where it does.
+#[cfg(feature = "tokens")]
+fn classes(word: u64) -> (u64, u64) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    // Per byte of `low` (each below 0x80, so no sum carries into the next
+    // byte): the high bit set where it is in `from..=to`.
+    let within = |low: u64, from: u8, to: u8| {
+        let at_least = low.wrapping_add(ONES * (0x80 - u64::from(from)));
+        let above = low.wrapping_add(ONES * (0x7f - u64::from(to)));
+        at_least & !above & HIGH
+    };
+    let ascii = !word & HIGH;
+    let low = word & !HIGH;
+    let letter_or_digit =
+        (within(low, b'0', b'9') | within(low | (ONES * 0x20), b'a', b'z')) & ascii;
+    let apostrophe = !(low ^ (ONES * u64::from(b'\''))).wrapping_add(ONES * 0x7f) & HIGH;
+    (letter_or_digit, ascii & !letter_or_digit & !apostrophe)
+}
+
+/// Whether the cut at `p` ends a chunk, by the 8 bytes before it.
+#[cfg(feature = "tokens")]
+fn chosen(bytes: &[u8], p: usize) -> bool {
+    let window = match bytes[..p].last_chunk::<8>() {
+        Some(&window) => window,
+        None => {
+            let mut window = [0; 8];
+            window[8 - p..].copy_from_slice(&bytes[..p]);
+            window
+        }
+    };
+    let mixed = u64::from_le_bytes(window).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> 32) % SPREAD == 0
+}
+
+#[cfg(test)]
+mod tests {
+    // Token counts need the vocabulary.
+    #[cfg(feature = "tokens")]
+    mod o200k {
+        use proptest::prelude::*;
+
+        use super::super::*;
+        use crate::{Format, Gate, Request};
+
+        /// Every position where [`chunks`] may cut `text`, chosen or not.
+        fn cuts(text: &str) -> Vec<usize> {
+            let bytes = text.as_bytes();
+            (1..bytes.len())
+                .filter(|&p| {
+                    CLASSES[bytes[p - 1] as usize] == ENDS && CLASSES[bytes[p] as usize] == BEGINS
+                })
+                .collect()
+        }
+
+        /// Where o200k's pre-tokenizer ends a piece of `text`.
+        fn piece_ends(text: &str) -> Vec<usize> {
+            let mut end = 0;
+            bpe_openai::o200k_base()
+                .split(text)
+                .map(|piece| {
+                    end += piece.len();
+                    end
+                })
+                .collect()
+        }
+
+        fn exact(text: &str) -> usize {
+            bpe_openai::o200k_base().count(text)
+        }
+
+        /// The argument of [`chunks`], checked on `text`: o200k ends a piece at
+        /// every cut, the chunks are `text` in order, and their counts (one
+        /// meter for all of them, so remembered chunks are reused) add up to
+        /// the tokenizer's own count, with the early stop at every limit.
+        fn assert_exact(meter: &mut Meter, text: &str) {
+            let ends = piece_ends(text);
+            for p in cuts(text) {
+                assert!(
+                    ends.binary_search(&p).is_ok(),
+                    "o200k does not end a piece at {p} in {text:?}: {:?}",
+                    bpe_openai::o200k_base().split(text).collect::<Vec<_>>()
+                );
+            }
+            assert_eq!(chunks(text).collect::<String>(), text);
+            // The word-at-a-time scan ends a chunk at exactly the chosen cuts.
+            let mut ends = Vec::new();
+            for chunk in chunks(text) {
+                ends.push(ends.last().unwrap_or(&0) + chunk.len());
+            }
+            ends.pop();
+            let chosen_cuts: Vec<usize> = cuts(text)
+                .into_iter()
+                .filter(|&p| chosen(text.as_bytes(), p))
+                .collect();
+            assert_eq!(ends, chosen_cuts, "{text:?}");
+            let n = exact(text);
+            assert_eq!(
+                meter.count_till(text, usize::MAX).unwrap(),
+                Some(n),
+                "{text:?}"
+            );
+            for limit in [0, n / 2, n.saturating_sub(1), n, n + 1] {
+                let expected = (n <= limit).then_some(n);
+                assert_eq!(
+                    meter.count_till(text, limit).unwrap(),
+                    expected,
+                    "{text:?} at {limit}"
+                );
+            }
+        }
+
+        #[test]
+        fn the_word_scan_classes_every_byte_as_the_table_does() {
+            for byte in 0..=255u8 {
+                for at in 0..8 {
+                    let word =
+                        u64::from(byte) << (8 * at) | 0x2020_2020_2020_2020 & !(0xff << (8 * at));
+                    let (ends, begins) = classes(word);
+                    let high = 0x80 << (8 * at);
+                    assert_eq!(
+                        ends & high != 0,
+                        CLASSES[byte as usize] == ENDS,
+                        "{byte:#x} at {at}"
+                    );
+                    assert_eq!(
+                        begins & high != 0,
+                        CLASSES[byte as usize] == BEGINS,
+                        "{byte:#x} at {at}"
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn o200k_does_not_normalize() {
+            // Decomposed and composed é, a compatibility ligature: NFC would
+            // change the first, NFKC the last; o200k keeps both as they are.
+            for text in ["e\u{301}", "\u{fb01}", "A\u{30a}ngstro\u{308}m"] {
+                assert_eq!(bpe_openai::o200k_base().normalize(text).as_str(), text);
+            }
+        }
+
+        #[test]
+        fn cuts_after_an_ascii_letter_or_digit_before_punctuation_space_or_control() {
+            for (text, at) in [
+                ("word next", vec![4]),
+                ("word,next", vec![4]),
+                ("word\nnext", vec![4]),
+                ("word\r\nnext", vec![4]),
+                ("word\tnext", vec![4]),
+                ("a/b/c", vec![1, 3]),
+                ("x\"", vec![1]),
+                ("{\"id\":\"n19\"}", vec![4, 10]),
+                ("4111 1111", vec![4]),
+                ("12345.678", vec![5]),
+                ("9)", vec![1]),
+                ("a\u{0}b", vec![1]),
+                ("end ", vec![3]),
+                ("end  \n", vec![3]),
+            ] {
+                assert_eq!(cuts(text), at, "{text:?}");
+                assert_exact(&mut Meter::default(), text);
+            }
+        }
+
+        #[test]
+        fn does_not_cut_inside_words_numbers_contractions_or_before_marks() {
+            for text in [
+                "words",
+                "don't",
+                "it's",
+                "WE'LL",
+                "rock'n'roll",
+                "e\u{301}t\u{e9}",
+                "a\u{301}",
+                "a\u{20dd}",
+                "x\u{5bf}",
+                "naïve",
+                "abc中文",
+                "中文abc",
+                "a😀",
+                "ab\u{a0}cd",
+                "ab\u{2019}s",
+                "1٣",
+                "2²",
+                "4x4",
+                "x4",
+                "é,",
+                "٣,",
+                "a\u{301},",
+                "' ",
+                "'s",
+            ] {
+                assert_eq!(cuts(text), Vec::<usize>::new(), "{text:?}");
+                assert_exact(&mut Meter::default(), text);
+            }
+        }
+
+        #[test]
+        fn a_text_is_counted_in_chunks_that_do_not_depend_on_what_comes_before() {
+            // One cut in SPREAD ends a chunk, on average; the same text after
+            // two different beginnings is cut the same way a few bytes in.
+            let body =
+                "{\"id\":\"n19\",\"role\":\"Row\",\"title\":\"01-Jan-16 Deposit\"},".repeat(40);
+            let pieces = |text: &str| chunks(text).map(str::len).collect::<Vec<_>>();
+            let a = pieces(&format!("first, {body}"));
+            let b = pieces(&format!("a much longer first part: {body}"));
+            assert!(
+                a.len() > 40 && a.len() < body.len() / 8,
+                "{} chunks",
+                a.len()
+            );
+            assert_eq!(a[a.len() - 30..], b[b.len() - 30..]);
+            let mut meter = Meter::default();
+            assert_exact(&mut meter, &format!("first, {body}"));
+            let before = meter.chunks.len();
+            assert_exact(&mut meter, &format!("other, {body}"));
+            assert!(
+                meter.chunks.len() <= before + 2,
+                "{} then {}",
+                before,
+                meter.chunks.len()
+            );
+        }
+
+        /// Texts rich in what the argument of [`chunks`] depends on.
+        fn boundary_text() -> impl Strategy<Value = String> {
+            const ATOMS: &[&str] = &[
+                "a", "Z", "q", "word", "Title", "ALL", "7", "42", "1234567", " ", "  ", "\n",
+                "\r\n", "\t", "/", "//", "'", "'s", "'LL", "'d", "\"", ",", ".", ":", "{", "}",
+                "[", "]", "-", "_", "$", "é", "É", "ß", "ſ", "\u{301}", "\u{308}", "\u{20dd}",
+                "\u{5bf}", "中文", "の", "😀", "👍🏽", "\u{200d}", "\u{a0}", "\u{2019}", "\u{3000}",
+                "٣", "²", "Ⅻ", "\u{0}", "\u{7f}", "\u{85}", "\u{2028}",
+            ];
+            prop::collection::vec(prop::sample::select(ATOMS), 0..48)
+                .prop_map(|atoms| atoms.concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// The meter's count is o200k's, exactly, on any text, alone and
+            /// after other texts whose chunks it remembers.
+            #[test]
+            fn counts_any_text_exactly(texts in prop::collection::vec(boundary_text(), 1..4)) {
+                let mut meter = Meter::default();
+                for text in &texts {
+                    assert_exact(&mut meter, text);
+                }
+                assert_exact(&mut meter, &texts.concat());
+            }
+        }
+
+        /// The real trees of `tests/fixtures/answers/`, each rendered whole in
+        /// JSON and in outline.
+        fn renderings() -> Vec<(String, String)> {
+            let gate = Gate::embedded_default().unwrap();
+            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers");
+            let mut files: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .collect();
+            files.sort();
+            let mut out = Vec::new();
+            for file in files {
+                let bytes = std::fs::read(&file).unwrap();
+                for format in [Format::Json, Format::Outline] {
+                    let request = Request::new("app")
+                        .format(format)
+                        .budget(Budget::Bytes(1 << 30));
+                    let trimmed = gate.trim_bytes(&bytes, &request).unwrap();
+                    out.push((format!("{} {format:?}", file.display()), trimmed.rendered));
+                }
+            }
+            out
+        }
+
+        #[test]
+        fn counts_the_real_trees_renderings_and_slices_of_them_exactly() {
+            let mut meter = Meter::default();
+            for (name, text) in renderings() {
+                assert!(text.len() > 1000, "{name}");
+                assert_exact(&mut meter, &text);
+                // Slices at every 97th char boundary: texts that begin and end
+                // anywhere, counted with the chunks of the whole remembered.
+                let bounds: Vec<usize> = (0..=text.len())
+                    .filter(|&i| text.is_char_boundary(i))
+                    .collect();
+                for (i, &from) in bounds.iter().enumerate().step_by(97) {
+                    let to = bounds[(i * 7919 + 13) % bounds.len()];
+                    let (from, to) = (from.min(to), from.max(to));
+                    let slice = &text[from..to];
+                    let n = exact(slice);
+                    assert_eq!(
+                        meter.count_till(slice, usize::MAX).unwrap(),
+                        Some(n),
+                        "{name} {from}..{to}"
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn a_trim_reports_the_exact_tokens_of_its_output() {
+            let gate = Gate::embedded_default().unwrap();
+            for file in [
+                "mac-apg-data-grids",
+                "atspi-input-types",
+                "screen2ax-chats-window",
+            ] {
+                let path = format!(
+                    "{}/tests/fixtures/answers/{file}.json",
+                    env!("CARGO_MANIFEST_DIR")
+                );
+                let bytes = std::fs::read(path).unwrap();
+                for (format, limit) in [
+                    (Format::Json, 4000),
+                    (Format::Outline, 700),
+                    (Format::Json, 300),
+                ] {
+                    let request = Request::new("app")
+                        .format(format)
+                        .budget(Budget::Tokens(limit));
+                    let trimmed = gate.trim_bytes(&bytes, &request).unwrap();
+                    let tokens = exact(&trimmed.rendered);
+                    let used: Vec<_> = trimmed
+                        .report
+                        .budgets
+                        .iter()
+                        .map(|b| (b.unit, b.used))
+                        .collect();
+                    assert!(
+                        used.contains(&("tokens", tokens)),
+                        "{file} {format:?} {limit}: {used:?}, {tokens}"
+                    );
+                    assert!(tokens <= limit, "{file} {format:?} {limit}: {tokens}");
+                }
+            }
+        }
+
+        #[test]
+        fn counts_o200k_tokens_piece_by_piece_and_stops_early() {
+            let text = "Hello world, «ünïcödé» \"quoted\"\n\tline 4111 1111 ".repeat(50);
+            let exact = bpe_openai::o200k_base().count(text.as_str());
+            let mut meter = Meter::default();
+            assert_eq!(meter.measure("Hello world", Budget::Tokens(1)).unwrap(), 2);
+            assert_eq!(meter.measure(&text, Budget::Tokens(1)).unwrap(), exact);
+            // Again, from the remembered pieces.
+            assert_eq!(meter.measure(&text, Budget::Tokens(1)).unwrap(), exact);
+            let fit = |meter: &mut Meter, limit| meter.fit(&text, Budget::Tokens(limit)).unwrap();
+            assert_eq!(fit(&mut meter, exact), (true, Some(exact)));
+            assert_eq!(fit(&mut meter, exact - 1), (false, Some(exact)));
+            assert_eq!(fit(&mut meter, exact / 3), (false, None));
+            assert_eq!(
+                Meter::default()
+                    .fit(&text, Budget::Tokens(exact / 3))
+                    .unwrap(),
+                (false, None)
+            );
+            assert_eq!(meter.fit("short", Budget::Tokens(5)).unwrap(), (true, None));
+        }
     }
 }

@@ -8,12 +8,12 @@ against the Rust library's own warm request, on the repository's real trees
     python bench/bench.py [--runs 200] [--cli-runs 20]
 
 In-process: one `ctxgate.Gate()` built and warmed, then `gate.trim(bytes,
-...)` per request (output str and report dict built each time). Subprocess:
+...)` per request (the output str built; the report kept in Rust). Subprocess:
 `subprocess.run(["ctxgate", "trim", FILE, ...], capture_output=True)` per
 request, as a host without the package pays it (process start, policy
 compile, token vocabulary, the request). Rust: `examples/warm_request.rs`,
 `Gate::trim_bytes` on a warm gate. Medians. The "+ `.report`" column also
-builds the report's dict (built on first access).
+reads the report (serialized and built into a dict on first access).
 """
 
 from __future__ import annotations

@@ -7,8 +7,12 @@
 //!
 //! ```sh
 //! cd bindings/python && cargo build --release --example warm_request
-//! ../../target/release/examples/warm_request RUNS FILE...
+//! target/release/examples/warm_request RUNS FILE...
 //! ```
+//!
+//! `--only ACTION` before RUNS keeps one of the two requests: with RUNS 1
+//! and 2 under callgrind, the difference is one warm request's
+//! instructions (BENCHMARKS.md, "Performance (issue 18)").
 
 use std::time::{Duration, Instant};
 
@@ -26,9 +30,17 @@ const REQUESTS: [(&str, Format, &str, Budget); 2] = [
 ];
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let only = match args.first().map(String::as_str) {
+        Some("--only") if args.len() > 1 => {
+            let action = args.remove(1);
+            args.remove(0);
+            Some(action)
+        }
+        _ => None,
+    };
     let Some((runs, files)) = args.split_first() else {
-        eprintln!("usage: warm_request RUNS FILE...");
+        eprintln!("usage: warm_request [--only ACTION] RUNS FILE...");
         std::process::exit(2);
     };
     let runs: usize = runs.parse().expect("RUNS is a number");
@@ -37,6 +49,9 @@ fn main() {
     for file in files {
         let bytes = std::fs::read(file).expect("FILE is readable");
         for (action, format, budget_name, budget) in REQUESTS {
+            if only.as_ref().is_some_and(|only| only != action) {
+                continue;
+            }
             let request = Request::new(action)
                 .format(format)
                 .budget(budget)

@@ -3,7 +3,10 @@
 //! answer in (`bytes`, `str`, or a `dict` serialized here, once, straight
 //! from the Python objects), the output and the report out, and every
 //! `ctxgate::Error` raised as the exception class of its `ErrorKind`
-//! (the classes live in `ctxgate/_errors.py`). The pure-Python layer
+//! (the classes live in `ctxgate/_errors.py`). A request's report stays a
+//! Rust value until the host reads it: most requests' reports are never
+//! read, and serializing one was most of what a small request cost here
+//! beyond the library's own work. The pure-Python layer
 //! (`ctxgate/__init__.py`) checks arguments and wraps results; it holds no
 //! logic of trimming.
 //!
@@ -70,7 +73,7 @@ impl Gate {
         })
     }
 
-    /// Trims an answer; returns `(output, report as compact JSON)`.
+    /// Trims an answer; returns `(output, report)`.
     #[pyo3(signature = (answer, action, target, max_tokens, max_bytes, format, timeout))]
     #[allow(clippy::too_many_arguments)]
     fn trim<'py>(
@@ -83,7 +86,7 @@ impl Gate {
         max_bytes: Option<usize>,
         format: &str,
         timeout: Option<f64>,
-    ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyString>)> {
+    ) -> PyResult<(Bound<'py, PyString>, Bound<'py, Report>)> {
         let mut request = Request::new(action).format(match format {
             "json" => Format::Json,
             "outline" => Format::Outline,
@@ -131,15 +134,16 @@ impl Gate {
         let (output, report) = py
             .detach(|| {
                 let trimmed = gate.trim_bytes(bytes, &request)?;
-                // The same serialization as `ctxgate trim --report`, made
-                // here without the GIL; the Python layer builds the dict
-                // from it when the host first reads `report`.
-                let report = serde_json::to_string(&trimmed.report)
-                    .map_err(|e| Failed::Binding(format!("the report does not serialize: {e}")))?;
-                Ok((trimmed.rendered, report))
+                // Its ids copied out of the input (one string each: a
+                // third of what serializing it costs), so that it outlives
+                // the answer the host may drop.
+                Ok::<_, Error>((trimmed.rendered, trimmed.report.into_owned()))
             })
-            .map_err(|e: Failed| e.raise(py))?;
-        Ok((PyString::new(py, &output), PyString::new(py, &report)))
+            .map_err(|e| raise(py, &e))?;
+        Ok((
+            PyString::new(py, &output),
+            Bound::new(py, Report { inner: report })?,
+        ))
     }
 
     /// Checks an answer's conformance; returns every finding.
@@ -161,6 +165,29 @@ impl Gate {
     #[getter]
     fn policy_hash(&self) -> &str {
         self.inner.policy().hash()
+    }
+}
+
+/// A trim's report, as the library built it, until the host reads it.
+#[pyclass(frozen, module = "ctxgate._ctxgate", name = "Report")]
+struct Report {
+    inner: ctxgate::Report<'static>,
+}
+
+#[pymethods]
+impl Report {
+    /// The report as compact JSON: the same serialization as `ctxgate trim
+    /// --report`, made without the GIL.
+    fn json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let report = &self.inner;
+        let json = py.detach(|| serde_json::to_string(report)).map_err(|e| {
+            binding_error(
+                py,
+                "InternalError",
+                &format!("the report does not serialize: {e}"),
+            )
+        })?;
+        Ok(PyString::new(py, &json))
     }
 }
 
@@ -196,6 +223,7 @@ fn import_tree<'py>(
 #[pymodule]
 fn _ctxgate(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Gate>()?;
+    module.add_class::<Report>()?;
     module.add_function(wrap_pyfunction!(import_tree, module)?)?;
     // The import formats, from the library's own list: never a copy to keep in step.
     let formats: Vec<&str> = ctxgate::import::Format::ALL

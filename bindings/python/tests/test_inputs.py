@@ -3,6 +3,7 @@ report is exactly what `ctxgate trim --report` writes for the same tree."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 
@@ -61,6 +62,25 @@ def test_output_and_report_are_what_the_cli_writes(cli, tmp_path, path, request_
     t = ctxgate.Gate().trim(path.read_bytes(), **request_)
     assert t.output.encode("utf-8") == run.stdout
     assert t.report == json.loads(report_file.read_text(encoding="utf-8"))
+
+
+def test_the_report_read_later_is_the_one_read_at_once(gate):
+    # The report stays in Rust until read: read after its answer (a str
+    # and a dict built here) is gone and other requests ran, it is the same
+    # as the report read at once, and the same dict when read again.
+    raw = ANSWERS[0].read_bytes()
+    request = {"action": "app", "format": "json", "max_tokens": 1500}
+    now = gate.trim(raw, **request)
+    expected = dict(now.report, evaluations=None)
+    later = [gate.trim(raw.decode("utf-8") + " ", **request), gate.trim(json.loads(raw), **request)]
+    gc.collect()
+    for path in ANSWERS[1:4]:
+        gate.trim(path.read_bytes(), **request).report
+    for t in later:
+        assert repr(t).endswith(" bytes of JSON>)")
+        assert dict(t.report, evaluations=None) == expected
+        assert t.report is t.report
+    assert repr(now).startswith(f"Trimmed(output=<{len(now.output)} chars>, report=<")
 
 
 def test_check_of_a_conforming_tree_is_empty_and_findings_are_dicts(gate):

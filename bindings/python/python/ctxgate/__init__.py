@@ -48,11 +48,12 @@ IMPORT_FORMATS: "tuple[str, ...]" = _ctxgate.IMPORT_FORMATS
 class Trimmed:
     """What may be sent, and the report of what was not."""
 
-    __slots__ = ("_output", "_report_json", "_report")
+    __slots__ = ("_output", "_native_report", "_report_json", "_report")
 
-    def __init__(self, output: str, report_json: str) -> None:
+    def __init__(self, output: str, report: _ctxgate.Report) -> None:
         self._output = output
-        self._report_json = report_json
+        self._native_report = report
+        self._report_json: str | None = None
         self._report: dict[str, Any] | None = None
 
     @property
@@ -64,15 +65,20 @@ class Trimmed:
     def report(self) -> dict[str, Any]:
         """The report, as `ctxgate trim --report` writes it: per element its
         outcome and deciding rule, totals, budgets, redactions, the policy's
-        hash. Ids, rule ids and counts only: never text. Serialized in Rust
-        during `trim`; the dict is built on first access (a host that only
-        logs some reports pays for those)."""
+        hash. Ids, rule ids and counts only: never text. Kept in Rust after
+        `trim`; serialized (without the GIL) and built into a dict on first
+        access, so a host that only logs some reports pays for those."""
         if self._report is None:
-            self._report = _json.loads(self._report_json)
+            self._report = _json.loads(self._json())
         return self._report
 
+    def _json(self) -> str:
+        if self._report_json is None:
+            self._report_json = self._native_report.json()
+        return self._report_json
+
     def __repr__(self) -> str:
-        return f"Trimmed(output=<{len(self._output)} chars>, report=<{len(self._report_json)} bytes of JSON>)"
+        return f"Trimmed(output=<{len(self._output)} chars>, report=<{len(self._json())} bytes of JSON>)"
 
 
 def _count(name: str, value: object) -> int | None:
@@ -155,16 +161,16 @@ class Gate:
             raise UsageError(f"`target` must be a str or None, not {type(target).__name__}")
         if not isinstance(format, str):
             raise UsageError(f"`format` must be `json` or `outline`, not {type(format).__name__}")
-        output, report_json = self._gate.trim(
+        output, report = self._gate.trim(
             answer,
             action,
             target,
-            _count("max_tokens", max_tokens),
-            _count("max_bytes", max_bytes),
+            None if max_tokens is None else _count("max_tokens", max_tokens),
+            None if max_bytes is None else _count("max_bytes", max_bytes),
             format,
-            _seconds(timeout),
+            None if timeout is None else _seconds(timeout),
         )
-        return Trimmed(output, report_json)
+        return Trimmed(output, report)
 
     def check(self, answer: Answer) -> list[dict[str, Any]]:
         """Every conformance finding of `answer` (errors and warnings), each

@@ -25,8 +25,12 @@ class Gate:
         max_bytes: int | None,
         format: str,
         timeout: float | None,
-    ) -> tuple[str, str]: ...
+    ) -> tuple[str, Report]: ...
     def check(self, answer: bytes | str | dict[str, Any]) -> list[dict[str, Any]]: ...
+
+class Report:
+    """A trim's report, kept in Rust until read."""
+    def json(self) -> str: ...
 
 IMPORT_FORMATS: tuple[str, ...]
 
