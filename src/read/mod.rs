@@ -114,14 +114,7 @@ pub(crate) fn read_until<'a>(
     limits: &Limits,
     deadline: Option<&Deadline>,
 ) -> Result<Reading<'a>> {
-    if bytes.len() > limits.max_input_bytes {
-        return Err(Error::InputTooLarge {
-            size: bytes.len(),
-            limit: limits.max_input_bytes,
-        });
-    }
-    // A UTF-8 byte-order mark is allowed before JSON text (RFC 8259 8.1).
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let bytes = within_size(bytes, limits)?;
     if let Some(reading) = read_one_pass(bytes, limits, deadline)? {
         return Ok(reading);
     }
@@ -207,14 +200,19 @@ pub(crate) fn read_in_two_passes<'a>(
     limits: &Limits,
     deadline: Option<&Deadline>,
 ) -> Result<Reading<'a>> {
+    read_two_passes(within_size(bytes, limits)?, limits, deadline)
+}
+
+/// The input, refused over `max_input_bytes`, without its UTF-8 byte-order
+/// mark (allowed before JSON text, RFC 8259 8.1).
+fn within_size<'a>(bytes: &'a [u8], limits: &Limits) -> Result<&'a [u8]> {
     if bytes.len() > limits.max_input_bytes {
         return Err(Error::InputTooLarge {
             size: bytes.len(),
             limit: limits.max_input_bytes,
         });
     }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    read_two_passes(bytes, limits, deadline)
+    Ok(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes))
 }
 
 /// The reader in two passes: the nesting scan, then the lenient pass.

@@ -1209,17 +1209,6 @@ mod tests {
     #[test]
     fn a_budget_that_cuts_counts_what_it_left_out_once_on_the_root() {
         let answer = notes();
-        let trim_at = |answer: &Answer<'_>, limit: usize| {
-            trim_with(
-                answer,
-                &Request::new("app").budget(Budget::Bytes(limit)),
-                &plan(Scope::App, None),
-                &mut Native(0),
-                "h",
-                &Limits::default(),
-            )
-            .map(Trimmed::into_owned)
-        };
         let out = trim_at(&answer, 600).unwrap();
         assert!(out.rendered.len() <= 600);
         assert!(
