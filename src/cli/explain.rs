@@ -643,6 +643,26 @@ fn csp_hash(source: &str) -> String {
     format!("'sha256-{}'", base64(&Sha256::digest(source.as_bytes())))
 }
 
+/// One of the totals' tables: a name (escaped, as code) and its count a row.
+fn count_table<'a>(
+    out: &mut String,
+    id: &str,
+    name: &str,
+    count: &str,
+    rows: impl Iterator<Item = (&'a String, &'a usize)>,
+) {
+    let _ = writeln!(
+        out,
+        "<table id=\"{id}\">\n<thead><tr><th>{name}</th><th>{count}</th></tr></thead>\n<tbody>"
+    );
+    for (key, n) in rows {
+        out.push_str("<tr><td><code>");
+        esc(out, key);
+        let _ = writeln!(out, "</code></td><td class=\"n\">{n}</td></tr>");
+    }
+    out.push_str("</tbody>\n</table>\n");
+}
+
 /// One element's line: outcome, id, role, subrole, states, rule, reasons,
 /// redactions (names and counts only).
 fn html_line(out: &mut String, e: &Explained<'_>, flat: bool) {
@@ -813,13 +833,9 @@ pub(crate) fn html(x: &Explanation<'_>) -> String {
          <p id=\"check\" data-check=\"pending\">The page's script counts the tree's elements against these totals.</p>",
         x.totals.elements
     );
-    out.push_str("<h3>Deciding rules</h3>\n<table id=\"rules\">\n<thead><tr><th>rule</th><th>elements</th></tr></thead>\n<tbody>\n");
-    for (rule, n) in x.totals.rules {
-        out.push_str("<tr><td><code>");
-        esc(&mut out, rule);
-        let _ = writeln!(out, "</code></td><td class=\"n\">{n}</td></tr>");
-    }
-    out.push_str("</tbody>\n</table>\n<h3>Redactions</h3>\n");
+    out.push_str("<h3>Deciding rules</h3>\n");
+    count_table(&mut out, "rules", "rule", "elements", x.totals.rules.iter());
+    out.push_str("<h3>Redactions</h3>\n");
     let redacted: Vec<_> = x
         .totals
         .redactions
@@ -835,22 +851,23 @@ pub(crate) fn html(x: &Explanation<'_>) -> String {
             x.totals.redactions.len()
         );
     } else {
-        out.push_str("<table id=\"redactions\">\n<thead><tr><th>pattern</th><th>replacements</th></tr></thead>\n<tbody>\n");
-        for (id, n) in redacted {
-            out.push_str("<tr><td><code>");
-            esc(&mut out, id);
-            let _ = writeln!(out, "</code></td><td class=\"n\">{n}</td></tr>");
-        }
-        out.push_str("</tbody>\n</table>\n");
+        count_table(
+            &mut out,
+            "redactions",
+            "pattern",
+            "replacements",
+            redacted.into_iter(),
+        );
     }
     if !x.totals.stripped.is_empty() {
-        out.push_str("<h3>Stripped attributes</h3>\n<table id=\"stripped\">\n<thead><tr><th>attribute</th><th>elements</th></tr></thead>\n<tbody>\n");
-        for (name, n) in x.totals.stripped {
-            out.push_str("<tr><td><code>");
-            esc(&mut out, name);
-            let _ = writeln!(out, "</code></td><td class=\"n\">{n}</td></tr>");
-        }
-        out.push_str("</tbody>\n</table>\n");
+        out.push_str("<h3>Stripped attributes</h3>\n");
+        count_table(
+            &mut out,
+            "stripped",
+            "attribute",
+            "elements",
+            x.totals.stripped.iter(),
+        );
     }
     out.push_str(
         "</section>\n<section id=\"tree\">\n<h2>Tree</h2>\n\
