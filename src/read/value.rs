@@ -470,9 +470,11 @@ impl<'de> Visitor<'de> for AttributesSeed<'_> {
                 });
             }
         }
-        Ok(Ok(ReadAttributes::Object(Attributes::from_distinct(
-            pairs.drain(..).collect(),
-        ))))
+        // Moved out at their exact size; the scratch keeps its room for the
+        // next element (`mem::take` would hand over the room too).
+        #[allow(clippy::drain_collect)]
+        let pairs: Vec<(String, Value)> = pairs.drain(..).collect();
+        Ok(Ok(ReadAttributes::Object(Attributes::from_distinct(pairs))))
     }
 }
 
