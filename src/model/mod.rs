@@ -302,9 +302,24 @@ impl std::fmt::Debug for Children<'_> {
 /// [`Attributes::related`] are typed.
 ///
 /// Most elements have none; an element without attributes carries one
-/// pointer (the map is boxed, and allocated only for the first one).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Attributes(Option<Box<IndexMap<String, Value>>>);
+/// pointer (the names and values are boxed, and allocated only for the
+/// first one). Up to [`SMALL_ATTRIBUTES`] are a list searched in order
+/// (no hash table: most elements have one to three); more are an index
+/// map. Two are equal when they hold the same names with equal values, in
+/// any order (as maps).
+#[derive(Clone, Default)]
+pub struct Attributes(Option<Box<Named>>);
+
+/// An element's attributes, as a list or, past [`SMALL_ATTRIBUTES`], a map
+/// (boxed again, so that a list's box holds only the list: 24 bytes).
+#[derive(Clone)]
+enum Named {
+    Few(Vec<(String, Value)>),
+    Many(Box<IndexMap<String, Value>>),
+}
+
+/// Attributes kept as a list; more move into a map.
+const SMALL_ATTRIBUTES: usize = 8;
 
 /// One `related` link: a relation that is not containment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -327,37 +342,92 @@ pub enum RelatedTarget<'a> {
 impl Attributes {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.as_ref().is_none_or(|map| map.is_empty())
+        self.len() == 0
     }
 
     /// How many there are.
     pub fn len(&self) -> usize {
-        self.0.as_ref().map_or(0, |map| map.len())
+        match self.0.as_deref() {
+            None => 0,
+            Some(Named::Few(list)) => list.len(),
+            Some(Named::Many(map)) => map.len(),
+        }
     }
 
     /// One attribute's value.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.as_ref()?.get(name)
+        self.get_key_value(name).map(|(_, value)| value)
     }
 
     /// One attribute's name (as stored) and value.
     pub fn get_key_value(&self, name: &str) -> Option<(&String, &Value)> {
-        self.0.as_ref()?.get_key_value(name)
+        match self.0.as_deref()? {
+            Named::Few(list) => list
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(key, value)| (key, value)),
+            Named::Many(map) => map.get_key_value(name),
+        }
     }
 
     /// Names and values, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.0.iter().flat_map(|map| map.iter())
+        let (few, many) = match self.0.as_deref() {
+            None => (None, None),
+            Some(Named::Few(list)) => (Some(list.iter().map(|(k, v)| (k, v))), None),
+            Some(Named::Many(map)) => (None, Some(map.iter())),
+        };
+        few.into_iter().flatten().chain(many.into_iter().flatten())
     }
 
     /// Names, in order.
     pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.0.iter().flat_map(|map| map.keys())
+        self.iter().map(|(name, _)| name)
     }
 
     /// Sets one, after the others (or in its place, if it is there).
     pub fn insert(&mut self, name: String, value: Value) {
-        self.0.get_or_insert_with(Box::default).insert(name, value);
+        let named = self
+            .0
+            .get_or_insert_with(|| Box::new(Named::Few(Vec::new())));
+        match &mut **named {
+            Named::Few(list) => {
+                if let Some(slot) = list.iter_mut().find(|(key, _)| *key == name) {
+                    slot.1 = value;
+                } else if list.len() < SMALL_ATTRIBUTES {
+                    list.push((name, value));
+                } else {
+                    let mut map: IndexMap<String, Value> =
+                        std::mem::take(list).into_iter().collect();
+                    map.insert(name, value);
+                    **named = Named::Many(Box::new(map));
+                }
+            }
+            Named::Many(map) => {
+                map.insert(name, value);
+            }
+        }
+    }
+
+    /// Attributes from pairs whose names are known to be distinct (the
+    /// reader refuses a repeated name before this).
+    pub(crate) fn from_distinct(pairs: Vec<(String, Value)>) -> Attributes {
+        debug_assert!(
+            pairs.len() > 64
+                || pairs
+                    .iter()
+                    .enumerate()
+                    .all(|(at, (key, _))| pairs[..at].iter().all(|(seen, _)| seen != key))
+        );
+        if pairs.is_empty() {
+            Attributes(None)
+        } else if pairs.len() <= SMALL_ATTRIBUTES {
+            Attributes(Some(Box::new(Named::Few(pairs))))
+        } else {
+            Attributes(Some(Box::new(Named::Many(Box::new(
+                pairs.into_iter().collect(),
+            )))))
+        }
     }
 
     /// The reserved `author`: who wrote the thing.
@@ -473,9 +543,38 @@ impl Answer<'_> {
 }
 
 impl FromIterator<(String, Value)> for Attributes {
+    /// As a map collects: a name given twice keeps its first place and its
+    /// last value.
     fn from_iter<I: IntoIterator<Item = (String, Value)>>(items: I) -> Attributes {
-        let map: IndexMap<String, Value> = items.into_iter().collect();
-        Attributes((!map.is_empty()).then(|| Box::new(map)))
+        let mut attributes = Attributes(None);
+        for (name, value) in items {
+            attributes.insert(name, value);
+        }
+        attributes
+    }
+}
+
+impl PartialEq for Attributes {
+    fn eq(&self, other: &Attributes) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .all(|(name, value)| other.get(name) == Some(value))
+    }
+}
+
+impl std::fmt::Debug for Attributes {
+    /// As the map it was: `Attributes(Some({"name": value, …}))`, or
+    /// `Attributes(None)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        struct Map<'m>(&'m Attributes);
+        impl std::fmt::Debug for Map<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_map().entries(self.0.iter()).finish()
+            }
+        }
+        let inner = self.0.as_ref().map(|_| Map(self));
+        f.debug_tuple("Attributes").field(&inner).finish()
     }
 }
 
@@ -575,5 +674,58 @@ mod tests {
         // boxed so they cost a pointer when absent (SECURITY.md, memory).
         assert!(std::mem::size_of::<Element>() <= 176);
         assert!(std::mem::size_of::<Content>() <= 64);
+        assert_eq!(std::mem::size_of::<Attributes>(), 8);
+        assert_eq!(std::mem::size_of::<Named>(), 24);
+    }
+
+    #[test]
+    fn attributes_are_a_map_in_order_as_a_list_or_past_it() {
+        for n in [1, SMALL_ATTRIBUTES, SMALL_ATTRIBUTES + 1, 40] {
+            let mut attributes = Attributes::default();
+            for i in 0..n {
+                attributes.insert(format!("k{i}"), Value::from(i));
+            }
+            // Setting one again keeps its place and takes the new value.
+            attributes.insert("k0".into(), Value::from("again"));
+            assert_eq!(attributes.len(), n);
+            let keys: Vec<String> = attributes.keys().cloned().collect();
+            let expected: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
+            assert_eq!(keys, expected);
+            assert_eq!(attributes.get("k0"), Some(&Value::from("again")));
+            if n > 1 {
+                let last = format!("k{}", n - 1);
+                assert_eq!(attributes.get(&last), Some(&Value::from(n - 1)));
+            }
+            assert_eq!(attributes.get("absent"), None);
+            // A map's equality: the same names and values in another order.
+            let mut pairs: Vec<(String, Value)> = attributes
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            pairs.reverse();
+            let reversed: Attributes = pairs.into_iter().collect();
+            assert_eq!(reversed, attributes);
+            let distinct = Attributes::from_distinct(
+                attributes
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            );
+            assert_eq!(distinct, attributes);
+            assert_eq!(format!("{distinct:?}"), format!("{attributes:?}"));
+            let mut other = attributes.clone();
+            other.insert("k0".into(), Value::from(0));
+            assert_ne!(other, attributes);
+        }
+        // A name collected twice keeps its first place and its last value.
+        let collected: Attributes = [("a", 1), ("b", 2), ("a", 3)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::from(v)))
+            .collect();
+        assert_eq!(
+            format!("{collected:?}"),
+            r#"Attributes(Some({"a": Number(3), "b": Number(2)}))"#
+        );
+        assert_eq!(format!("{:?}", Attributes::default()), "Attributes(None)");
     }
 }

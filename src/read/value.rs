@@ -464,11 +464,17 @@ impl<'de> Visitor<'de> for AttributesSeed<'_> {
                 let mut object: serde_json::Map<String, Value> = pairs.drain(..).collect();
                 return Ok(match BoundedValue(0).visit_rest(&mut map, &mut object)? {
                     Some(problem) => Err(problem),
-                    None => Ok(ReadAttributes::Object(object.into_iter().collect())),
+                    None => Ok(ReadAttributes::Object(Attributes::from_distinct(
+                        object.into_iter().collect(),
+                    ))),
                 });
             }
         }
-        Ok(Ok(ReadAttributes::Object(pairs.drain(..).collect())))
+        // Moved out at their exact size; the scratch keeps its room for the
+        // next element (`mem::take` would hand over the room too).
+        #[allow(clippy::drain_collect)]
+        let pairs: Vec<(String, Value)> = pairs.drain(..).collect();
+        Ok(Ok(ReadAttributes::Object(Attributes::from_distinct(pairs))))
     }
 }
 
