@@ -123,6 +123,8 @@ pub struct Filler<'f, 'a> {
     /// ([`pieces`]): the first of each element's, linked through the rest.
     first_piece: Vec<u32>,
     pieces: Vec<pieces::Piece>,
+    /// The text between two pieces' cuts, with its tokens ([`pieces`]).
+    gaps: HashMap<Box<str>, usize>,
     fitted: Option<Fitted>,
     meter: Meter,
     /// Debug builds count each probe whole too, and compare.
@@ -182,6 +184,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             carried,
             first_piece: vec![pieces::NONE; n],
             pieces: Vec::new(),
+            gaps: HashMap::new(),
             fitted: None,
             meter: Meter::default(),
             check_meter: Meter::default(),

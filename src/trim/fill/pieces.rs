@@ -20,6 +20,8 @@
 
 use std::collections::BTreeMap;
 
+use foldhash::HashMap;
+
 use super::build::write;
 use super::{Filler, Mode};
 use crate::error::Result;
@@ -238,7 +240,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             };
             let (first, last) = (from + first as usize, from + last as usize);
             gap.push_str(&piece.text[from..first]);
-            let Some(n) = self.meter.count_part(&gap, limit - total)? else {
+            let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)? else {
                 return Ok(None);
             };
             total += n;
@@ -262,7 +264,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             total += inner;
             gap.push_str(&piece.text[last..to]);
         }
-        let Some(n) = self.meter.count_part(&gap, limit - total)? else {
+        let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)? else {
             return Ok(None);
         };
         Ok(Some(total + n))
@@ -419,6 +421,30 @@ impl<'f, 'a> Filler<'f, 'a> {
         };
         parts.push(part);
     }
+}
+
+/// Texts between two pieces' cuts of at most this many bytes are kept
+/// with their count ([`count_gap`]).
+const GAP_KEPT: usize = 256;
+
+/// The tokens of `gap`, the text from one piece's last cut to the next
+/// one's first, or `None` past `limit`: the same few bytes of punctuation
+/// around ids recur in every probe, so short ones are kept with their
+/// count (exact: counted once by the meter).
+fn count_gap(
+    gaps: &mut HashMap<Box<str>, usize>,
+    meter: &mut tokens::Meter,
+    gap: &str,
+    limit: usize,
+) -> Result<Option<usize>> {
+    if let Some(&n) = gaps.get(gap) {
+        return Ok((n <= limit).then_some(n));
+    }
+    let n = meter.count_part(gap, limit)?;
+    if let (Some(n), true) = (n, gap.len() <= GAP_KEPT) {
+        gaps.insert(gap.into(), n);
+    }
+    Ok(n)
 }
 
 /// Adds `n` to `reason`'s count (saturating, as `build`'s maps do), the
