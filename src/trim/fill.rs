@@ -41,7 +41,7 @@ use build::{carried_notices, redact_carried, Carried, Prepared};
 use search::{Point, Probe, BYTES_PER_TOKEN};
 
 /// How an element is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Id, role, subrole, title and states: the ancestor of something sent.
     Skeleton,
