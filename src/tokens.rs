@@ -37,15 +37,15 @@ impl Meter {
     /// twice the limit: a probe a little over still says by how much, and a
     /// big rendering (a 50 MB image) is not counted to the end.
     pub fn fit(&mut self, text: &str, budget: Budget) -> Result<(bool, Option<usize>)> {
-        let limit = limit(budget);
-        match budget {
-            Budget::Bytes(_) => Ok((text.len() <= limit, Some(text.len()))),
-            Budget::Tokens(_) if text.len() <= limit => Ok((true, None)),
-            Budget::Tokens(_) => {
-                let size = self.count_till(text, limit.saturating_mul(2))?;
-                Ok((size.is_some_and(|n| n <= limit), size))
-            }
-        }
+        fit_by(text.len(), budget, |limit| self.count_till(text, limit))
+    }
+
+    /// o200k_base tokens in `text`, or `None` past `limit`. A text cut only
+    /// at places [`cut_between`] allows counts as the sum of its parts'
+    /// counts, exactly (see [`chunks`]): a caller that keeps a text's parts
+    /// (the fitter's per-element renderings) counts it from them.
+    pub fn count_part(&mut self, text: &str, limit: usize) -> Result<Option<usize>> {
+        self.count_till(text, limit)
     }
 
     /// The size of `text` in the budget's unit.
@@ -113,6 +113,43 @@ impl Meter {
     }
 }
 
+/// [`Meter::fit`] for a text of `bytes` bytes whose tokens `count` counts
+/// (`None` past the limit it is given): the same measures, for a text kept
+/// in parts.
+pub fn fit_by(
+    bytes: usize,
+    budget: Budget,
+    count: impl FnOnce(usize) -> Result<Option<usize>>,
+) -> Result<(bool, Option<usize>)> {
+    let limit = limit(budget);
+    match budget {
+        Budget::Bytes(_) => Ok((bytes <= limit, Some(bytes))),
+        Budget::Tokens(_) if bytes <= limit => Ok((true, None)),
+        Budget::Tokens(_) => {
+            let size = count(limit.saturating_mul(2))?;
+            Ok((size.is_some_and(|n| n <= limit), size))
+        }
+    }
+}
+
+/// Whether a text may be cut between a byte `before` and a byte `after`
+/// with its o200k count the sum of both sides' (the cuts [`chunks`]
+/// chooses among): `before` an ASCII letter or digit, `after` an ASCII
+/// byte other than a letter, digit or `'`.
+pub fn cut_between(before: u8, after: u8) -> bool {
+    CLASSES[before as usize] == ENDS && CLASSES[after as usize] == BEGINS
+}
+
+/// The first and the last place inside `text` (neither end) where it may
+/// be cut ([`cut_between`]), if any.
+pub fn outer_cuts(text: &str) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let cut = |p: &usize| cut_between(bytes[p - 1], bytes[*p]);
+    let first = (1..bytes.len()).find(cut)?;
+    let last = (first..bytes.len()).rev().find(cut)?;
+    Some((first, last))
+}
+
 /// Loads the o200k_base vocabulary now (~100 ms, once per process) rather
 /// than on the first token budget. A no-op without the `tokens` feature.
 pub fn warm_up() {
@@ -137,11 +174,8 @@ pub fn limit(budget: Budget) -> usize {
 
 /// Byte classes for [`chunks`]: a chunk may end after an ASCII letter or
 /// digit, and the next begin at any other ASCII byte but `'`.
-#[cfg(feature = "tokens")]
 const ENDS: u8 = 1;
-#[cfg(feature = "tokens")]
 const BEGINS: u8 = 2;
-#[cfg(feature = "tokens")]
 static CLASSES: [u8; 256] = {
     let mut classes = [0; 256];
     let mut b = 0;
@@ -504,6 +538,36 @@ mod tests {
                     assert_exact(&mut meter, text);
                 }
                 assert_exact(&mut meter, &texts.concat());
+            }
+
+            /// A text cut at any of the places [`cut_between`] allows counts
+            /// as the sum of its parts, exactly; [`outer_cuts`] finds the
+            /// first and last of them.
+            #[test]
+            fn counts_a_text_in_parts_cut_anywhere_allowed(
+                texts in prop::collection::vec(boundary_text(), 1..6),
+                keep in prop::collection::vec(any::<bool>(), 64),
+            ) {
+                let text = texts.concat();
+                let allowed: Vec<usize> = (1..text.len())
+                    .filter(|&p| cut_between(text.as_bytes()[p - 1], text.as_bytes()[p]))
+                    .collect();
+                assert_eq!(allowed, cuts(&text));
+                assert_eq!(
+                    outer_cuts(&text),
+                    allowed.first().zip(allowed.last()).map(|(&f, &l)| (f, l))
+                );
+                let mut at = 0;
+                let mut sum = 0;
+                let mut meter = Meter::default();
+                for (i, &p) in allowed.iter().enumerate() {
+                    if keep[i % keep.len()] {
+                        sum += meter.count_part(&text[at..p], usize::MAX).unwrap().unwrap();
+                        at = p;
+                    }
+                }
+                sum += meter.count_part(&text[at..], usize::MAX).unwrap().unwrap();
+                assert_eq!(sum, exact(&text), "{text:?}");
             }
         }
 

@@ -15,14 +15,44 @@ use crate::model::{Answer, Element};
 /// The answer as compact JSON.
 pub fn json(answer: &Answer) -> String {
     let mut out = Vec::with_capacity(4096);
-    out.extend_from_slice(b"{\"protocol\":");
-    string(&mut out, &answer.protocol);
-    out.extend_from_slice(b",\"instance\":");
-    string(&mut out, &answer.instance);
-    out.extend_from_slice(b",\"root\":");
+    json_start(&mut out, &answer.protocol, &answer.instance);
     tree(&mut out, &answer.root);
-    out.push(b'}');
+    out.extend_from_slice(JSON_END.as_bytes());
     String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+// The pieces `json` writes an answer from, for a writer that keeps each
+// element's rendering (the fitter's probes, `trim::fill`): the start, then
+// the root as `json_head`, its children (`JSON_FIRST_CHILD` before the
+// first, `JSON_NEXT_CHILD` before each later one, `JSON_LAST_CHILD` after
+// the last; each child the same way), `json_tail`, then `JSON_END`.
+
+/// What [`json`] writes before the root.
+pub(crate) fn json_start(out: &mut Vec<u8>, protocol: &str, instance: &str) {
+    out.extend_from_slice(b"{\"protocol\":");
+    string(out, protocol);
+    out.extend_from_slice(b",\"instance\":");
+    string(out, instance);
+    out.extend_from_slice(b",\"root\":");
+}
+
+/// What [`json`] writes after the root.
+pub(crate) const JSON_END: &str = "}";
+/// Before an element's first child.
+pub(crate) const JSON_FIRST_CHILD: &str = ",\"children\":[";
+/// Before each later child.
+pub(crate) const JSON_NEXT_CHILD: &str = ",";
+/// After the last child.
+pub(crate) const JSON_LAST_CHILD: &str = "]";
+
+/// An element's own bytes before its children, as [`json`] writes them.
+pub(crate) fn json_head(out: &mut Vec<u8>, element: &Element) {
+    head(out, element);
+}
+
+/// An element's own bytes after its children, as [`json`] writes them.
+pub(crate) fn json_tail(out: &mut Vec<u8>, element: &Element) {
+    tail(out, element);
 }
 
 /// The bytes one element adds on its own (no children), as `json` writes it.
@@ -41,13 +71,16 @@ fn tree(out: &mut Vec<u8>, root: &Element) {
         let element: &Element = element;
         if *next < element.children.len() {
             let child = &element.children[*next];
-            out.extend_from_slice(if *next == 0 { b",\"children\":[" } else { b"," });
+            out.extend_from_slice(match *next {
+                0 => JSON_FIRST_CHILD.as_bytes(),
+                _ => JSON_NEXT_CHILD.as_bytes(),
+            });
             *next += 1;
             head(out, child);
             stack.push((child, 0));
         } else {
             if !element.children.is_empty() {
-                out.push(b']');
+                out.extend_from_slice(JSON_LAST_CHILD.as_bytes());
             }
             tail(out, element);
             stack.pop();

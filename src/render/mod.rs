@@ -16,6 +16,10 @@ mod json;
 mod outline;
 
 pub use json::{json, json_element_fragment};
+pub(crate) use json::{
+    json_head, json_start, json_tail, JSON_END, JSON_FIRST_CHILD, JSON_LAST_CHILD, JSON_NEXT_CHILD,
+};
+pub(crate) use outline::outline_lines;
 pub use outline::{outline, outline_element_fragment};
 
 use crate::model::Answer;

@@ -97,6 +97,13 @@ pub fn outline_element_fragment(element: &Element, depth: usize) -> usize {
     out.len()
 }
 
+/// One element's own lines at `depth`, as [`outline`] writes them (its
+/// children's follow, in order): for a writer that keeps each element's
+/// rendering (the fitter's probes, `trim::fill`).
+pub(crate) fn outline_lines(out: &mut Vec<u8>, element: &Element, depth: usize) {
+    element_lines(out, element, depth);
+}
+
 fn indent(out: &mut Vec<u8>, depth: usize) {
     for _ in 0..depth {
         out.extend_from_slice(b"  ");

@@ -34,6 +34,7 @@ use crate::render::{json_element_fragment, outline_element_fragment, Format};
 use crate::tokens::{self, Meter};
 
 mod build;
+mod pieces;
 mod search;
 
 use build::{carried_notices, redact_carried, Carried, Prepared};
@@ -98,11 +99,9 @@ const PAST_SLACK: f64 = 1.5;
 /// stops: no element fits in fewer.
 const PAST_MIN_ROOM: f64 = 4.0;
 
-/// The last state that fit, built, rendered and measured.
-struct Fitted<'a> {
+/// The last state that fit, and its measures.
+struct Fitted {
     state: Vec<Option<Mode>>,
-    answer: Answer<'a>,
-    rendered: String,
     sizes: Vec<Option<usize>>,
 }
 
@@ -120,8 +119,16 @@ pub struct Filler<'f, 'a> {
     full: Vec<Option<Box<Prepared<'a>>>>,
     skeleton: Vec<Option<Box<Prepared<'a>>>>,
     carried: Vec<Option<Box<Carried>>>,
-    fitted: Option<Fitted<'a>>,
+    /// Each element's renderings, one per mode, kept for every probe
+    /// ([`pieces`]): the first of each element's, linked through the rest.
+    first_piece: Vec<u32>,
+    pieces: Vec<pieces::Piece>,
+    /// The text between two pieces' cuts, with its tokens ([`pieces`]).
+    gaps: HashMap<Box<str>, usize>,
+    fitted: Option<Fitted>,
     meter: Meter,
+    /// Debug builds count each probe whole too, and compare.
+    check_meter: Meter,
     probes: usize,
     deadline: Option<Deadline>,
     /// Omitted notices compact: none on the elements, their counts in the
@@ -175,8 +182,12 @@ impl<'f, 'a> Filler<'f, 'a> {
             full: (0..n).map(|_| None).collect(),
             skeleton: (0..n).map(|_| None).collect(),
             carried,
+            first_piece: vec![pieces::NONE; n],
+            pieces: Vec::new(),
+            gaps: HashMap::new(),
             fitted: None,
             meter: Meter::default(),
+            check_meter: Meter::default(),
             probes: 0,
             deadline: None,
             compact,
@@ -807,15 +818,13 @@ impl<'f, 'a> Filler<'f, 'a> {
     }
 
     fn finish(mut self, state: Vec<Option<Mode>>, prefix: Option<usize>) -> Result<Filled<'a>> {
-        // The last probe that fit is usually the final state: its
-        // rendering and exact sizes are reused, not built and counted again.
-        let (answer, rendered, sizes) = match self.fitted.take() {
-            Some(fitted) if fitted.state == state => (fitted.answer, fitted.rendered, fitted.sizes),
-            _ => {
-                let answer = self.build(&state, true);
-                let rendered = self.format.render(&answer);
-                (answer, rendered, vec![None; self.budgets.len()])
-            }
+        // The last probe that fit is usually the final state: its exact
+        // sizes are reused, not counted again.
+        let answer = self.build(&state, true);
+        let rendered = self.format.render(&answer);
+        let sizes = match self.fitted.take() {
+            Some(fitted) if fitted.state == state => fitted.sizes,
+            _ => vec![None; self.budgets.len()],
         };
         let mut used = Vec::with_capacity(self.budgets.len());
         for (&budget, size) in self.budgets.iter().zip(sizes) {

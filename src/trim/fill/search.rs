@@ -72,9 +72,13 @@ impl<'f, 'a> Filler<'f, 'a> {
     ) -> Result<usize> {
         self.probes += 1;
         self.check_deadline()?;
-        let answer = self.build(state, notices);
-        let text = self.format.render(&answer);
-        self.meter.measure(&text, budget)
+        let parts = self.parts(state, notices);
+        match budget {
+            Budget::Bytes(_) => Ok(parts.bytes),
+            Budget::Tokens(_) => Ok(self
+                .count_parts(&parts, usize::MAX)?
+                .expect("a count without a limit")),
+        }
     }
 
     /// The largest cut in `[0, len)` of `id`'s text that fits, with its
@@ -187,27 +191,25 @@ impl<'f, 'a> Filler<'f, 'a> {
     pub(super) fn probe(&mut self, state: &[Option<Mode>], notices: bool) -> Result<Probe> {
         self.probes += 1;
         self.check_deadline()?;
-        let answer = self.build(state, notices);
-        let rendered = self.format.render(&answer);
+        let parts = self.parts(state, notices);
         let mut sizes = Vec::with_capacity(self.budgets.len());
         let mut over = None;
-        for &budget in &self.budgets {
-            let (fits, size) = self.meter.fit(&rendered, budget)?;
+        for i in 0..self.budgets.len() {
+            let budget = self.budgets[i];
+            let (fits, size) = self.fit_parts(&parts, budget)?;
             if !fits && over.is_none() {
                 over = Some(budget);
             }
             sizes.push(size);
         }
         let probe = Probe {
-            bytes: rendered.len(),
+            bytes: parts.bytes,
             sizes,
             over,
         };
         if over.is_none() && notices {
             self.fitted = Some(Fitted {
                 state: state.to_vec(),
-                answer,
-                rendered,
                 sizes: probe.sizes.clone(),
             });
         }

@@ -1,0 +1,457 @@
+//! A probe measured from each element's own rendering, kept: an element is
+//! built (redacted, cut, its notices written) and rendered once per mode,
+//! and a probe is the list of those renderings in document order, with the
+//! renderer's own separators between them ([`crate::render::json_head`]
+//! and the rest). Only what changes from probe to probe is built again: an
+//! element's own omitted notice (its unsent children's reasons) and the
+//! root's bare notice.
+//!
+//! A probe's bytes are the sum of its parts'. Its tokens too, exactly: the
+//! text is cut only where o200k's count is the sum of both sides'
+//! ([`tokens::cut_between`]), at the first and the last such place inside
+//! each kept rendering; what lies between those two is counted once per
+//! rendering and kept, and only the short text from one rendering's last
+//! cut to the next one's first (a few bytes of JSON punctuation around an
+//! id) is counted per probe, through the meter's remembered chunks. So a
+//! probe costs a walk over the sent elements and a lookup per part, not a
+//! rendering and a scan of its bytes. Debug builds check, on every probe,
+//! that the parts are the rendering of the state's answer
+//! ([`Filler::build`]) and that the count is the meter's count of it.
+
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
+
+use super::build::write;
+use super::{Filler, Mode};
+use crate::error::Result;
+use crate::model::{Element, NodeId};
+use crate::policy::Budget;
+use crate::render::notice::Notice;
+use crate::render::{self, Format};
+use crate::tokens;
+
+/// No piece (an index into [`Filler::pieces`]).
+pub(super) const NONE: u32 = u32::MAX;
+
+/// One element's rendering in one mode, without children or omitted
+/// notice: JSON in two halves (before its children, after them), the
+/// outline in one.
+pub(super) struct Piece {
+    mode: Mode,
+    /// On the bare path (its cut notice then moves to the root's).
+    bare: bool,
+    /// The next piece of the same element.
+    next: u32,
+    text: Box<str>,
+    /// JSON: where the half after its children begins; outline: the end.
+    head: usize,
+    /// On the bare path, whether it has something cut (the root's notice
+    /// counts it).
+    cut: bool,
+    /// Per half: the first and last place it may be cut, and the tokens
+    /// between them once counted.
+    halves: [Half; 2],
+}
+
+#[derive(Clone, Copy)]
+struct Half {
+    cuts: Option<(u32, u32)>,
+    tokens: Option<usize>,
+}
+
+/// One part of a probe's rendering.
+enum Part {
+    /// A kept piece's half: 0 before its children (JSON) or whole
+    /// (outline), 1 after them.
+    Piece(u32, u8),
+    Static(&'static str),
+    /// Written for this probe alone (an element with its notices).
+    Own(String),
+}
+
+/// A sent element of a probe, in document order, with the notices written
+/// on it for this probe alone.
+struct Sent {
+    id: NodeId,
+    mode: Mode,
+    omitted: Option<BTreeMap<String, u64>>,
+    bare: Option<Notice>,
+}
+
+/// A probe's rendering, in parts, and its bytes.
+pub(super) struct Parts {
+    parts: Vec<Part>,
+    pub(super) bytes: usize,
+}
+
+impl<'f, 'a> Filler<'f, 'a> {
+    /// The element as [`Filler::build`] sends it in `mode`, before the
+    /// omitted and bare notices.
+    fn sent_element(&mut self, id: NodeId, mode: Mode) -> Element<'a> {
+        match mode {
+            // `build` on the bare path, and `element` there, leave the cut
+            // notice to the root's.
+            Mode::Bare { title } if self.bare => self.bare_element(id, title).0,
+            _ => self.element(id, mode),
+        }
+    }
+
+    /// The index of `id`'s piece in `mode`, rendered the first time.
+    fn piece(&mut self, id: NodeId, mode: Mode) -> u32 {
+        let bare = self.bare && matches!(mode, Mode::Bare { .. });
+        let mut at = self.first_piece[id as usize];
+        while at != NONE {
+            let piece = &self.pieces[at as usize];
+            if piece.mode == mode && piece.bare == bare {
+                return at;
+            }
+            at = piece.next;
+        }
+        let element = self.sent_element(id, mode);
+        let cut = match mode {
+            Mode::Bare { title } => self.bare_element(id, title).1.is_some(),
+            _ => false,
+        };
+        let mut bytes = Vec::with_capacity(128);
+        let head = match self.format {
+            Format::Json => {
+                render::json_head(&mut bytes, &element);
+                let head = bytes.len();
+                render::json_tail(&mut bytes, &element);
+                head
+            }
+            Format::Outline => {
+                let depth = self.tree.node(id).depth as usize;
+                render::outline_lines(&mut bytes, &element, depth);
+                bytes.len()
+            }
+        };
+        let text = String::from_utf8(bytes).expect("the renderers write UTF-8");
+        let half = |text: &str| Half {
+            cuts: tokens::outer_cuts(text).map(|(f, l)| (f as u32, l as u32)),
+            tokens: None,
+        };
+        let halves = [half(&text[..head]), half(&text[head..])];
+        let at = self.pieces.len() as u32;
+        self.pieces.push(Piece {
+            mode,
+            bare,
+            next: self.first_piece[id as usize],
+            text: text.into_boxed_str(),
+            head,
+            cut,
+            halves,
+        });
+        self.first_piece[id as usize] = at;
+        at
+    }
+
+    fn part_text<'p>(&'p self, part: &'p Part) -> &'p str {
+        match part {
+            Part::Piece(at, half) => {
+                let piece = &self.pieces[*at as usize];
+                match half {
+                    0 => &piece.text[..piece.head],
+                    _ => &piece.text[piece.head..],
+                }
+            }
+            Part::Static(text) => text,
+            Part::Own(text) => text,
+        }
+    }
+
+    fn concat(&self, parts: &Parts) -> String {
+        let mut out = String::with_capacity(parts.bytes);
+        for part in &parts.parts {
+            out.push_str(self.part_text(part));
+        }
+        out
+    }
+
+    /// `state`'s rendering in parts (with omitted notices unless `notices`
+    /// is false).
+    pub(super) fn parts(&mut self, state: &[Option<Mode>], notices: bool) -> Parts {
+        let sent = self.sent(state, notices);
+        let mut parts = Vec::with_capacity(sent.len() * 3 + 2);
+        match self.format {
+            Format::Json => self.json_parts(&mut parts, &sent),
+            Format::Outline => {
+                for entry in &sent {
+                    let part = match self.with_notices(entry) {
+                        Some(element) => {
+                            let mut out = Vec::new();
+                            let depth = self.tree.node(entry.id).depth as usize;
+                            render::outline_lines(&mut out, &element, depth);
+                            Part::Own(String::from_utf8(out).expect("the renderers write UTF-8"))
+                        }
+                        None => Part::Piece(self.piece(entry.id, entry.mode), 0),
+                    };
+                    parts.push(part);
+                }
+            }
+        }
+        let bytes = parts.iter().map(|p| self.part_text(p).len()).sum();
+        let parts = Parts { parts, bytes };
+        debug_assert_eq!(
+            self.concat(&parts),
+            self.format.render(&self.build(state, notices)),
+            "a probe's parts are the rendering of its answer"
+        );
+        parts
+    }
+
+    /// `parts` measured against `budget`, as [`tokens::Meter::fit`]
+    /// measures their text.
+    pub(super) fn fit_parts(
+        &mut self,
+        parts: &Parts,
+        budget: Budget,
+    ) -> Result<(bool, Option<usize>)> {
+        let fit = tokens::fit_by(parts.bytes, budget, |limit| self.count_parts(parts, limit))?;
+        if cfg!(debug_assertions) {
+            let text = self.concat(parts);
+            let whole = self.check_meter.fit(&text, budget)?;
+            assert_eq!(fit, whole, "a probe counted in parts as whole");
+        }
+        Ok(fit)
+    }
+
+    /// o200k tokens of `parts`' text, or `None` past `limit`: cut at the
+    /// first and last place each kept half may be cut, the text between
+    /// them counted once per half.
+    pub(super) fn count_parts(&mut self, parts: &Parts, limit: usize) -> Result<Option<usize>> {
+        let mut gap = String::new();
+        let mut total = 0usize;
+        for part in &parts.parts {
+            let Part::Piece(at, half) = part else {
+                gap.push_str(self.part_text(part));
+                continue;
+            };
+            let piece = &mut self.pieces[*at as usize];
+            let (from, to) = match half {
+                0 => (0, piece.head),
+                _ => (piece.head, piece.text.len()),
+            };
+            let slot = &mut piece.halves[usize::from(*half)];
+            let Some((first, last)) = slot.cuts else {
+                gap.push_str(&piece.text[from..to]);
+                continue;
+            };
+            let (first, last) = (from + first as usize, from + last as usize);
+            gap.push_str(&piece.text[from..first]);
+            let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)? else {
+                return Ok(None);
+            };
+            total += n;
+            gap.clear();
+            let inner = match slot.tokens {
+                Some(n) => n,
+                None => {
+                    let Some(n) = self
+                        .meter
+                        .count_part(&piece.text[first..last], limit - total)?
+                    else {
+                        return Ok(None);
+                    };
+                    slot.tokens = Some(n);
+                    n
+                }
+            };
+            if inner > limit - total {
+                return Ok(None);
+            }
+            total += inner;
+            gap.push_str(&piece.text[last..to]);
+        }
+        let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)? else {
+            return Ok(None);
+        };
+        Ok(Some(total + n))
+    }
+
+    /// The sent elements of `state` in document order, and the notices
+    /// `build` writes on them: the same counts, in the same maps.
+    fn sent(&mut self, state: &[Option<Mode>], notices: bool) -> Vec<Sent> {
+        let tree = self.tree;
+        let selection = self.selection;
+        let bare = notices && self.bare;
+        let fold = notices && (self.bare || self.compact);
+        let carried = self.carried[0].as_ref().and_then(|c| c.bare.clone());
+        let mut write_bare = notices && (bare || carried.is_some());
+        let (cuts, mut total) = carried.unwrap_or_default();
+        // Folded counts, summed per reason before they are owned (each
+        // addition saturates, as `build`'s do: the sum is the same in any
+        // order, all of them being positive).
+        let mut folded: Vec<(&str, u64)> = Vec::new();
+        let mut reasons: Vec<(&str, u64)> = Vec::new();
+        let mut sent = Vec::new();
+        let mut at = 0;
+        while at < state.len() {
+            let Some(mode) = state[at] else {
+                // Its subtree is unsent: a sent element's ancestors are.
+                at = tree.node(at as NodeId).end as usize;
+                continue;
+            };
+            let id = at as NodeId;
+            at += 1;
+            let mut omitted = None;
+            if notices && mode != Mode::Placeholder {
+                reasons.clear();
+                for child in tree.children(id) {
+                    if state[child as usize].is_none() {
+                        add_count(&mut reasons, &selection.unsent[child as usize], 1);
+                    }
+                }
+                if let Some(carried) = &self.carried[id as usize] {
+                    for (reason, n) in &carried.omitted {
+                        add_count(&mut reasons, reason, *n);
+                    }
+                }
+                if fold {
+                    write_bare |= !reasons.is_empty();
+                    for &(reason, n) in &reasons {
+                        add_count(&mut folded, reason, n);
+                    }
+                } else if !reasons.is_empty() {
+                    omitted = Some(
+                        reasons
+                            .iter()
+                            .map(|&(reason, n)| (reason.to_string(), n))
+                            .collect(),
+                    );
+                }
+            }
+            sent.push(Sent {
+                id,
+                mode,
+                omitted,
+                bare: None,
+            });
+        }
+        for (reason, n) in folded {
+            let count = total.entry(reason.to_string()).or_default();
+            *count = count.saturating_add(n);
+        }
+        if write_bare {
+            let mut cuts = cuts;
+            if bare {
+                for entry in &sent {
+                    if matches!(entry.mode, Mode::Bare { .. }) {
+                        let at = self.piece(entry.id, entry.mode);
+                        if self.pieces[at as usize].cut {
+                            cuts = cuts.saturating_add(1);
+                        }
+                    }
+                }
+            }
+            sent[0].bare = Some(Notice::Bare {
+                cut: cuts,
+                reasons: total,
+            });
+        }
+        sent
+    }
+
+    /// `entry` with its notices for this probe, when it has any.
+    fn with_notices(&mut self, entry: &Sent) -> Option<Element<'a>> {
+        if entry.omitted.is_none() && entry.bare.is_none() {
+            return None;
+        }
+        let mut element = self.sent_element(entry.id, entry.mode);
+        if let Some(reasons) = &entry.omitted {
+            write(
+                &mut element,
+                Notice::Omitted {
+                    reasons: reasons.clone(),
+                    compact: false,
+                },
+            );
+        }
+        if let Some(notice) = &entry.bare {
+            write(&mut element, notice.clone());
+        }
+        Some(element)
+    }
+
+    fn json_parts(&mut self, parts: &mut Vec<Part>, sent: &[Sent]) {
+        let mut start = Vec::new();
+        render::json_start(&mut start, &self.answer.protocol, &self.answer.instance);
+        parts.push(Part::Own(
+            String::from_utf8(start).expect("the renderers write UTF-8"),
+        ));
+        // Open elements: (index in `sent`, whether a child was written).
+        let mut open: Vec<(usize, bool)> = Vec::new();
+        for (i, entry) in sent.iter().enumerate() {
+            let parent = self.tree.node(entry.id).parent;
+            while let Some(&(top, children)) = open.last() {
+                if Some(sent[top].id) == parent {
+                    break;
+                }
+                open.pop();
+                self.close_json(parts, &sent[top], children);
+            }
+            if let Some((_, children)) = open.last_mut() {
+                parts.push(Part::Static(match children {
+                    true => render::JSON_NEXT_CHILD,
+                    false => render::JSON_FIRST_CHILD,
+                }));
+                *children = true;
+            }
+            parts.push(Part::Piece(self.piece(entry.id, entry.mode), 0));
+            open.push((i, false));
+        }
+        while let Some((top, children)) = open.pop() {
+            self.close_json(parts, &sent[top], children);
+        }
+        parts.push(Part::Static(render::JSON_END));
+    }
+
+    fn close_json(&mut self, parts: &mut Vec<Part>, entry: &Sent, children: bool) {
+        if children {
+            parts.push(Part::Static(render::JSON_LAST_CHILD));
+        }
+        let part = match self.with_notices(entry) {
+            Some(element) => {
+                let mut out = Vec::new();
+                render::json_tail(&mut out, &element);
+                Part::Own(String::from_utf8(out).expect("the renderers write UTF-8"))
+            }
+            None => Part::Piece(self.piece(entry.id, entry.mode), 1),
+        };
+        parts.push(part);
+    }
+}
+
+/// Texts between two pieces' cuts of at most this many bytes are kept
+/// with their count ([`count_gap`]).
+const GAP_KEPT: usize = 256;
+
+/// The tokens of `gap`, the text from one piece's last cut to the next
+/// one's first, or `None` past `limit`: the same few bytes of punctuation
+/// around ids recur in every probe, so short ones are kept with their
+/// count (exact: counted once by the meter).
+fn count_gap(
+    gaps: &mut HashMap<Box<str>, usize>,
+    meter: &mut tokens::Meter,
+    gap: &str,
+    limit: usize,
+) -> Result<Option<usize>> {
+    if let Some(&n) = gaps.get(gap) {
+        return Ok((n <= limit).then_some(n));
+    }
+    let n = meter.count_part(gap, limit)?;
+    if let (Some(n), true) = (n, gap.len() <= GAP_KEPT) {
+        gaps.insert(gap.into(), n);
+    }
+    Ok(n)
+}
+
+/// Adds `n` to `reason`'s count (saturating, as `build`'s maps do), the
+/// reasons in order.
+fn add_count<'r>(counts: &mut Vec<(&'r str, u64)>, reason: &'r str, n: u64) {
+    match counts.binary_search_by(|(r, _)| (*r).cmp(reason)) {
+        Ok(at) => counts[at].1 = counts[at].1.saturating_add(n),
+        Err(at) => counts.insert(at, (reason, n)),
+    }
+}
