@@ -72,6 +72,12 @@ fn main() {
             )
             .build(&pattern)
             .ok();
+        // The bytes a match can start with: those on which the anchored
+        // start state (for any byte before it, or none) does not die.
+        let first = dfa
+            .as_ref()
+            .filter(|_| hir.properties().minimum_len().unwrap_or(0) > 0)
+            .and_then(|regex| first_bytes(regex.forward()));
         let dfa = match dfa {
             Some(regex) => {
                 let (forward, pad_f) = regex.forward().to_bytes_little_endian();
@@ -91,8 +97,14 @@ fn main() {
         };
         writeln!(
             table,
-            "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {} }},",
-            prefixes(&hir)
+            "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {}, min_len: {}, first: {} }},",
+            prefixes(&hir),
+            // Every match is at least this long, in bytes.
+            hir.properties().minimum_len().unwrap_or(0),
+            match first {
+                Some(set) => format!("Some({set:?})"),
+                None => "None".to_string(),
+            }
         )
         .expect("write to a String");
     }
@@ -146,6 +158,30 @@ fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
         .map(|(bytes, ignore_case)| format!("needle(&{bytes:?}, {ignore_case})"))
         .collect();
     format!("Some(&[{}])", needles.join(", "))
+}
+
+/// The bytes a match of the forward DFA can start with, as a 256-bit set
+/// (`[u64; 4]`, bit `b % 64` of word `b / 64`): every byte on which the
+/// anchored start state, whatever byte precedes (or none), does not go to
+/// the dead state. A match of at least one byte starts with one of them.
+/// `None` when a start state cannot be computed.
+fn first_bytes(dfa: &dense::DFA<Vec<u32>>) -> Option<[u64; 4]> {
+    use regex_automata::dfa::Automaton;
+    use regex_automata::util::start;
+    let mut set = [0u64; 4];
+    let behind = std::iter::once(None).chain((0..=255u8).map(Some));
+    for look_behind in behind {
+        let config = start::Config::new()
+            .anchored(regex_automata::Anchored::Yes)
+            .look_behind(look_behind);
+        let start = dfa.start_state(&config).ok()?;
+        for b in 0..=255u8 {
+            if !dfa.is_dead_state(dfa.next_state(start, b)) {
+                set[usize::from(b / 64)] |= 1 << (b % 64);
+            }
+        }
+    }
+    Some(set)
 }
 
 /// The raw strings (`` `...` ``) of a Rego source, outside comments and

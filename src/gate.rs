@@ -11,28 +11,49 @@ use crate::deadline::{Deadline, Stage};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::{Answer, Tree};
-use crate::policy::Policy;
+use crate::policy::{NativeDefault, Policy};
 use crate::trim::{request_input, trim_tree, Counts, Request, Trimmed};
 
 /// A compiled policy and the limits on what is read.
 #[derive(Clone)]
 pub struct Gate {
-    policy: Arc<Policy>,
+    policy: Held,
     limits: Limits,
+}
+
+/// The policy a gate holds: compiled, or the embedded default, planned
+/// and decided natively and compiled in regorus only when needed
+/// (`policy::native`).
+#[derive(Clone)]
+enum Held {
+    Compiled(Arc<Policy>),
+    Default(Arc<NativeDefault>),
 }
 
 impl Gate {
     /// A gate for a compiled policy, with the default limits.
     pub fn new(policy: Policy) -> Gate {
         Gate {
-            policy: Arc::new(policy),
+            policy: Held::Compiled(Arc::new(policy)),
             limits: Limits::default(),
         }
     }
 
     /// A gate with the embedded default policy (`policies/default.rego`).
+    /// Its plans and decisions are the policy's own, computed without
+    /// regorus (`policy::native`, which tests hold to regorus's decisions);
+    /// regorus compiles it the first time something needs it: a
+    /// projection outside what is decided natively, or [`Gate::policy`].
+    /// A build whose default has other bytes than that code was written
+    /// for compiles it here, as any policy.
     pub fn embedded_default() -> Result<Gate> {
-        Ok(Gate::new(Policy::embedded_default()?))
+        if !crate::policy::native_is_current() {
+            return Ok(Gate::new(Policy::embedded_default()?));
+        }
+        Ok(Gate {
+            policy: Held::Default(Arc::default()),
+            limits: Limits::default(),
+        })
     }
 
     /// A gate with the policy at `path`: a `.rego` file, or a folder whose
@@ -59,9 +80,29 @@ impl Gate {
         crate::tokens::warm_up();
     }
 
-    /// The policy.
+    /// The policy. For [`Gate::embedded_default`], the first call compiles
+    /// it in regorus.
+    ///
+    /// # Panics
+    /// If the embedded default does not compile, which a test rules out
+    /// for every build (`policy::load::tests`); a request never panics for
+    /// it (it fails with the error).
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        match &self.policy {
+            Held::Compiled(policy) => policy,
+            Held::Default(default) => match default.compiled() {
+                Ok(policy) => policy,
+                Err(err) => panic!("the embedded default policy does not compile: {err}"),
+            },
+        }
+    }
+
+    /// The policy's hash, without compiling the embedded default.
+    fn policy_hash(&self) -> &str {
+        match &self.policy {
+            Held::Compiled(policy) => policy.hash(),
+            Held::Default(_) => crate::policy::DEFAULT_HASH,
+        }
     }
 
     /// The limits.
@@ -127,22 +168,41 @@ impl Gate {
     ) -> Result<Trimmed<'a>> {
         deadline.check(Stage::Check)?;
         let input = request_input(answer, request);
-        // No single evaluation may run past what is left of the request.
-        let mut evaluator =
-            self.policy
-                .evaluator_within(&input, answer.root.title.as_deref(), *deadline)?;
-        let plan = evaluator.plan().clone();
-        trim_tree(
-            answer,
-            tree,
-            request,
-            &plan,
-            &mut evaluator,
-            self.policy.hash(),
-            &self.limits,
-            deadline,
-            counts,
-        )
+        let title = answer.root.title.as_deref();
+        let hash = self.policy_hash();
+        match &self.policy {
+            Held::Compiled(policy) => {
+                // No single evaluation may run past what is left of the request.
+                let mut evaluator = policy.evaluator_within(&input, title, *deadline)?;
+                let plan = evaluator.plan().clone();
+                trim_tree(
+                    answer,
+                    tree,
+                    request,
+                    &plan,
+                    &mut evaluator,
+                    hash,
+                    &self.limits,
+                    deadline,
+                    counts,
+                )
+            }
+            Held::Default(default) => {
+                let mut evaluator = default.evaluator(&input, title, *deadline)?;
+                let plan = evaluator.plan().clone();
+                trim_tree(
+                    answer,
+                    tree,
+                    request,
+                    &plan,
+                    &mut evaluator,
+                    hash,
+                    &self.limits,
+                    deadline,
+                    counts,
+                )
+            }
+        }
     }
 }
 

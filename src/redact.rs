@@ -39,7 +39,9 @@ use crate::error::{Error, Result};
 /// from the binary the first time the pattern searches; a pattern whose
 /// DFAs would be too large is compiled then. Until then, a pattern whose
 /// matches all start with one of a few literals (build.rs's prefixes) finds
-/// nothing, without loading, in a text that holds none of them. Any other
+/// nothing, without loading, in a text that holds none of them; so does one
+/// in a text shorter than its shortest match, or without a byte a match
+/// can start with (`card-number`: a digit). Any other
 /// pattern is a `regex::Regex` compiled at once. All find the same
 /// leftmost-first matches (`src/tests/patterns.rs` compares them on
 /// adversarial strings).
@@ -88,6 +90,12 @@ struct Precompiled {
     /// for all its ASCII case variants; `None` when that is not a few
     /// literals.
     prefixes: Option<&'static [(&'static [u8], bool)]>,
+    /// The fewest bytes a match has (regex-syntax's `minimum_len`).
+    min_len: usize,
+    /// The bytes a match can start with (bit `b % 64` of word `b / 64`),
+    /// from the forward DFA; `None` when it has none or a match may be
+    /// empty.
+    first: Option<[u64; 4]>,
 }
 
 /// A prefix needle of [`Precompiled::prefixes`] (build.rs writes calls).
@@ -265,16 +273,29 @@ fn dfa_find(
     (found <= end).then_some(Some(found..end))
 }
 
-/// Whether `text[start..]` holds one of the pattern's prefixes (or it has
-/// none): else it holds no match.
+/// Whether `text[start..]` may hold a match: it is at least the pattern's
+/// shortest match long, holds one of its prefixes (if it has some) and a
+/// byte a match can start with (if that is known). Else it holds none.
 fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
-    let Some(prefixes) = p.prefixes else {
-        return true;
-    };
     let rest = text.as_bytes().get(start..).unwrap_or_default();
-    prefixes
-        .iter()
-        .any(|&(needle, fold)| contains(rest, needle, fold))
+    // A match lies in `rest` (the text before `start` is only context).
+    if rest.len() < p.min_len {
+        return false;
+    }
+    if let Some(prefixes) = p.prefixes {
+        if !prefixes
+            .iter()
+            .any(|&(needle, fold)| contains(rest, needle, fold))
+        {
+            return false;
+        }
+    }
+    match &p.first {
+        Some(set) => rest
+            .iter()
+            .any(|&b| set[usize::from(b / 64)] >> (b % 64) & 1 == 1),
+        None => true,
+    }
 }
 
 /// Whether `haystack` holds `needle` (ASCII letters in any case when

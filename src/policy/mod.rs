@@ -28,6 +28,7 @@ mod engine;
 mod inside;
 mod lint;
 mod load;
+mod native;
 mod probes;
 mod projection;
 mod recursion;
@@ -42,7 +43,9 @@ pub(crate) use engine::decide;
 #[cfg(any(test, feature = "internals"))]
 pub use engine::Evaluator;
 pub use engine::{is_rule_id, Policy};
+pub(crate) use engine::DEFAULT_HASH;
 pub use inside::Inside;
+pub(crate) use native::{is_current as native_is_current, NativeDefault};
 #[cfg(feature = "cli")]
 pub use lint::check_layers;
 #[cfg(test)]
