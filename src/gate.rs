@@ -332,6 +332,43 @@ mod tests {
         }
     }
 
+    /// The embedded default decided natively sends, reports and refuses
+    /// what regorus's decisions give, request after request on one gate
+    /// (the report's `evaluations` count what a cache did not hold).
+    #[test]
+    fn the_native_default_trims_as_regorus_does() {
+        let native = Gate::embedded_default().unwrap();
+        assert!(matches!(native.policy, Held::Default(_)));
+        let compiled = Gate::new(Policy::embedded_default().unwrap());
+        let mut inputs: Vec<(String, Vec<u8>)> = fixtures();
+        for (n, seed) in [(40, 1), (300, 2), (1_000, 3)] {
+            let bytes = serde_json::to_vec(&crate::synth::synth(n, seed)).unwrap();
+            inputs.push((format!("synth {n}"), bytes));
+        }
+        let mut trimmed = 0;
+        for _round in 0..2 {
+            for (name, bytes) in &inputs {
+                let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+                let mut requests = requests(&value);
+                requests.push(Request::new("custom").timeout(std::time::Duration::from_secs(600)));
+                for request in requests {
+                    let now = outcome(native.trim_bytes(bytes, &request));
+                    let before = outcome(compiled.trim_bytes(bytes, &request));
+                    assert_eq!(now, before, "{name}: {:?}", request.action);
+                    trimmed += 1;
+                }
+            }
+        }
+        assert!(trimmed > 100);
+        // Nothing asked for regorus.
+        match &native.policy {
+            Held::Default(default) => assert!(default.compiled_yet().is_none()),
+            Held::Compiled(_) => unreachable!(),
+        }
+        assert_eq!(native.policy().hash(), compiled.policy().hash());
+        assert_eq!(native.policy_hash(), compiled.policy().hash());
+    }
+
     #[test]
     fn gate_is_send_and_sync() {
         fn assert<T: Send + Sync>() {}

@@ -273,6 +273,12 @@ impl NativeDefault {
         })
     }
 
+    /// The compiled policy, if something needed it yet.
+    #[cfg(test)]
+    pub(crate) fn compiled_yet(&self) -> Option<&std::result::Result<Policy, String>> {
+        self.compiled.get()
+    }
+
     /// The plan for `request`, cached as regorus's plans are.
     fn plan(&self, request: &RequestInput) -> Result<Arc<RequestPlan>> {
         if let Some(plan) = lock(&self.plans).get(request) {
@@ -390,5 +396,321 @@ impl Decider for NativeEvaluator<'_> {
 
     fn evaluations(&self) -> usize {
         self.evaluations + self.regorus.as_ref().map_or(0, Decider::evaluations)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::*;
+    use crate::model::Role;
+    use crate::policy::engine::{probe_request, DEFAULT_SOURCE};
+    use crate::policy::token::{tokenize, TokenKind};
+    use crate::policy::Inside;
+
+    #[test]
+    fn the_native_default_is_written_for_this_default() {
+        assert!(
+            is_current(),
+            "policies/default.rego changed (hash {DEFAULT_HASH}): bring src/policy/native.rs up \
+             to date with it (its plan, its rules and `READS`), then set `WRITTEN_FOR`; until \
+             then the default is compiled and decided by regorus"
+        );
+    }
+
+    /// Every rule the file defines, and what each reads of the input
+    /// (`input.` paths, two words deep) directly or through the rules its
+    /// body names, is what `READS` says: the fields the exhaustive test
+    /// below varies are all those a rule can see.
+    #[test]
+    fn the_default_reads_what_reads_says() {
+        let tokens = tokenize(DEFAULT_SOURCE);
+        // A rule's definition starts with a name in the first column.
+        let starts: Vec<usize> = (0..tokens.len())
+            .filter(|&k| tokens[k].col == 1 && tokens[k].kind == TokenKind::Ident)
+            .filter(|&k| !matches!(tokens[k].text.as_str(), "package" | "import"))
+            .collect();
+        let names: BTreeSet<&str> = starts.iter().map(|&k| tokens[k].text.as_str()).collect();
+        let mut direct: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        let mut named: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (n, &start) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).copied().unwrap_or(tokens.len());
+            let rule = tokens[start].text.as_str();
+            let reads = direct.entry(rule).or_default();
+            let refs = named.entry(rule).or_default();
+            let word = |k: usize| tokens.get(k).map(|t| t.text.as_str());
+            for k in start + 1..end {
+                let t = &tokens[k];
+                if t.kind != TokenKind::Ident {
+                    continue;
+                }
+                if t.text == "input" {
+                    assert_eq!(word(k + 1), Some("."), "`input` alone in `{rule}`");
+                    let first = word(k + 2).expect("a field");
+                    let path = match first {
+                        "element" | "action" | "app" => {
+                            assert_eq!(word(k + 3), Some("."), "`input.{first}` in `{rule}`");
+                            format!("{first}.{}", word(k + 4).expect("a field"))
+                        }
+                        other => other.to_string(),
+                    };
+                    reads.insert(path);
+                } else if names.contains(t.text.as_str()) && word(k.wrapping_sub(1)) != Some(".") {
+                    refs.insert(t.text.as_str());
+                }
+            }
+        }
+        // `data.ctxgate.x` names a rule too.
+        for (n, &start) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).copied().unwrap_or(tokens.len());
+            for k in start..end.saturating_sub(4) {
+                if tokens[k].text == "data" && tokens.get(k + 2).is_some_and(|t| t.text == "ctxgate")
+                {
+                    let target = tokens[k + 4].text.as_str();
+                    named
+                        .get_mut(tokens[start].text.as_str())
+                        .unwrap()
+                        .insert(target);
+                }
+            }
+        }
+        let expected: BTreeMap<&str, BTreeSet<String>> = READS
+            .iter()
+            .map(|(rule, reads)| (*rule, reads.iter().map(|s| s.to_string()).collect()))
+            .collect();
+        assert_eq!(
+            names,
+            expected.keys().copied().collect::<BTreeSet<_>>(),
+            "the rules the file defines"
+        );
+        for rule in &names {
+            // Transitively through the rules it names.
+            let mut all = BTreeSet::new();
+            let mut stack = vec![*rule];
+            let mut seen = BTreeSet::new();
+            while let Some(r) = stack.pop() {
+                if !seen.insert(r) {
+                    continue;
+                }
+                all.extend(direct[r].iter().cloned());
+                stack.extend(named[r].iter().copied().filter(|n| n != &r));
+            }
+            assert_eq!(all, expected[rule], "what `{rule}` reads");
+        }
+    }
+
+    #[test]
+    fn the_plans_are_regorus_plans() {
+        let policy = Policy::embedded_default().unwrap();
+        for action in ["selection", "focus", "window", "app", "custom", "", "Focus"] {
+            for target in [None, Some("n3")] {
+                let request = probe_request(action, target);
+                let want = policy.plan(&request).unwrap();
+                let got = NativeDefault::default().plan(&request).unwrap();
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "{action}");
+            }
+        }
+    }
+
+    /// Representative values of each field the rules read.
+    const ACTIONS: [&str; 7] = ["selection", "focus", "window", "app", "custom", "", "Focus"];
+    const SUBROLES: [Option<&str>; 12] = [
+        None,
+        Some(""),
+        Some("AXSecureTextField"),
+        Some("secure"),
+        Some("PASSWORD"),
+        Some("pass_word"),
+        Some("AXSearchField"),
+        Some("ſecure"),
+        Some("ＰＡＳＳＷＯＲＤ"),
+        Some("İpassword"),
+        Some("insecure-ish"),
+        Some("textbox"),
+    ];
+    const TITLES: [&[&str]; 5] = [
+        &[],
+        &["pin"],
+        &["password"],
+        &["one-time-code", "passcode"],
+        &["one-time-code", "passcode", "password", "pin"],
+    ];
+    const ATTRIBUTES: [&[&str]; 5] = [&[], &["author"], &["url"], &["url", "author"], &["Author"]];
+    const DEPTHS: [usize; 5] = [0, 1, 6, 7, 12];
+
+    fn inside(depth: usize) -> Inside<'static> {
+        (0..depth).fold(Inside::new(), |up, _| up.child(Role::Group, None))
+    }
+
+    fn base() -> ElementInput<'static> {
+        ElementInput {
+            role: Role::Group,
+            subrole: None,
+            selected: false,
+            focused: false,
+            visible: true,
+            hovered: false,
+            has_title: true,
+            has_content: false,
+            contains_selection: false,
+            attribute_names: Vec::new(),
+            attributes: Vec::new(),
+            title_matches: Vec::new(),
+            inside: Inside::new(),
+        }
+    }
+
+    /// Compares the native decision and evaluation count with regorus's
+    /// for each element, per action.
+    fn compare(cases: Vec<(&'static str, ElementInput<'static>)>) -> usize {
+        let policy = Policy::embedded_default().unwrap();
+        let mut regorus: HashMap<&str, Evaluator<'_>> = HashMap::new();
+        let mut n = 0;
+        for (action, element) in cases {
+            assert!(covers(&element));
+            let evaluator = regorus
+                .entry(action)
+                .or_insert_with(|| policy.evaluator(&probe_request(action, None)).unwrap());
+            let before = Decider::evaluations(evaluator);
+            let want = Decider::decide(evaluator, &element).unwrap();
+            let asked = Decider::evaluations(evaluator) - before;
+            let got = decide(Action::of(action), &element);
+            assert_eq!(got, *want, "{action}: {element:?}");
+            if asked > 0 {
+                assert_eq!(rules_asked(&element), asked, "{action}: {element:?}");
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// For each rule, every combination of the representative values of
+    /// the fields it reads (`READS`), the other fields as in `base`.
+    #[test]
+    fn every_rule_decides_as_regorus_on_every_combination_of_what_it_reads() {
+        let mut cases = Vec::new();
+        // mask: role, subrole, title_matches, has_content.
+        for role in Role::ALL {
+            for subrole in SUBROLES {
+                for titles in TITLES {
+                    for has_content in [false, true] {
+                        let mut e = base();
+                        (e.role, e.subrole, e.has_content) = (role, subrole, has_content);
+                        e.title_matches = titles.to_vec();
+                        cases.push(("focus", e));
+                    }
+                }
+            }
+        }
+        // keep: focused, selected, contains_selection, role, action.
+        for action in ACTIONS {
+            for role in Role::ALL {
+                for bits in 0..8u8 {
+                    let mut e = base();
+                    e.role = role;
+                    (e.focused, e.selected, e.contains_selection) =
+                        (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0);
+                    cases.push((action, e));
+                }
+            }
+        }
+        // prune: visible.
+        for visible in [false, true] {
+            let mut e = base();
+            e.visible = visible;
+            cases.push(("focus", e));
+        }
+        // priority: role, focused, selected, hovered, inside.
+        for role in Role::ALL {
+            for bits in 0..8u8 {
+                for depth in DEPTHS {
+                    let mut e = base();
+                    e.role = role;
+                    (e.focused, e.selected, e.hovered) =
+                        (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0);
+                    e.inside = inside(depth);
+                    cases.push(("focus", e));
+                }
+            }
+        }
+        // strip: action, attribute_names, focused, selected,
+        // contains_selection.
+        for action in ACTIONS {
+            for names in ATTRIBUTES {
+                for bits in 0..8u8 {
+                    let mut e = base();
+                    e.attribute_names = names.to_vec();
+                    (e.focused, e.selected, e.contains_selection) =
+                        (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0);
+                    cases.push((action, e));
+                }
+            }
+        }
+        let total = cases.len();
+        let evaluated = compare(cases);
+        assert!(evaluated * 10 > total * 9, "{evaluated} of {total} evaluated");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// Random projections: every field at once, random subroles and
+        /// attribute names.
+        #[test]
+        fn random_projections_decide_as_regorus(
+            action in 0..ACTIONS.len(),
+            role in 0..13usize,
+            subrole in proptest::option::of("[a-zA-Z_ſİＰＡＳ ]{0,12}"),
+            bits in 0..128u8,
+            titles in 0..TITLES.len(),
+            names in proptest::collection::vec("(author|Author|url|[a-z]{1,6})", 0..4),
+            depth in 0..10usize,
+        ) {
+            let subrole: Option<&'static str> = subrole.map(|s| &*Box::leak(s.into_boxed_str()));
+            let names: Vec<&'static str> = names.into_iter().map(|s| &*Box::leak(s.into_boxed_str())).collect();
+            let e = ElementInput {
+                role: Role::ALL[role],
+                subrole,
+                selected: bits & 1 != 0,
+                focused: bits & 2 != 0,
+                visible: bits & 4 != 0,
+                hovered: bits & 8 != 0,
+                has_title: bits & 16 != 0,
+                has_content: bits & 32 != 0,
+                contains_selection: bits & 64 != 0,
+                attribute_names: names,
+                attributes: Vec::new(),
+                title_matches: TITLES[titles].to_vec(),
+                inside: inside(depth),
+            };
+            compare(vec![(ACTIONS[action], e)]);
+        }
+    }
+
+    /// A projection outside what is decided here (declared attribute
+    /// values, which the default's plan never declares) goes to regorus,
+    /// compiled then, and counts its evaluations.
+    #[test]
+    fn what_is_not_covered_is_decided_by_regorus() {
+        let default = NativeDefault::default();
+        let request = probe_request("focus", None);
+        let deadline = Deadline::after(std::time::Duration::from_secs(600));
+        let mut evaluator = default.evaluator(&request, None, deadline).unwrap();
+        assert!(default.compiled.get().is_none(), "compiled before it was needed");
+        let value = serde_json::json!("x");
+        let mut e = base();
+        e.attribute_names = vec!["url"];
+        e.attributes = vec![("url", &value)];
+        assert!(!covers(&e));
+        let got = Decider::decide(&mut evaluator, &e).unwrap();
+        assert!(default.compiled.get().is_some());
+        let policy = Policy::embedded_default().unwrap();
+        let mut regorus = policy.evaluator(&request).unwrap();
+        assert_eq!(got, Decider::decide(&mut regorus, &e).unwrap());
+        assert_eq!(
+            Decider::evaluations(&evaluator),
+            Decider::evaluations(&regorus)
+        );
     }
 }
