@@ -114,21 +114,18 @@ fn main() {
         .expect("write pattern_count.rs");
 }
 
-/// What every match of the pattern starts with (regex-syntax's prefix
-/// literals), as needles: `(bytes, ignore ASCII case)`, one needle with
-/// `true` standing for all the ASCII case variants of a literal when all of
-/// them are literals. `None` when the literals say nothing (an infinite set,
-/// an empty literal, too many needles): the pattern is then loaded on its
-/// first search.
+/// Literals one of which every match of the pattern holds, as needles:
+/// `(bytes, ignore ASCII case)`, one needle with `true` standing for all
+/// the ASCII case variants of a literal when all of them are literals.
+/// `None` when the literals say nothing (an infinite set, an empty literal,
+/// too many needles): the pattern is then loaded on its first search.
+/// The literals are regex-syntax's prefixes of the whole pattern or, when
+/// they are longer, of a part every match goes through ([`held`]).
 fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
-    let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
-    let Some(literals) = seq.literals() else {
+    let Some(literals) = held(hir) else {
         return "None".to_string();
     };
-    let literals: Vec<&[u8]> = literals.iter().map(|l| l.as_bytes()).collect();
-    if literals.iter().any(|l| l.is_empty()) {
-        return "None".to_string();
-    }
+    let literals: Vec<&[u8]> = literals.iter().map(|l| l.as_slice()).collect();
     let mut needles: Vec<(Vec<u8>, bool)> = Vec::new();
     let mut groups: Vec<(Vec<u8>, Vec<&[u8]>)> = Vec::new();
     for literal in &literals {
@@ -182,6 +179,65 @@ fn first_bytes(dfa: &dense::DFA<Vec<u32>>) -> Option<[u64; 4]> {
         }
     }
     Some(set)
+}
+
+/// Literals one of which every match of `hir` holds (somewhere, not only at
+/// its start): the prefix literals of `hir`; of an alternation, the union
+/// of its branches' (each must have some); of a concatenation, the best of
+/// its tails' prefixes (a match of `a b c` holds a match of `b c`, which
+/// starts with one of that tail's prefixes) and its parts' own. Best: the
+/// shortest literal longest, then the fewest. A literal that another one
+/// starts is dropped (a text holding it holds the shorter one).
+fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+        let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
+        let mut literals: Vec<Vec<u8>> = seq.literals()?.iter().map(|l| l.as_bytes().to_vec()).collect();
+        if literals.is_empty() || literals.iter().any(|l| l.is_empty()) {
+            return None;
+        }
+        literals.sort();
+        literals.dedup();
+        let all = literals.clone();
+        literals.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
+        Some(literals)
+    }
+    fn score(literals: &[Vec<u8>]) -> (usize, std::cmp::Reverse<usize>) {
+        let shortest = literals.iter().map(Vec::len).min().unwrap_or(0);
+        (shortest, std::cmp::Reverse(literals.len()))
+    }
+    let better = |a: Option<Vec<Vec<u8>>>, b: Option<Vec<Vec<u8>>>| match (a, b) {
+        (Some(a), Some(b)) => Some(if score(&b) > score(&a) { b } else { a }),
+        (a, b) => a.or(b),
+    };
+    let mut best = prefix_literals(hir);
+    match hir.kind() {
+        HirKind::Capture(capture) => best = better(best, held(&capture.sub)),
+        HirKind::Alternation(branches) => {
+            let mut union = Vec::new();
+            for branch in branches {
+                match held(branch) {
+                    Some(literals) => union.extend(literals),
+                    None => return best,
+                }
+            }
+            union.sort();
+            union.dedup();
+            let all = union.clone();
+            union.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
+            best = better(best, Some(union));
+        }
+        HirKind::Concat(parts) => {
+            for at in 1..parts.len() {
+                best = better(best, prefix_literals(&Hir::concat(parts[at..].to_vec())));
+            }
+            for part in parts {
+                best = better(best, held(part));
+            }
+        }
+        _ => {}
+    }
+    best
 }
 
 /// The raw strings (`` `...` ``) of a Rego source, outside comments and
