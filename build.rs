@@ -192,7 +192,11 @@ fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::{Hir, HirKind};
     fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
         let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
-        let mut literals: Vec<Vec<u8>> = seq.literals()?.iter().map(|l| l.as_bytes().to_vec()).collect();
+        let mut literals: Vec<Vec<u8>> = seq
+            .literals()?
+            .iter()
+            .map(|l| l.as_bytes().to_vec())
+            .collect();
         if literals.is_empty() || literals.iter().any(|l| l.is_empty()) {
             return None;
         }

@@ -42,16 +42,16 @@ mod tools;
 pub(crate) use engine::decide;
 #[cfg(any(test, feature = "internals"))]
 pub use engine::Evaluator;
-pub use engine::{is_rule_id, Policy};
 pub(crate) use engine::DEFAULT_HASH;
+pub use engine::{is_rule_id, Policy};
 pub use inside::Inside;
-pub(crate) use native::{is_current as native_is_current, NativeDefault};
 #[cfg(feature = "cli")]
 pub use lint::check_layers;
 #[cfg(test)]
 pub use lint::check_sources;
 #[cfg(feature = "cli")]
 pub use load::{layer_files, DEFAULT_LAYER};
+pub(crate) use native::{is_current as native_is_current, NativeDefault};
 #[cfg(test)]
 pub use projection::FLOOR_SECURE_TEXT;
 pub use projection::{Decider, ElementInput, Floor};

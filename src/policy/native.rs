@@ -46,28 +46,105 @@ pub(crate) fn is_current() -> bool {
 
 /// `title_patterns`, in the order regorus gives the object (by name).
 const TITLE_PATTERNS: [(&str, &str); 4] = [
-    ("one-time-code", r"(?i:one[\s_-]?time[\s_-]?(?:code|password|passcode|pin)|two[\s_-]?factor|verification[\s_-]?code|security[\s_-]?code|authentication[\s_-]?code)|(?:^|[^A-Za-z0-9])(?:OTP|otp|Otp|2FA|2fa|MFA|mfa|Mfa)s?(?:$|[^a-z])|[a-z](?:Otp|OTP|Mfa|MFA)s?(?:$|[^a-z])"),
-    ("passcode", r"(?:(?:^|[^A-Za-z])(?i:p)|[a-z]P)(?i:ass[\s_-]?codes?)|[A-Z]PASSCODE"),
-    ("password", r"(?:(?:^|[^A-Za-z])(?i:p)|[a-z]P)(?i:ass[\s_-]?words?|asswort|assphrases?)|[A-Z]PASS(?:WORD|PHRASE)|(?i:mot de passe|contraseña|kennwort)"),
-    ("pin", r"(?:^|[^A-Z])PINS?(?:$|[^A-Z])|(?:^|[^A-Za-z])[Pp]in(?:_|[A-Z])|_[Pp]in(?:$|[^a-z])|[a-z]Pin(?:$|[^a-z])|(?:^|[^A-Za-z])(?i:pin)[\s_-]?(?i:codes?|numbers?)"),
+    (
+        "one-time-code",
+        r"(?i:one[\s_-]?time[\s_-]?(?:code|password|passcode|pin)|two[\s_-]?factor|verification[\s_-]?code|security[\s_-]?code|authentication[\s_-]?code)|(?:^|[^A-Za-z0-9])(?:OTP|otp|Otp|2FA|2fa|MFA|mfa|Mfa)s?(?:$|[^a-z])|[a-z](?:Otp|OTP|Mfa|MFA)s?(?:$|[^a-z])",
+    ),
+    (
+        "passcode",
+        r"(?:(?:^|[^A-Za-z])(?i:p)|[a-z]P)(?i:ass[\s_-]?codes?)|[A-Z]PASSCODE",
+    ),
+    (
+        "password",
+        r"(?:(?:^|[^A-Za-z])(?i:p)|[a-z]P)(?i:ass[\s_-]?words?|asswort|assphrases?)|[A-Z]PASS(?:WORD|PHRASE)|(?i:mot de passe|contraseña|kennwort)",
+    ),
+    (
+        "pin",
+        r"(?:^|[^A-Z])PINS?(?:$|[^A-Z])|(?:^|[^A-Za-z])[Pp]in(?:_|[A-Z])|_[Pp]in(?:$|[^a-z])|[a-z]Pin(?:$|[^a-z])|(?:^|[^A-Za-z])(?i:pin)[\s_-]?(?i:codes?|numbers?)",
+    ),
 ];
 
 /// `redact`: (id, pattern, replace, luhn), in id order.
 const REDACT: [(&str, &str, &str, bool); 14] = [
     ("ai-api-key", r"sk-[A-Za-z0-9_-]{20,}", "[api key]", false),
-    ("aws-access-key", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}", "[aws key]", false),
-    ("azure-storage-key", r"AccountKey=[A-Za-z0-9+/]{86}==", "AccountKey=[azure key]", false),
-    ("bearer-token", r"(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*", "Bearer [token]", false),
-    ("card-number", r"\d+(?:[-. \x{A0}\x{2007}\x{2009}\x{202F}\x{3000}\x{2010}-\x{2013}\x{FF0D}]{1,3}\d+)*", "[card number]", true),
-    ("github-token", r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}", "[github token]", false),
-    ("gitlab-token", r"gl(?:pat|ptt|rt|dt|ft|imt|oas|cbt|soat|agent)-[0-9A-Za-z_-]{20,}", "[gitlab token]", false),
-    ("google-api-key", r"AIza[0-9A-Za-z_-]{35}|GOCSPX-[0-9A-Za-z_-]{28}|ya29\.[0-9A-Za-z_-]{20,}", "[google api key]", false),
-    ("jwt", r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", "[jwt]", false),
-    ("private-key", r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*)", "[private key]", false),
-    ("registry-token", r"npm_[A-Za-z0-9]{36}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}|hf_[A-Za-z0-9]{34,}", "[registry token]", false),
-    ("service-api-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|SK[0-9a-fA-F]{32}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[opr]_v1_[a-f0-9]{64}|dapi[a-f0-9]{32}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "[api key]", false),
-    ("slack-token", r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}", "[slack token]", false),
-    ("stripe-key", r"(?:[sr]k_(?:live|test)|whsec)_[0-9A-Za-z]{16,247}", "[stripe key]", false),
+    (
+        "aws-access-key",
+        r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}",
+        "[aws key]",
+        false,
+    ),
+    (
+        "azure-storage-key",
+        r"AccountKey=[A-Za-z0-9+/]{86}==",
+        "AccountKey=[azure key]",
+        false,
+    ),
+    (
+        "bearer-token",
+        r"(?i)bearer\s+[A-Za-z0-9._~+/-]{16,}=*",
+        "Bearer [token]",
+        false,
+    ),
+    (
+        "card-number",
+        r"\d+(?:[-. \x{A0}\x{2007}\x{2009}\x{202F}\x{3000}\x{2010}-\x{2013}\x{FF0D}]{1,3}\d+)*",
+        "[card number]",
+        true,
+    ),
+    (
+        "github-token",
+        r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}",
+        "[github token]",
+        false,
+    ),
+    (
+        "gitlab-token",
+        r"gl(?:pat|ptt|rt|dt|ft|imt|oas|cbt|soat|agent)-[0-9A-Za-z_-]{20,}",
+        "[gitlab token]",
+        false,
+    ),
+    (
+        "google-api-key",
+        r"AIza[0-9A-Za-z_-]{35}|GOCSPX-[0-9A-Za-z_-]{28}|ya29\.[0-9A-Za-z_-]{20,}",
+        "[google api key]",
+        false,
+    ),
+    (
+        "jwt",
+        r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
+        "[jwt]",
+        false,
+    ),
+    (
+        "private-key",
+        r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*)",
+        "[private key]",
+        false,
+    ),
+    (
+        "registry-token",
+        r"npm_[A-Za-z0-9]{36}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}|hf_[A-Za-z0-9]{34,}",
+        "[registry token]",
+        false,
+    ),
+    (
+        "service-api-key",
+        r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|SK[0-9a-fA-F]{32}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[opr]_v1_[a-f0-9]{64}|dapi[a-f0-9]{32}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        "[api key]",
+        false,
+    ),
+    (
+        "slack-token",
+        r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}",
+        "[slack token]",
+        false,
+    ),
+    (
+        "stripe-key",
+        r"(?:[sr]k_(?:live|test)|whsec)_[0-9A-Za-z]{16,247}",
+        "[stripe key]",
+        false,
+    ),
 ];
 
 /// What each rule of the default reads of the input, directly or through
@@ -78,13 +155,58 @@ pub(crate) const READS: [(&str, &[&str]); 11] = [
     ("budget", &[]),
     ("title_patterns", &[]),
     ("redact", &[]),
-    ("mask", &["element.role", "element.subrole", "element.title_matches", "element.has_content"]),
-    ("secret_title_role", &["element.role", "element.has_content"]),
+    (
+        "mask",
+        &[
+            "element.role",
+            "element.subrole",
+            "element.title_matches",
+            "element.has_content",
+        ],
+    ),
+    (
+        "secret_title_role",
+        &["element.role", "element.has_content"],
+    ),
     ("prune", &["element.visible"]),
-    ("keep", &["element.focused", "element.selected", "element.role", "action.name", "element.contains_selection"]),
-    ("on_focus_or_selected", &["element.focused", "element.selected", "element.contains_selection"]),
-    ("strip", &["action.name", "element.attribute_names", "element.focused", "element.selected", "element.contains_selection"]),
-    ("priority", &["element.role", "element.focused", "element.selected", "element.hovered", "inside"]),
+    (
+        "keep",
+        &[
+            "element.focused",
+            "element.selected",
+            "element.role",
+            "action.name",
+            "element.contains_selection",
+        ],
+    ),
+    (
+        "on_focus_or_selected",
+        &[
+            "element.focused",
+            "element.selected",
+            "element.contains_selection",
+        ],
+    ),
+    (
+        "strip",
+        &[
+            "action.name",
+            "element.attribute_names",
+            "element.focused",
+            "element.selected",
+            "element.contains_selection",
+        ],
+    ),
+    (
+        "priority",
+        &[
+            "element.role",
+            "element.focused",
+            "element.selected",
+            "element.hovered",
+            "inside",
+        ],
+    ),
 ];
 
 /// The plan for a request: the scope follows the action's name; the rest
@@ -375,8 +497,11 @@ impl Decider for NativeEvaluator<'_> {
                 Some(regorus) => regorus,
                 None => {
                     let policy = self.default.compiled()?;
-                    let evaluator =
-                        policy.evaluator_within(&self.key.0, self.title.as_deref(), self.deadline)?;
+                    let evaluator = policy.evaluator_within(
+                        &self.key.0,
+                        self.title.as_deref(),
+                        self.deadline,
+                    )?;
                     self.regorus.insert(evaluator)
                 }
             };
@@ -465,7 +590,8 @@ mod tests {
         for (n, &start) in starts.iter().enumerate() {
             let end = starts.get(n + 1).copied().unwrap_or(tokens.len());
             for k in start..end.saturating_sub(4) {
-                if tokens[k].text == "data" && tokens.get(k + 2).is_some_and(|t| t.text == "ctxgate")
+                if tokens[k].text == "data"
+                    && tokens.get(k + 2).is_some_and(|t| t.text == "ctxgate")
                 {
                     let target = tokens[k + 4].text.as_str();
                     named
@@ -649,7 +775,10 @@ mod tests {
         }
         let total = cases.len();
         let evaluated = compare(cases);
-        assert!(evaluated * 10 > total * 9, "{evaluated} of {total} evaluated");
+        assert!(
+            evaluated * 10 > total * 9,
+            "{evaluated} of {total} evaluated"
+        );
     }
 
     proptest::proptest! {
@@ -697,7 +826,10 @@ mod tests {
         let request = probe_request("focus", None);
         let deadline = Deadline::after(std::time::Duration::from_secs(600));
         let mut evaluator = default.evaluator(&request, None, deadline).unwrap();
-        assert!(default.compiled.get().is_none(), "compiled before it was needed");
+        assert!(
+            default.compiled.get().is_none(),
+            "compiled before it was needed"
+        );
         let value = serde_json::json!("x");
         let mut e = base();
         e.attribute_names = vec!["url"];
