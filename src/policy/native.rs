@@ -565,8 +565,7 @@ mod tests {
             let reads = direct.entry(rule).or_default();
             let refs = named.entry(rule).or_default();
             let word = |k: usize| tokens.get(k).map(|t| t.text.as_str());
-            for k in start + 1..end {
-                let t = &tokens[k];
+            for (k, t) in tokens.iter().enumerate().take(end).skip(start + 1) {
                 if t.kind != TokenKind::Ident {
                     continue;
                 }
