@@ -97,8 +97,11 @@ fn main() {
         };
         writeln!(
             table,
-            "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {}, min_len: {}, first: {} }},",
+            "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {}, inner: {}, min_len: {}, first: {} }},",
             prefixes(&hir),
+            // Needles not the pattern's own prefixes (many, for the title
+            // patterns): searched for only in the first texts.
+            held(&hir).is_some() && held(&hir) != whole_prefixes(&hir),
             // Every match is at least this long, in bytes.
             hir.properties().minimum_len().unwrap_or(0),
             match first {
@@ -188,6 +191,24 @@ fn first_bytes(dfa: &dense::DFA<Vec<u32>>) -> Option<[u64; 4]> {
 /// starts with one of that tail's prefixes) and its parts' own. Best: the
 /// shortest literal longest, then the fewest. A literal that another one
 /// starts is dropped (a text holding it holds the shorter one).
+/// The prefix literals of the whole pattern, as [`held`] reduces them.
+fn whole_prefixes(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
+    let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
+    let mut literals: Vec<Vec<u8>> = seq
+        .literals()?
+        .iter()
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+    if literals.is_empty() || literals.iter().any(|l| l.is_empty()) {
+        return None;
+    }
+    literals.sort();
+    literals.dedup();
+    let all = literals.clone();
+    literals.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
+    Some(literals)
+}
+
 fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::{Hir, HirKind};
     fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {

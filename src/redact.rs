@@ -90,6 +90,12 @@ struct Precompiled {
     /// for all its ASCII case variants; `None` when that is not a few
     /// literals.
     prefixes: Option<&'static [(&'static [u8], bool)]>,
+    /// Whether the needles are not the pattern's own prefixes: literals
+    /// inside every match, many for the title patterns. They are looked
+    /// for only in the first [`INNER_BUDGET`] bytes of text the pattern is
+    /// asked to search; past that it loads (on a large tree, searching for
+    /// a dozen needles in every title costs more than the DFA).
+    inner: bool,
     /// The fewest bytes a match has (regex-syntax's `minimum_len`).
     min_len: usize,
     /// The bytes a match can start with (bit `b % 64` of word `b / 64`),
@@ -230,12 +236,26 @@ impl Pattern {
 /// when it is not loaded and its prefixes say `text[start..]` holds no
 /// match.
 fn engine(p: &'static Precompiled, text: &str, start: usize) -> Option<&'static Engine> {
-    match LOADED[p.slot].get() {
-        Some(engine) => Some(engine),
-        None if !may_match(p, text, start) => None,
-        None => Some(LOADED[p.slot].get_or_init(|| load(p))),
+    use std::sync::atomic::Ordering::Relaxed;
+    if let Some(engine) = LOADED[p.slot].get() {
+        return Some(engine);
     }
+    let filtered = &FILTERED[p.slot];
+    if !(p.inner && filtered.load(Relaxed) >= INNER_BUDGET) && !may_match(p, text, start) {
+        if p.inner {
+            filtered.fetch_add(text.len().saturating_sub(start), Relaxed);
+        }
+        return None;
+    }
+    Some(LOADED[p.slot].get_or_init(|| load(p)))
 }
+
+/// Bytes of text a pattern with inner needles skips before it loads.
+const INNER_BUDGET: usize = 64 << 10;
+
+/// Bytes of text each precompiled pattern has skipped unloaded.
+static FILTERED: [std::sync::atomic::AtomicUsize; PRECOMPILED_SLOTS] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; PRECOMPILED_SLOTS];
 
 /// `regex_automata::dfa::regex::Regex::try_search` with the reverse DFA
 /// loaded on the first match (a search that finds nothing needs only the
