@@ -11,49 +11,28 @@ use crate::deadline::{Deadline, Stage};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::{Answer, Tree};
-use crate::policy::{NativeDefault, Policy};
+use crate::policy::Policy;
 use crate::trim::{request_input, trim_tree, Counts, Request, Trimmed};
 
 /// A compiled policy and the limits on what is read.
 #[derive(Clone)]
 pub struct Gate {
-    policy: Held,
+    policy: Arc<Policy>,
     limits: Limits,
-}
-
-/// The policy a gate holds: compiled, or the embedded default, planned
-/// and decided natively and compiled in regorus only when needed
-/// (`policy::native`).
-#[derive(Clone)]
-enum Held {
-    Compiled(Arc<Policy>),
-    Default(Arc<NativeDefault>),
 }
 
 impl Gate {
     /// A gate for a compiled policy, with the default limits.
     pub fn new(policy: Policy) -> Gate {
         Gate {
-            policy: Held::Compiled(Arc::new(policy)),
+            policy: Arc::new(policy),
             limits: Limits::default(),
         }
     }
 
     /// A gate with the embedded default policy (`policies/default.rego`).
-    /// Its plans and decisions are the policy's own, computed without
-    /// regorus (`policy::native`, which tests hold to regorus's decisions);
-    /// regorus compiles it the first time something needs it: a
-    /// projection outside what is decided natively, or [`Gate::policy`].
-    /// A build whose default has other bytes than that code was written
-    /// for compiles it here, as any policy.
     pub fn embedded_default() -> Result<Gate> {
-        if !crate::policy::native_is_current() {
-            return Ok(Gate::new(Policy::embedded_default()?));
-        }
-        Ok(Gate {
-            policy: Held::Default(Arc::default()),
-            limits: Limits::default(),
-        })
+        Ok(Gate::new(Policy::embedded_default()?))
     }
 
     /// A gate with the policy at `path`: a `.rego` file, or a folder whose
@@ -80,29 +59,9 @@ impl Gate {
         crate::tokens::warm_up();
     }
 
-    /// The policy. For [`Gate::embedded_default`], the first call compiles
-    /// it in regorus.
-    ///
-    /// # Panics
-    /// If the embedded default does not compile, which a test rules out
-    /// for every build (`policy::load::tests`); a request never panics for
-    /// it (it fails with the error).
+    /// The policy.
     pub fn policy(&self) -> &Policy {
-        match &self.policy {
-            Held::Compiled(policy) => policy,
-            Held::Default(default) => match default.compiled() {
-                Ok(policy) => policy,
-                Err(err) => panic!("the embedded default policy does not compile: {err}"),
-            },
-        }
-    }
-
-    /// The policy's hash, without compiling the embedded default.
-    fn policy_hash(&self) -> &str {
-        match &self.policy {
-            Held::Compiled(policy) => policy.hash(),
-            Held::Default(_) => crate::policy::DEFAULT_HASH,
-        }
+        &self.policy
     }
 
     /// The limits.
@@ -168,41 +127,22 @@ impl Gate {
     ) -> Result<Trimmed<'a>> {
         deadline.check(Stage::Check)?;
         let input = request_input(answer, request);
-        let title = answer.root.title.as_deref();
-        let hash = self.policy_hash();
-        match &self.policy {
-            Held::Compiled(policy) => {
-                // No single evaluation may run past what is left of the request.
-                let mut evaluator = policy.evaluator_within(&input, title, *deadline)?;
-                let plan = evaluator.plan().clone();
-                trim_tree(
-                    answer,
-                    tree,
-                    request,
-                    &plan,
-                    &mut evaluator,
-                    hash,
-                    &self.limits,
-                    deadline,
-                    counts,
-                )
-            }
-            Held::Default(default) => {
-                let mut evaluator = default.evaluator(&input, title, *deadline)?;
-                let plan = evaluator.plan().clone();
-                trim_tree(
-                    answer,
-                    tree,
-                    request,
-                    &plan,
-                    &mut evaluator,
-                    hash,
-                    &self.limits,
-                    deadline,
-                    counts,
-                )
-            }
-        }
+        // No single evaluation may run past what is left of the request.
+        let mut evaluator =
+            self.policy
+                .evaluator_within(&input, answer.root.title.as_deref(), *deadline)?;
+        let plan = evaluator.plan().clone();
+        trim_tree(
+            answer,
+            tree,
+            request,
+            &plan,
+            &mut evaluator,
+            self.policy.hash(),
+            &self.limits,
+            deadline,
+            counts,
+        )
     }
 }
 
@@ -330,43 +270,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// The embedded default decided natively sends, reports and refuses
-    /// what regorus's decisions give, request after request on one gate
-    /// (the report's `evaluations` count what a cache did not hold).
-    #[test]
-    fn the_native_default_trims_as_regorus_does() {
-        let native = Gate::embedded_default().unwrap();
-        assert!(matches!(native.policy, Held::Default(_)));
-        let compiled = Gate::new(Policy::embedded_default().unwrap());
-        let mut inputs: Vec<(String, Vec<u8>)> = fixtures();
-        for (n, seed) in [(40, 1), (300, 2), (1_000, 3)] {
-            let bytes = serde_json::to_vec(&crate::synth::synth(n, seed)).unwrap();
-            inputs.push((format!("synth {n}"), bytes));
-        }
-        let mut trimmed = 0;
-        for _round in 0..2 {
-            for (name, bytes) in &inputs {
-                let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
-                let mut requests = requests(&value);
-                requests.push(Request::new("custom").timeout(std::time::Duration::from_secs(600)));
-                for request in requests {
-                    let now = outcome(native.trim_bytes(bytes, &request));
-                    let before = outcome(compiled.trim_bytes(bytes, &request));
-                    assert_eq!(now, before, "{name}: {:?}", request.action);
-                    trimmed += 1;
-                }
-            }
-        }
-        assert!(trimmed > 100);
-        // Nothing asked for regorus.
-        match &native.policy {
-            Held::Default(default) => assert!(default.compiled_yet().is_none()),
-            Held::Compiled(_) => unreachable!(),
-        }
-        assert_eq!(native.policy().hash(), compiled.policy().hash());
-        assert_eq!(native.policy_hash(), compiled.policy().hash());
     }
 
     #[test]

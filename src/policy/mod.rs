@@ -28,7 +28,6 @@ mod engine;
 mod inside;
 mod lint;
 mod load;
-mod native;
 mod probes;
 mod projection;
 mod recursion;
@@ -42,7 +41,6 @@ mod tools;
 pub(crate) use engine::decide;
 #[cfg(any(test, feature = "internals"))]
 pub use engine::Evaluator;
-pub(crate) use engine::DEFAULT_HASH;
 pub use engine::{is_rule_id, Policy};
 pub use inside::Inside;
 #[cfg(feature = "cli")]
@@ -51,7 +49,6 @@ pub use lint::check_layers;
 pub use lint::check_sources;
 #[cfg(feature = "cli")]
 pub use load::{layer_files, DEFAULT_LAYER};
-pub(crate) use native::{is_current as native_is_current, NativeDefault};
 #[cfg(test)]
 pub use projection::FLOOR_SECURE_TEXT;
 pub use projection::{Decider, ElementInput, Floor};
