@@ -101,7 +101,7 @@ fn main() {
             prefixes(&hir),
             // Needles not the pattern's own prefixes (many, for the title
             // patterns): searched for only in the first texts.
-            held(&hir).is_some() && held(&hir) != whole_prefixes(&hir),
+            whole_prefixes(&hir).is_none() && held(&hir).is_some(),
             // Every match is at least this long, in bytes.
             hir.properties().minimum_len().unwrap_or(0),
             match first {
@@ -123,9 +123,9 @@ fn main() {
 /// `None` when the literals say nothing (an infinite set, an empty literal,
 /// too many needles): the pattern is then loaded on its first search.
 /// The literals are regex-syntax's prefixes of the whole pattern or, when
-/// they are longer, of a part every match goes through ([`held`]).
+/// it has none, those of a part every match goes through ([`held`]).
 fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
-    let Some(literals) = held(hir) else {
+    let Some(literals) = whole_prefixes(hir).or_else(|| held(hir)) else {
         return "None".to_string();
     };
     let literals: Vec<&[u8]> = literals.iter().map(|l| l.as_slice()).collect();

@@ -241,7 +241,10 @@ fn engine(p: &'static Precompiled, text: &str, start: usize) -> Option<&'static 
         return Some(engine);
     }
     let filtered = &FILTERED[p.slot];
-    if !(p.inner && filtered.load(Relaxed) >= INNER_BUDGET) && !may_match(p, text, start) {
+    // Inner needles are looked for until the pattern has skipped its
+    // budget of text.
+    let filtering = !p.inner || filtered.load(Relaxed) < INNER_BUDGET;
+    if filtering && !may_match(p, text, start) {
         if p.inner {
             filtered.fetch_add(text.len().saturating_sub(start), Relaxed);
         }
