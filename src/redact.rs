@@ -254,7 +254,7 @@ fn engine(p: &'static Precompiled, text: &str, start: usize) -> Option<&'static 
 }
 
 /// Bytes of text a pattern with inner needles skips before it loads.
-const INNER_BUDGET: usize = 64 << 10;
+const INNER_BUDGET: usize = 4 << 10;
 
 /// Bytes of text each precompiled pattern has skipped unloaded.
 static FILTERED: [std::sync::atomic::AtomicUsize; PRECOMPILED_SLOTS] =
