@@ -38,10 +38,11 @@ use crate::error::{Error, Result};
 /// into a pair of dense DFAs (forward, then reverse for the start), loaded
 /// from the binary the first time the pattern searches; a pattern whose
 /// DFAs would be too large is compiled then. Until then, a pattern whose
-/// matches all start with one of a few literals (build.rs's prefixes) finds
-/// nothing, without loading, in a text that holds none of them; so does one
-/// in a text shorter than its shortest match, or without a byte a match
-/// can start with (`card-number`: a digit). Any other
+/// matches all start with (or, for one without such prefixes, hold) one of
+/// a few literals (build.rs's needles) finds nothing, without loading, in
+/// a text that holds none of them; so does one in a text shorter than its
+/// shortest match, or without a byte a match can start with
+/// (`card-number`: a digit). Any other
 /// pattern is a `regex::Regex` compiled at once. All find the same
 /// leftmost-first matches (`src/tests/patterns.rs` compares them on
 /// adversarial strings).
@@ -86,9 +87,9 @@ struct Precompiled {
     /// The serialized forward and reverse DFAs, unless determinizing the
     /// pattern blew up.
     dfa: Option<(&'static [u8], &'static [u8])>,
-    /// What every match starts with: needles, each with whether it stands
-    /// for all its ASCII case variants; `None` when that is not a few
-    /// literals.
+    /// What every match starts with, or (`inner`) holds: needles, each
+    /// with whether it stands for all its ASCII case variants; `None` when
+    /// that is not a few literals.
     prefixes: Option<&'static [(&'static [u8], bool)]>,
     /// Whether the needles are not the pattern's own prefixes: literals
     /// inside every match, many for the title patterns. They are looked
