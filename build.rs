@@ -72,6 +72,12 @@ fn main() {
             )
             .build(&pattern)
             .ok();
+        // The bytes a match can start with: those on which the anchored
+        // start state (for any byte before it, or none) does not die.
+        let first = dfa
+            .as_ref()
+            .filter(|_| hir.properties().minimum_len().unwrap_or(0) > 0)
+            .and_then(|regex| first_bytes(regex.forward()));
         let dfa = match dfa {
             Some(regex) => {
                 let (forward, pad_f) = regex.forward().to_bytes_little_endian();
@@ -91,8 +97,17 @@ fn main() {
         };
         writeln!(
             table,
-            "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {} }},",
-            prefixes(&hir)
+            "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {}, inner: {}, min_len: {}, first: {} }},",
+            prefixes(&hir),
+            // Needles not the pattern's own prefixes (many, for the title
+            // patterns): searched for only in the first texts.
+            whole_prefixes(&hir).is_none() && held(&hir).is_some(),
+            // Every match is at least this long, in bytes.
+            hir.properties().minimum_len().unwrap_or(0),
+            match first {
+                Some(set) => format!("Some({set:?})"),
+                None => "None".to_string(),
+            }
         )
         .expect("write to a String");
     }
@@ -102,21 +117,18 @@ fn main() {
         .expect("write pattern_count.rs");
 }
 
-/// What every match of the pattern starts with (regex-syntax's prefix
-/// literals), as needles: `(bytes, ignore ASCII case)`, one needle with
-/// `true` standing for all the ASCII case variants of a literal when all of
-/// them are literals. `None` when the literals say nothing (an infinite set,
-/// an empty literal, too many needles): the pattern is then loaded on its
-/// first search.
+/// Literals one of which every match of the pattern holds, as needles:
+/// `(bytes, ignore ASCII case)`, one needle with `true` standing for all
+/// the ASCII case variants of a literal when all of them are literals.
+/// `None` when the literals say nothing (an infinite set, an empty literal,
+/// too many needles): the pattern is then loaded on its first search.
+/// The literals are regex-syntax's prefixes of the whole pattern or, when
+/// it has none, those of a part every match goes through ([`held`]).
 fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
-    let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
-    let Some(literals) = seq.literals() else {
+    let Some(literals) = whole_prefixes(hir).or_else(|| held(hir)) else {
         return "None".to_string();
     };
-    let literals: Vec<&[u8]> = literals.iter().map(|l| l.as_bytes()).collect();
-    if literals.iter().any(|l| l.is_empty()) {
-        return "None".to_string();
-    }
+    let literals: Vec<&[u8]> = literals.iter().map(|l| l.as_slice()).collect();
     let mut needles: Vec<(Vec<u8>, bool)> = Vec::new();
     let mut groups: Vec<(Vec<u8>, Vec<&[u8]>)> = Vec::new();
     for literal in &literals {
@@ -146,6 +158,111 @@ fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
         .map(|(bytes, ignore_case)| format!("needle(&{bytes:?}, {ignore_case})"))
         .collect();
     format!("Some(&[{}])", needles.join(", "))
+}
+
+/// The bytes a match of the forward DFA can start with, as a 256-bit set
+/// (`[u64; 4]`, bit `b % 64` of word `b / 64`): every byte on which the
+/// anchored start state, whatever byte precedes (or none), does not go to
+/// the dead state. A match of at least one byte starts with one of them.
+/// `None` when a start state cannot be computed.
+fn first_bytes(dfa: &dense::DFA<Vec<u32>>) -> Option<[u64; 4]> {
+    use regex_automata::dfa::Automaton;
+    use regex_automata::util::start;
+    let mut set = [0u64; 4];
+    let behind = std::iter::once(None).chain((0..=255u8).map(Some));
+    for look_behind in behind {
+        let config = start::Config::new()
+            .anchored(regex_automata::Anchored::Yes)
+            .look_behind(look_behind);
+        let start = dfa.start_state(&config).ok()?;
+        for b in 0..=255u8 {
+            if !dfa.is_dead_state(dfa.next_state(start, b)) {
+                set[usize::from(b / 64)] |= 1 << (b % 64);
+            }
+        }
+    }
+    Some(set)
+}
+
+/// Literals one of which every match of `hir` holds (somewhere, not only at
+/// its start): the prefix literals of `hir`; of an alternation, the union
+/// of its branches' (each must have some); of a concatenation, the best of
+/// its tails' prefixes (a match of `a b c` holds a match of `b c`, which
+/// starts with one of that tail's prefixes) and its parts' own. Best: the
+/// shortest literal longest, then the fewest. A literal that another one
+/// starts is dropped (a text holding it holds the shorter one).
+/// The prefix literals of the whole pattern, as [`held`] reduces them.
+fn whole_prefixes(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
+    let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
+    let mut literals: Vec<Vec<u8>> = seq
+        .literals()?
+        .iter()
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+    if literals.is_empty() || literals.iter().any(|l| l.is_empty()) {
+        return None;
+    }
+    literals.sort();
+    literals.dedup();
+    let all = literals.clone();
+    literals.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
+    Some(literals)
+}
+
+fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+        let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
+        let mut literals: Vec<Vec<u8>> = seq
+            .literals()?
+            .iter()
+            .map(|l| l.as_bytes().to_vec())
+            .collect();
+        if literals.is_empty() || literals.iter().any(|l| l.is_empty()) {
+            return None;
+        }
+        literals.sort();
+        literals.dedup();
+        let all = literals.clone();
+        literals.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
+        Some(literals)
+    }
+    fn score(literals: &[Vec<u8>]) -> (usize, std::cmp::Reverse<usize>) {
+        let shortest = literals.iter().map(Vec::len).min().unwrap_or(0);
+        (shortest, std::cmp::Reverse(literals.len()))
+    }
+    let better = |a: Option<Vec<Vec<u8>>>, b: Option<Vec<Vec<u8>>>| match (a, b) {
+        (Some(a), Some(b)) => Some(if score(&b) > score(&a) { b } else { a }),
+        (a, b) => a.or(b),
+    };
+    let mut best = prefix_literals(hir);
+    match hir.kind() {
+        HirKind::Capture(capture) => best = better(best, held(&capture.sub)),
+        HirKind::Alternation(branches) => {
+            let mut union = Vec::new();
+            for branch in branches {
+                match held(branch) {
+                    Some(literals) => union.extend(literals),
+                    None => return best,
+                }
+            }
+            union.sort();
+            union.dedup();
+            let all = union.clone();
+            union.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
+            best = better(best, Some(union));
+        }
+        HirKind::Concat(parts) => {
+            for at in 1..parts.len() {
+                best = better(best, prefix_literals(&Hir::concat(parts[at..].to_vec())));
+            }
+            for part in parts {
+                best = better(best, held(part));
+            }
+        }
+        _ => {}
+    }
+    best
 }
 
 /// The raw strings (`` `...` ``) of a Rego source, outside comments and

@@ -38,8 +38,11 @@ use crate::error::{Error, Result};
 /// into a pair of dense DFAs (forward, then reverse for the start), loaded
 /// from the binary the first time the pattern searches; a pattern whose
 /// DFAs would be too large is compiled then. Until then, a pattern whose
-/// matches all start with one of a few literals (build.rs's prefixes) finds
-/// nothing, without loading, in a text that holds none of them. Any other
+/// matches all start with (or, for one without such prefixes, hold) one of
+/// a few literals (build.rs's needles) finds nothing, without loading, in
+/// a text that holds none of them; so does one in a text shorter than its
+/// shortest match, or without a byte a match can start with
+/// (`card-number`: a digit). Any other
 /// pattern is a `regex::Regex` compiled at once. All find the same
 /// leftmost-first matches (`src/tests/patterns.rs` compares them on
 /// adversarial strings).
@@ -84,10 +87,22 @@ struct Precompiled {
     /// The serialized forward and reverse DFAs, unless determinizing the
     /// pattern blew up.
     dfa: Option<(&'static [u8], &'static [u8])>,
-    /// What every match starts with: needles, each with whether it stands
-    /// for all its ASCII case variants; `None` when that is not a few
-    /// literals.
+    /// What every match starts with, or (`inner`) holds: needles, each
+    /// with whether it stands for all its ASCII case variants; `None` when
+    /// that is not a few literals.
     prefixes: Option<&'static [(&'static [u8], bool)]>,
+    /// Whether the needles are not the pattern's own prefixes: literals
+    /// inside every match, many for the title patterns. They are looked
+    /// for only in the first [`INNER_BUDGET`] bytes of text the pattern is
+    /// asked to search; past that it loads (on a large tree, searching for
+    /// a dozen needles in every title costs more than the DFA).
+    inner: bool,
+    /// The fewest bytes a match has (regex-syntax's `minimum_len`).
+    min_len: usize,
+    /// The bytes a match can start with (bit `b % 64` of word `b / 64`),
+    /// from the forward DFA; `None` when it has none or a match may be
+    /// empty.
+    first: Option<[u64; 4]>,
 }
 
 /// A prefix needle of [`Precompiled::prefixes`] (build.rs writes calls).
@@ -222,12 +237,29 @@ impl Pattern {
 /// when it is not loaded and its prefixes say `text[start..]` holds no
 /// match.
 fn engine(p: &'static Precompiled, text: &str, start: usize) -> Option<&'static Engine> {
-    match LOADED[p.slot].get() {
-        Some(engine) => Some(engine),
-        None if !may_match(p, text, start) => None,
-        None => Some(LOADED[p.slot].get_or_init(|| load(p))),
+    use std::sync::atomic::Ordering::Relaxed;
+    if let Some(engine) = LOADED[p.slot].get() {
+        return Some(engine);
     }
+    let filtered = &FILTERED[p.slot];
+    // Inner needles are looked for until the pattern has skipped its
+    // budget of text.
+    let filtering = !p.inner || filtered.load(Relaxed) < INNER_BUDGET;
+    if filtering && !may_match(p, text, start) {
+        if p.inner {
+            filtered.fetch_add(text.len().saturating_sub(start), Relaxed);
+        }
+        return None;
+    }
+    Some(LOADED[p.slot].get_or_init(|| load(p)))
 }
+
+/// Bytes of text a pattern with inner needles skips before it loads.
+const INNER_BUDGET: usize = 4 << 10;
+
+/// Bytes of text each precompiled pattern has skipped unloaded.
+static FILTERED: [std::sync::atomic::AtomicUsize; PRECOMPILED_SLOTS] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; PRECOMPILED_SLOTS];
 
 /// `regex_automata::dfa::regex::Regex::try_search` with the reverse DFA
 /// loaded on the first match (a search that finds nothing needs only the
@@ -265,16 +297,29 @@ fn dfa_find(
     (found <= end).then_some(Some(found..end))
 }
 
-/// Whether `text[start..]` holds one of the pattern's prefixes (or it has
-/// none): else it holds no match.
+/// Whether `text[start..]` may hold a match: it is at least the pattern's
+/// shortest match long, holds one of its prefixes (if it has some) and a
+/// byte a match can start with (if that is known). Else it holds none.
 fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
-    let Some(prefixes) = p.prefixes else {
-        return true;
-    };
     let rest = text.as_bytes().get(start..).unwrap_or_default();
-    prefixes
-        .iter()
-        .any(|&(needle, fold)| contains(rest, needle, fold))
+    // A match lies in `rest` (the text before `start` is only context).
+    if rest.len() < p.min_len {
+        return false;
+    }
+    if let Some(prefixes) = p.prefixes {
+        if !prefixes
+            .iter()
+            .any(|&(needle, fold)| contains(rest, needle, fold))
+        {
+            return false;
+        }
+    }
+    match &p.first {
+        Some(set) => rest
+            .iter()
+            .any(|&b| set[usize::from(b / 64)] >> (b % 64) & 1 == 1),
+        None => true,
+    }
 }
 
 /// Whether `haystack` holds `needle` (ASCII letters in any case when

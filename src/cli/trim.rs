@@ -50,6 +50,32 @@ fn print_json_error(mut failure: Failure) -> Failure {
     failure
 }
 
+/// The stack the request's thread gets: what Linux gives a main thread.
+const STACK: usize = 8 << 20;
+
+/// Runs `work` on a thread of its own, named `main` (a panic reads as it
+/// would on the main thread, and goes on unwinding there). The reader and
+/// the renderer check their stack room (stacker), and glibc tells a
+/// spawned thread's stack at once but the main thread's only by parsing
+/// `/proc/self/maps`: ~0.2 M instructions, a tenth of a small request
+/// (BENCHMARKS.md, "Step 4"). If no thread can be spawned, it runs here.
+fn on_own_thread<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    let mut work = Some(work);
+    let ran = std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("main".to_string())
+            .stack_size(STACK)
+            .spawn_scoped(scope, || work.take().map(|work| work()));
+        thread.ok().map(|thread| thread.join())
+    });
+    match ran {
+        Some(Ok(Some(value))) => value,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        // Not spawned, so not taken.
+        _ => (work.take().expect("the work ran on no thread"))(),
+    }
+}
+
 fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
     if args.report.as_deref() == Some(std::path::Path::new("-")) {
         return Err(Failure::usage(
@@ -78,7 +104,7 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
         true => crate::trim::Counts::Exact,
         false => crate::trim::Counts::Binding,
     };
-    let trimmed = gate.trim_bytes_once(&bytes, &request, counts)?;
+    let trimmed = on_own_thread(|| gate.trim_bytes_once(&bytes, &request, counts))?;
     for warning in &trimmed.report.warnings {
         eprintln!("warning: {warning}");
     }

@@ -195,8 +195,11 @@ impl Rvm {
         rules: &BTreeSet<String>,
         files: &[PolicyFile],
         heads: &[RuleHead],
+        checked: bool,
     ) -> Option<Rvm> {
-        if !rvm_subset(files, heads, rules) {
+        // The embedded default's answer is fixed by its bytes and this
+        // code: a test gives it (`policy::load::tests`).
+        if checked && !rvm_subset(files, heads, rules) {
             return None;
         }
         let mut entries = Vec::new();
@@ -240,7 +243,11 @@ impl Rvm {
 /// - a complete rule's value, in its head and its `else`s, a constant; a
 ///   rule defined more than once only with `if` heads (the value `true`) or
 ///   as a partial set (`contains`); no functions, no object rules.
-fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>) -> bool {
+pub(crate) fn rvm_subset(
+    files: &[PolicyFile],
+    heads: &[RuleHead],
+    rules: &BTreeSet<String>,
+) -> bool {
     use super::token::{tokenize, Token, TokenKind};
     const ARRAYS: [&[&str]; 3] = [
         &["input", ".", "inside"],
@@ -531,7 +538,7 @@ impl Policy {
         let checked = !matches!(files.as_slice(), [only] if only.source == DEFAULT_SOURCE);
         let (engine, rules, heads, program) = compile_for_rvm(&files, true, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
-        let rvm = program.and_then(|program| Rvm::new(program, &rules, &files, &heads));
+        let rvm = program.and_then(|program| Rvm::new(program, &rules, &files, &heads, checked));
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = files
             .iter()
@@ -1151,7 +1158,10 @@ fn compile_for_rvm(files: &[PolicyFile], rvm: bool, recursion: bool) -> Result<C
     // gathered, never written to stderr (see `eval_silently`).
     engine.set_gather_prints(true);
     for file in files {
-        file.check_bracket_depth()?;
+        // Fixed, with the recursion check, for the embedded default.
+        if recursion {
+            file.check_bracket_depth()?;
+        }
         let package = engine
             .add_policy(file.name.clone(), file.source.clone())
             .map_err(|e| policy_error(&e, &file.name))?;

@@ -104,14 +104,19 @@ mod tests {
     use super::*;
 
     /// What [`Policy::embedded_default`] does not run at load: the lint,
-    /// and the compile's recursion and RVM checks.
+    /// the compile's recursion and RVM checks, the bracket depth and the
+    /// RVM subset (it decides on the RVM).
     #[test]
     fn the_embedded_default_lints_clean() {
         let files = [PolicyFile {
             name: DEFAULT_NAME.to_string(),
             source: DEFAULT_SOURCE.to_string(),
         }];
-        super::super::engine::compile_with_heads(&files, true).unwrap();
+        let (_, rules, heads) = super::super::engine::compile_with_heads(&files, true).unwrap();
+        for file in &files {
+            file.check_bracket_depth().unwrap();
+        }
+        assert!(super::super::engine::rvm_subset(&files, &heads, &rules));
         let (policy, heads) =
             Policy::unchecked(vec![(DEFAULT_NAME.to_string(), DEFAULT_SOURCE.to_string())])
                 .unwrap();

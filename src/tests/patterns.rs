@@ -44,6 +44,52 @@ fn default_patterns() -> Vec<String> {
     out
 }
 
+/// What the filters are for (start-up, BENCHMARKS.md "Step 4"): the plan's
+/// check that no pattern matches a replacement searches with no pattern,
+/// and the titles of the real tree the start-up is measured on (all but
+/// `Password:`) with no title pattern. The filters' soundness is
+/// `the_dfas_find_what_regex_finds`'s.
+#[test]
+fn the_filters_skip_the_replacements_and_plain_titles() {
+    let plan = &plans()[0];
+    for r in &plan.redact {
+        for other in &plan.redact {
+            assert!(
+                !other.regex.may_match(&r.replace, 0),
+                "`{}` would load to search the replacement of `{}`",
+                other.id,
+                r.id
+            );
+        }
+    }
+    let titles = [
+        "Default:", "Color:", "Email:", "Search:", "Tel:", "Text:", "Url:", "Phone",
+    ];
+    for (name, pattern) in &plan.title_patterns {
+        for title in titles {
+            assert!(
+                !pattern.may_match(title, 0),
+                "`{name}` would load for {title:?}"
+            );
+        }
+    }
+    let password = &plan
+        .title_patterns
+        .iter()
+        .find(|(n, _)| n == "password")
+        .unwrap()
+        .1;
+    assert!(password.may_match("Password:", 0) && password.is_match("Password:"));
+    let card = &plan
+        .redact
+        .iter()
+        .find(|r| r.id == "card-number")
+        .unwrap()
+        .regex;
+    assert!(!card.may_match("no digits here", 0));
+    assert!(card.may_match("digit \u{0664} here", 0) && card.may_match("4111", 0));
+}
+
 #[test]
 fn every_pattern_of_the_default_is_precompiled() {
     let patterns = default_patterns();
