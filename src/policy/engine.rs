@@ -531,7 +531,8 @@ pub(crate) fn reads_of(files: &[PolicyFile], rules: &BTreeSet<String>) -> Reads 
             .all(|(k, w)| word(tokens, Some(at + k), w))
     };
     // A string literal's value, when the token's text is certainly it.
-    let literal = |t: &Token| (t.kind == TokenKind::Str && !t.text.contains('\\')).then(|| t.text.clone());
+    let literal =
+        |t: &Token| (t.kind == TokenKind::Str && !t.text.contains('\\')).then(|| t.text.clone());
     // Each variable's needles: every literal of every `some v in {…}`;
     // `None` once any binding of it is not a literal of plain strings.
     let mut needles: HashMap<&str, Option<Vec<String>>> = HashMap::new();

@@ -9,9 +9,7 @@
 
 use std::sync::Arc;
 
-use super::policy_rvm::{
-    load, policy_sets, request, root, same, Gen, MATCHES, NAMES, SUBROLES,
-};
+use super::policy_rvm::{load, policy_sets, request, root, same, Gen, MATCHES, NAMES, SUBROLES};
 use crate::policy::{Decision, ElementInput, Evaluator, Inside, Policy, ACTIONS};
 use crate::trim::Decider;
 use crate::{Limits, Request, Role};
@@ -57,7 +55,9 @@ fn chains() -> Vec<u8> {
                 subrole(c, d)
             );
         }
-        s += &format!(r#"{{"id":"c{c}-leaf","role":"Text","content":[{{"type":"text","text":"leaf"}}]}}"#);
+        s += &format!(
+            r#"{{"id":"c{c}-leaf","role":"Text","content":[{{"type":"text","text":"leaf"}}]}}"#
+        );
         s + &"]}".repeat(150)
     };
     let chains: Vec<String> = (0..6).map(chain).collect();
@@ -195,14 +195,20 @@ fn the_key_of_what_the_policy_reads_decides_generated_projections_as_the_full_ke
             continue;
         };
         for action in ACTIONS {
-            let (Ok(mut a), Ok(b)) = (read.evaluator(&request(action)), full.evaluator(&request(action)))
-            else {
+            let (Ok(mut a), Ok(b)) = (
+                read.evaluator(&request(action)),
+                full.evaluator(&request(action)),
+            ) else {
                 continue;
             };
             let mut b = b.exact();
             for p in &projections {
                 let label = format!("{name} / {action}: {p:?}");
-                same(&label, &Decider::decide(&mut a, p), &Decider::decide(&mut b, p));
+                same(
+                    &label,
+                    &Decider::decide(&mut a, p),
+                    &Decider::decide(&mut b, p),
+                );
                 compared += 1;
             }
             fewer += usize::from(a.evaluations() < b.evaluations());

@@ -163,16 +163,7 @@ pub fn select(
 
     let near = nearness(tree);
     let at_user = position(tree) as usize;
-    let order_key = |id: &NodeId| {
-        let at = *id as usize;
-        let ring = near[at].ring();
-        (
-            std::cmp::Reverse(OrderedPriority(score(decisions[at].priority, ring))),
-            ring,
-            at.abs_diff(at_user),
-            *id,
-        )
-    };
+    let order_key = |id: &NodeId| static_key(decisions, &near, at_user, *id);
     let mut mandatory: Vec<NodeId> = Vec::new();
     let mut candidates: Vec<NodeId> = Vec::new();
     for (at, fate) in fates.iter().enumerate() {
@@ -216,6 +207,23 @@ pub fn select(
         in_scope,
         stripped,
     })
+}
+
+/// The static fill order's key (every level unsent): best first.
+fn static_key(
+    decisions: &[Arc<Decision>],
+    near: &[Near],
+    at_user: usize,
+    id: NodeId,
+) -> (std::cmp::Reverse<OrderedPriority>, u32, usize, NodeId) {
+    let at = id as usize;
+    let ring = near[at].ring();
+    (
+        std::cmp::Reverse(OrderedPriority(score(decisions[at].priority, ring))),
+        ring,
+        at.abs_diff(at_user),
+        id,
+    )
 }
 
 /// Per element, the names in its decision's `strip` that it has.
@@ -967,6 +975,102 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), order.len());
         assert_eq!(order.len(), 8, "{order:?}");
+    }
+
+    /// A generated tree: wide levels, deep chains (some past the front of
+    /// 4,096 candidates), a focus path to a random element; as JSON.
+    fn generated(seed: u64, chains: usize, depth: usize, wide: usize) -> String {
+        let mut gen = seed;
+        let mut next = move || {
+            gen ^= gen << 13;
+            gen ^= gen >> 7;
+            gen ^= gen << 17;
+            gen
+        };
+        let roles = ["Group", "Heading", "Text", "Link", "Row", "Cell", "List"];
+        let mut n = 0usize;
+        let mut element = |role: &str, focused: bool, children: Vec<String>| {
+            n += 1;
+            format!(
+                r#"{{"id":"e{n}","role":"{role}"{}{}}}"#,
+                if focused { r#","focused":true"# } else { "" },
+                if children.is_empty() {
+                    String::new()
+                } else {
+                    format!(r#","children":[{}]"#, children.join(","))
+                }
+            )
+        };
+        // The focus: in chain `fc` at depth `fd` (none when past the chains).
+        let fc = next() as usize % (chains + 2);
+        let fd = next() as usize % depth.max(1);
+        let mut kids = Vec::new();
+        for c in 0..chains {
+            // A chain with a few siblings hanging off each level.
+            let mut below: Option<String> = None;
+            let len = 1 + next() as usize % depth.max(1);
+            for d in (0..len).rev() {
+                let mut children: Vec<String> = below.take().into_iter().collect();
+                for _ in 0..next() as usize % (wide + 1) {
+                    let role = roles[next() as usize % roles.len()];
+                    children.push(element(role, false, vec![]));
+                }
+                let role = roles[next() as usize % roles.len()];
+                let focused = c == fc && d <= fd.min(len - 1);
+                below = Some(element(role, focused, children));
+            }
+            kids.extend(below);
+        }
+        let window = element("Window", true, kids);
+        format!(
+            r#"{{"protocol":"0.2.0","instance":"g","root":{{"id":"app","role":"Application","children":[{window}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn the_fill_order_by_classes_is_the_order_by_re_scoring() {
+        let cases: Vec<(u64, usize, usize, usize)> = (1..40u64)
+            .map(|s| {
+                (
+                    s * 0x9E37_79B9,
+                    1 + s as usize % 7,
+                    2 + (s as usize * 7) % 60,
+                    s as usize % 4,
+                )
+            })
+            .chain([(7, 19, 300, 0), (11, 12, 400, 1), (13, 3, 1000, 0)])
+            .collect();
+        let mut compared = 0;
+        for (seed, chains, depth, wide) in cases {
+            let json = generated(seed, chains, depth, wide);
+            let answer = crate::read_conforming(json.as_bytes(), &Limits::default()).unwrap();
+            let tree = Tree::new(&answer.root);
+            // Priorities from a few values (ties are common), some kept.
+            let priorities = [0.0, 30.0, 40.0, 110.0, -10.0, f64::NAN, -0.0, 20.0];
+            let decisions: Vec<Arc<Decision>> = (0..tree.len())
+                .map(|at| {
+                    let mut d = Decision::default();
+                    let r = (at as u64 ^ seed).wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40;
+                    d.priority = priorities[r as usize % priorities.len()];
+                    if tree.node(at as NodeId).focused || r % 37 == 0 {
+                        d.keep = vec![Arc::from("k")];
+                    }
+                    Arc::new(d)
+                })
+                .collect();
+            for scope in [Scope::App, Scope::Window, Scope::Focus] {
+                let selection = select(&tree, &decisions, scope, None).unwrap();
+                let near = nearness(&tree);
+                let at_user = position(&tree) as usize;
+                let mut sorted = selection.candidates.clone();
+                sorted.sort_by_key(|&id| static_key(&decisions, &near, at_user, id));
+                let reference =
+                    fill_order_rescoring(&tree, &decisions, &near, &selection.mandatory, sorted);
+                assert_eq!(selection.candidates, reference, "seed {seed}, {scope:?}");
+                compared += reference.len();
+            }
+        }
+        assert!(compared > 20_000, "{compared}");
     }
 
     #[test]
