@@ -236,8 +236,14 @@ impl Rvm {
 /// - a complete rule's value, in its head and its `else`s, a constant; a
 ///   rule defined more than once only with `if` heads (the value `true`) or
 ///   as a partial set (`contains`); no functions, no object rules.
-fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>) -> bool {
-    use super::token::{tokenize, Token, TokenKind};
+/// `tokens` are each file's ([`tokenize`](super::token::tokenize)), in order.
+fn rvm_subset(
+    files: &[PolicyFile],
+    tokens: &[Vec<super::token::Token>],
+    heads: &[RuleHead],
+    rules: &BTreeSet<String>,
+) -> bool {
+    use super::token::{Token, TokenKind};
     const ARRAYS: [&[&str]; 3] = [
         &["input", ".", "inside"],
         &["input", ".", "element", ".", "attribute_names"],
@@ -321,8 +327,7 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
             }
         }
     };
-    let files: Vec<(&PolicyFile, Vec<Token>)> =
-        files.iter().map(|f| (f, tokenize(&f.source))).collect();
+    let files: Vec<(&PolicyFile, &Vec<Token>)> = files.iter().zip(tokens).collect();
     // Variables bound by `some v in {"…", …}`: usable as string arguments
     // when that is their only binding anywhere.
     let mut string_vars: BTreeSet<&str> = BTreeSet::new();
@@ -517,10 +522,10 @@ fn rvm_subset(files: &[PolicyFile], heads: &[RuleHead], rules: &BTreeSet<String>
 ///
 /// `tests::canonical` decides every projection both ways (this key and the
 /// full one) for every policy set of the tests and compares.
-pub(crate) fn reads_of(files: &[PolicyFile], rules: &BTreeSet<String>) -> Reads {
+/// `files` are each policy file's tokens.
+pub(crate) fn reads_of(files: &[Vec<super::token::Token>], rules: &BTreeSet<String>) -> Reads {
     use super::projection::{Case, Op, SubroleTest};
-    use super::token::{tokenize, Token, TokenKind};
-    let files: Vec<Vec<Token>> = files.iter().map(|f| tokenize(&f.source)).collect();
+    use super::token::{Token, TokenKind};
     let word = |tokens: &[Token], at: Option<usize>, w: &str| {
         at.and_then(|at| tokens.get(at))
             .is_some_and(|t| t.kind != TokenKind::Str && t.text == w)
@@ -536,7 +541,7 @@ pub(crate) fn reads_of(files: &[PolicyFile], rules: &BTreeSet<String>) -> Reads 
     // Each variable's needles: every literal of every `some v in {…}`;
     // `None` once any binding of it is not a literal of plain strings.
     let mut needles: HashMap<&str, Option<Vec<String>>> = HashMap::new();
-    for tokens in &files {
+    for tokens in files {
         for k in 0..tokens.len() {
             if !(word(tokens, Some(k), "some") && word(tokens, Some(k + 2), "in")) {
                 continue;
@@ -577,7 +582,7 @@ pub(crate) fn reads_of(files: &[PolicyFile], rules: &BTreeSet<String>) -> Reads 
     }
     let mut inside_count_only = true;
     let mut tests: Option<Vec<SubroleTest>> = Some(Vec::new());
-    for tokens in &files {
+    for tokens in files {
         for k in 0..tokens.len() {
             if !word(tokens, Some(k), "input") || !word(tokens, Some(k + 1), ".") {
                 continue;
@@ -695,9 +700,13 @@ impl Policy {
         let (engine, rules, heads, program) = compile_for_rvm(&files, true, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
         // Only in the subset is every read of the input spelled out.
-        let subset = rvm_subset(&files, &heads, &rules);
+        let tokens: Vec<_> = files
+            .iter()
+            .map(|f| super::token::tokenize(&f.source))
+            .collect();
+        let subset = rvm_subset(&files, &tokens, &heads, &rules);
         let reads = match subset {
-            true => reads_of(&files, &rules),
+            true => reads_of(&tokens, &rules),
             false => Reads::default(),
         };
         let rvm = program
