@@ -236,6 +236,7 @@ impl Rvm {
 /// - a complete rule's value, in its head and its `else`s, a constant; a
 ///   rule defined more than once only with `if` heads (the value `true`) or
 ///   as a partial set (`contains`); no functions, no object rules.
+///
 /// `tokens` are each file's ([`tokenize`](super::token::tokenize)), in order.
 fn rvm_subset(
     files: &[PolicyFile],
