@@ -519,7 +519,8 @@ fn rvm_subset(
 ///   `OP(upper(…), N)`, with `OP` one of `contains`, `startswith`,
 ///   `endswith` and `N` a string literal without escapes or a variable
 ///   bound only by `some v in {"…", …}` (its needles are every literal of
-///   every such binding): the outcomes of those tests.
+///   every such binding), or as `S == "…"` / `S != "…"` (either side, `S`
+///   the subrole or its `lower`/`upper`): the outcomes of those tests.
 ///
 /// `tests::canonical` decides every projection both ways (this key and the
 /// full one) for every policy set of the tests and compares.
@@ -641,6 +642,41 @@ pub(crate) fn reads_of(files: &[Vec<super::token::Token>], rules: &BTreeSet<Stri
                 }
                 _ => None,
             };
+            // `S == "…"` or `"…" != S`, `S` the subrole or its `lower`/`upper`:
+            // no operator of the subset binds `S` or the literal tighter
+            // than the comparison, and whatever takes the comparison's
+            // result, or compares `S` with a comparison's result (a
+            // boolean, never a string), depends on `S` only through it.
+            let compared = || -> Option<(Case, String)> {
+                let equality = |at: Option<usize>| word(tokens, at, "==") || word(tokens, at, "!=");
+                let plain = |at: Option<usize>| at.and_then(|at| tokens.get(at)).and_then(literal);
+                // `S` spans `first..after`.
+                let (case, first, after) = match cased(before(2)) {
+                    Some(case) if word(tokens, Some(k + 5), ")") => (case, k - 2, k + 6),
+                    Some(_) => return None,
+                    None => (Case::AsIs, k, k + 5),
+                };
+                let continues = [".", "[", "("].iter().any(|w| word(tokens, Some(after), w));
+                if equality(Some(after)) {
+                    return plain(Some(after + 1)).map(|lit| (case, lit));
+                }
+                if !continues && equality(first.checked_sub(1)) {
+                    return plain(first.checked_sub(2)).map(|lit| (case, lit));
+                }
+                None
+            };
+            if found.is_none() {
+                let read = compared().map(|(case, needle)| SubroleTest {
+                    op: Op::Equals,
+                    case,
+                    needle,
+                });
+                match (tests.as_mut(), read) {
+                    (Some(all), Some(read)) => all.push(read),
+                    _ => tests = None,
+                }
+                continue;
+            }
             let read: Option<Vec<SubroleTest>> = found.and_then(|(op, case, comma)| {
                 if !word(tokens, Some(comma), ",") || !word(tokens, Some(comma + 2), ")") {
                     return None;

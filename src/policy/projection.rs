@@ -323,7 +323,8 @@ pub(crate) struct Reads {
 }
 
 /// How a policy reads a subrole: `contains(lower(input.element.subrole),
-/// "secure")` is `Op::Contains`, `Case::Lower`, `"secure"`.
+/// "secure")` is `Op::Contains`, `Case::Lower`, `"secure"`;
+/// `input.element.subrole == "chat"` is `Op::Equals`, `Case::AsIs`, `"chat"`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct SubroleTest {
     pub op: Op,
@@ -337,6 +338,8 @@ pub(crate) enum Op {
     Contains,
     StartsWith,
     EndsWith,
+    /// `==` (and `!=`, its negation) with a string.
+    Equals,
 }
 
 /// What is done to the subrole before the test: regorus's `lower` and
@@ -370,6 +373,7 @@ impl SubroleTest {
                 Op::Contains => s.contains(test.needle.as_str()),
                 Op::StartsWith => s.starts_with(test.needle.as_str()),
                 Op::EndsWith => s.ends_with(test.needle.as_str()),
+                Op::Equals => s == test.needle,
             };
             bits |= u8::from(holds) << (k % 8);
             if k % 8 == 7 {

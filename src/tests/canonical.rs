@@ -228,12 +228,18 @@ fn what_a_policy_reads_is_found_from_its_tokens_and_refused_when_in_doubt() {
         r#"Some([SubroleTest { op: Contains, case: Lower, needle: "password" }, SubroleTest { op: Contains, case: Lower, needle: "secure" }])"#
     );
     // (body, `input.inside` only counted, the subrole only tested)
-    let cases: [(&str, bool, bool); 9] = [
+    let cases: [(&str, bool, bool); 14] = [
         ("priority := 1 if count(input.inside) > 2", true, true),
         ("deny contains \"d\" if input.inside[0].role == \"Window\"", false, true),
         ("deny contains \"d\" if { some a in input.inside; a.role == \"Page\" }", false, true),
         ("deny contains \"d\" if startswith(upper(input.element.subrole), \"AX\")", true, true),
-        ("deny contains \"d\" if input.element.subrole == \"pane\"", true, false),
+        ("deny contains \"d\" if input.element.subrole == \"pane\"", true, true),
+        ("deny contains \"d\" if \"pane\" != lower(input.element.subrole)", true, true),
+        ("deny contains \"d\" if upper(input.element.subrole) == \"PANE\"", true, true),
+        // Compared with anything but a literal: the whole subrole.
+        ("deny contains \"d\" if input.element.subrole == input.element.role", true, false),
+        ("deny contains \"d\" if input.element.subrole < \"m\"", true, false),
+        ("deny contains \"d\" if input.element.subrole in {\"a\", \"b\"}", true, false),
         // An escape the tokenizer leaves as written: the whole subrole.
         ("deny contains \"d\" if contains(input.element.subrole, \"a\\\\b\")", true, false),
         // The element whole: its subrole may be read under another name.
