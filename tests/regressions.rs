@@ -143,7 +143,23 @@ fn a_long_subrole_above_many_distinct_children_is_not_copied_per_decision() {
         );
     }
     bytes.extend_from_slice(b"]}]}}");
-    let gate = Gate::embedded_default().unwrap();
+    // The default policy reads subroles only by its `contains` tests and
+    // the ancestors only by their number, so its caches' key holds neither
+    // and the 200 children share one decision. This layer reads both
+    // whole (`<` is not one of the tests it keys by): 200 distinct keys,
+    // each with the ancestors' digest.
+    let policy = Policy::from_sources(vec![
+        (
+            "default.rego".to_string(),
+            include_str!("../policies/default.rego").to_string(),
+        ),
+        (
+            "whole.rego".to_string(),
+            "package ctxgate\n\ndeny contains \"whole\" if input.element.subrole < \"\"\n\ndeny contains \"whole\" if input.inside[0].subrole == \"never\"\n".to_string(),
+        ),
+    ])
+    .unwrap();
+    let gate = Gate::new(policy);
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     // What is measured is memory, not time: a debug build on a loaded

@@ -30,7 +30,7 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
-use super::projection::{Decider, ElementInput, Floor, ProjectionKey};
+use super::projection::{Decider, ElementInput, Floor, ProjectionKey, Reads};
 use super::recursion::RuleHead;
 use super::source::{eval_error, is_time_limit, policy_error, PolicyFile};
 use super::{Action, Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
@@ -96,6 +96,9 @@ pub struct Policy {
     /// The per-element rules compiled for regorus's RVM, when it compiles
     /// them: the fast path of a decision ([`Evaluator::evaluate`]).
     rvm: Option<Rvm>,
+    /// What of a projection the policy can read: the decision caches' key
+    /// leaves out the rest ([`ElementInput::key_for`]).
+    reads: Reads,
 }
 
 impl std::fmt::Debug for Policy {
@@ -190,18 +193,8 @@ struct Rvm {
 }
 
 impl Rvm {
-    fn new(
-        program: Arc<Program>,
-        rules: &BTreeSet<String>,
-        files: &[PolicyFile],
-        heads: &[RuleHead],
-        checked: bool,
-    ) -> Option<Rvm> {
-        // The embedded default's answer is fixed by its bytes and this
-        // code: a test gives it (`policy::load::tests`).
-        if checked && !rvm_subset(files, heads, rules) {
-            return None;
-        }
+    /// For a policy in [`rvm_subset`] (the caller's check).
+    fn new(program: Arc<Program>, rules: &BTreeSet<String>) -> Option<Rvm> {
         let mut entries = Vec::new();
         for rule in ELEMENT_RULES.into_iter().filter(|r| rules.contains(*r)) {
             let index = program
@@ -243,12 +236,15 @@ impl Rvm {
 /// - a complete rule's value, in its head and its `else`s, a constant; a
 ///   rule defined more than once only with `if` heads (the value `true`) or
 ///   as a partial set (`contains`); no functions, no object rules.
+///
+/// `tokens` are each file's ([`tokenize`](super::token::tokenize)), in order.
 pub(crate) fn rvm_subset(
     files: &[PolicyFile],
+    tokens: &[Vec<super::token::Token>],
     heads: &[RuleHead],
     rules: &BTreeSet<String>,
 ) -> bool {
-    use super::token::{tokenize, Token, TokenKind};
+    use super::token::{Token, TokenKind};
     const ARRAYS: [&[&str]; 3] = [
         &["input", ".", "inside"],
         &["input", ".", "element", ".", "attribute_names"],
@@ -332,8 +328,7 @@ pub(crate) fn rvm_subset(
             }
         }
     };
-    let files: Vec<(&PolicyFile, Vec<Token>)> =
-        files.iter().map(|f| (f, tokenize(&f.source))).collect();
+    let files: Vec<(&PolicyFile, &Vec<Token>)> = files.iter().zip(tokens).collect();
     // Variables bound by `some v in {"…", …}`: usable as string arguments
     // when that is their only binding anywhere.
     let mut string_vars: BTreeSet<&str> = BTreeSet::new();
@@ -514,6 +509,209 @@ pub(crate) fn rvm_subset(
     true
 }
 
+/// What of a projection a policy in [`rvm_subset`] can read, from its
+/// tokens, refusing whatever it does not know ([`Reads`]): only there is
+/// every read of the input spelled out (no calls but the subset's, no
+/// `with`, `input` never bound whole). Two parts:
+/// - `input.inside` only ever as `count(input.inside)`: its length;
+/// - `input.element` only ever as `input.element.FIELD`, and its subrole
+///   only as `OP(input.element.subrole, N)` or `OP(lower(…), N)` /
+///   `OP(upper(…), N)`, with `OP` one of `contains`, `startswith`,
+///   `endswith` and `N` a string literal without escapes or a variable
+///   bound only by `some v in {"…", …}` (its needles are every literal of
+///   every such binding), or as `S == "…"` / `S != "…"` (either side, `S`
+///   the subrole or its `lower`/`upper`): the outcomes of those tests.
+///
+/// `tests::canonical` decides every projection both ways (this key and the
+/// full one) for every policy set of the tests and compares.
+/// `files` are each policy file's tokens.
+pub(crate) fn reads_of(files: &[Vec<super::token::Token>], rules: &BTreeSet<String>) -> Reads {
+    use super::projection::{Case, Op, SubroleTest};
+    use super::token::{Token, TokenKind};
+    let word = |tokens: &[Token], at: Option<usize>, w: &str| {
+        at.and_then(|at| tokens.get(at))
+            .is_some_and(|t| t.kind != TokenKind::Str && t.text == w)
+    };
+    let spells = |tokens: &[Token], at: usize, path: &[&str]| {
+        path.iter()
+            .enumerate()
+            .all(|(k, w)| word(tokens, Some(at + k), w))
+    };
+    // A string literal's value, when the token's text is certainly it.
+    let literal =
+        |t: &Token| (t.kind == TokenKind::Str && !t.text.contains('\\')).then(|| t.text.clone());
+    // Each variable's needles: every literal of every `some v in {…}`;
+    // `None` once any binding of it is not a literal of plain strings.
+    let mut needles: HashMap<&str, Option<Vec<String>>> = HashMap::new();
+    for tokens in files {
+        for k in 0..tokens.len() {
+            if !(word(tokens, Some(k), "some") && word(tokens, Some(k + 2), "in")) {
+                continue;
+            }
+            let Some(var) = tokens.get(k + 1).filter(|t| t.kind == TokenKind::Ident) else {
+                continue;
+            };
+            let mut values = Some(Vec::new());
+            let close = match tokens.get(k + 3).map(|t| (t.kind, t.text.as_str())) {
+                Some((TokenKind::Punct, "{")) => "}",
+                Some((TokenKind::Punct, "[")) => "]",
+                _ => "",
+            };
+            let mut at = k + 4;
+            loop {
+                match (close, tokens.get(at).and_then(literal)) {
+                    ("", _) | (_, None) => {
+                        values = None;
+                        break;
+                    }
+                    (_, Some(v)) => values.as_mut().expect("still a literal").push(v),
+                }
+                match tokens.get(at + 1).map(|t| t.text.as_str()) {
+                    Some(",") => at += 2,
+                    Some(c) if c == close => break,
+                    _ => {
+                        values = None;
+                        break;
+                    }
+                }
+            }
+            let entry = needles.entry(var.text.as_str()).or_insert(Some(Vec::new()));
+            match (entry.as_mut(), values) {
+                (Some(all), Some(values)) => all.extend(values),
+                _ => *entry = None,
+            }
+        }
+    }
+    let mut inside_count_only = true;
+    let mut tests: Option<Vec<SubroleTest>> = Some(Vec::new());
+    for tokens in files {
+        for k in 0..tokens.len() {
+            if !word(tokens, Some(k), "input") || !word(tokens, Some(k + 1), ".") {
+                continue;
+            }
+            let before = |n: usize| k.checked_sub(n);
+            if spells(tokens, k, &["input", ".", "inside"]) {
+                let counted = word(tokens, before(2), "count")
+                    && word(tokens, before(1), "(")
+                    && word(tokens, Some(k + 3), ")")
+                    && !word(tokens, before(3), ".");
+                inside_count_only &= counted;
+                continue;
+            }
+            if !spells(tokens, k, &["input", ".", "element"]) {
+                continue;
+            }
+            let field = tokens.get(k + 4).filter(|t| t.kind == TokenKind::Ident);
+            if !word(tokens, Some(k + 3), ".") || field.is_none() {
+                // `input.element` whole, or indexed: it may be read
+                // through another name.
+                tests = None;
+                continue;
+            }
+            if !word(tokens, Some(k + 4), "subrole") {
+                continue;
+            }
+            // `OP(` at `at`, the subrole's test, and where its needle is.
+            let call = |at: Option<usize>| -> Option<Op> {
+                let at = at?;
+                if !word(tokens, Some(at + 1), "(") || word(tokens, at.checked_sub(1), ".") {
+                    return None;
+                }
+                match tokens.get(at)?.text.as_str() {
+                    "contains" => Some(Op::Contains),
+                    "startswith" => Some(Op::StartsWith),
+                    "endswith" => Some(Op::EndsWith),
+                    _ => None,
+                }
+            };
+            let cased = |at: Option<usize>| -> Option<Case> {
+                let at = at?;
+                if !word(tokens, Some(at + 1), "(") || word(tokens, at.checked_sub(1), ".") {
+                    return None;
+                }
+                match tokens.get(at)?.text.as_str() {
+                    "lower" => Some(Case::Lower),
+                    "upper" => Some(Case::Upper),
+                    _ => None,
+                }
+            };
+            let found = match (call(before(2)), cased(before(2)), call(before(4))) {
+                (Some(op), _, _) => Some((op, Case::AsIs, k + 5)),
+                (None, Some(case), Some(op)) if word(tokens, Some(k + 5), ")") => {
+                    Some((op, case, k + 6))
+                }
+                _ => None,
+            };
+            // `S == "…"` or `"…" != S`, `S` the subrole or its `lower`/`upper`:
+            // no operator of the subset binds `S` or the literal tighter
+            // than the comparison, and whatever takes the comparison's
+            // result, or compares `S` with a comparison's result (a
+            // boolean, never a string), depends on `S` only through it.
+            let compared = || -> Option<(Case, String)> {
+                let equality = |at: Option<usize>| word(tokens, at, "==") || word(tokens, at, "!=");
+                let plain = |at: Option<usize>| at.and_then(|at| tokens.get(at)).and_then(literal);
+                // `S` spans `first..after`.
+                let (case, first, after) = match cased(before(2)) {
+                    Some(case) if word(tokens, Some(k + 5), ")") => (case, k - 2, k + 6),
+                    Some(_) => return None,
+                    None => (Case::AsIs, k, k + 5),
+                };
+                let continues = [".", "[", "("].iter().any(|w| word(tokens, Some(after), w));
+                if equality(Some(after)) {
+                    return plain(Some(after + 1)).map(|lit| (case, lit));
+                }
+                if !continues && equality(first.checked_sub(1)) {
+                    return plain(first.checked_sub(2)).map(|lit| (case, lit));
+                }
+                None
+            };
+            if found.is_none() {
+                let read = compared().map(|(case, needle)| SubroleTest {
+                    op: Op::Equals,
+                    case,
+                    needle,
+                });
+                match (tests.as_mut(), read) {
+                    (Some(all), Some(read)) => all.push(read),
+                    _ => tests = None,
+                }
+                continue;
+            }
+            let read: Option<Vec<SubroleTest>> = found.and_then(|(op, case, comma)| {
+                if !word(tokens, Some(comma), ",") || !word(tokens, Some(comma + 2), ")") {
+                    return None;
+                }
+                let needle = tokens.get(comma + 1)?;
+                let values = match needle.kind {
+                    TokenKind::Str => vec![literal(needle)?],
+                    TokenKind::Ident if !rules.contains(&needle.text) => {
+                        needles.get(needle.text.as_str())?.clone()?
+                    }
+                    _ => return None,
+                };
+                Some(
+                    values
+                        .into_iter()
+                        .map(|needle| SubroleTest { op, case, needle })
+                        .collect(),
+                )
+            });
+            match (tests.as_mut(), read) {
+                (Some(all), Some(read)) => all.extend(read),
+                _ => tests = None,
+            }
+        }
+    }
+    if let Some(tests) = tests.as_mut() {
+        tests.sort();
+        tests.dedup();
+    }
+    Reads {
+        inside_count_only,
+        subrole: tests,
+    }
+}
+
 impl Policy {
     /// [`Policy::from_sources`] without the lint: parsed, compiled and
     /// free of recursion, nothing more (the linter's own load), with every
@@ -538,7 +736,21 @@ impl Policy {
         let checked = !matches!(files.as_slice(), [only] if only.source == DEFAULT_SOURCE);
         let (engine, rules, heads, program) = compile_for_rvm(&files, true, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
-        let rvm = program.and_then(|program| Rvm::new(program, &rules, &files, &heads, checked));
+        // Only in the subset is every read of the input spelled out. The
+        // embedded default's answer is fixed by its bytes and this code: a
+        // test gives it (`policy::load::tests`), so it is not checked here.
+        let tokens: Vec<_> = files
+            .iter()
+            .map(|f| super::token::tokenize(&f.source))
+            .collect();
+        let subset = !checked || rvm_subset(&files, &tokens, &heads, &rules);
+        let reads = match subset {
+            true => reads_of(&tokens, &rules),
+            false => Reads::default(),
+        };
+        let rvm = program
+            .filter(|_| subset)
+            .and_then(|program| Rvm::new(program, &rules));
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = files
             .iter()
@@ -554,6 +766,7 @@ impl Policy {
             decisions: DecisionCache::default(),
             constants,
             rvm,
+            reads,
         };
         Ok((policy, heads))
     }
@@ -582,6 +795,12 @@ impl Policy {
     #[cfg(test)]
     pub(crate) fn uses_rvm(&self) -> bool {
         self.rvm.is_some()
+    }
+
+    /// What of a projection the decisions are keyed by.
+    #[cfg(test)]
+    pub(crate) fn reads(&self) -> &Reads {
+        &self.reads
     }
 
     /// Whether `package ctxgate` defines a rule of this name.
@@ -661,6 +880,7 @@ impl Policy {
             engine: None,
             vm: None,
             use_rvm: true,
+            exact_keys: false,
             memo: Table::new(),
             evaluations: 0,
             deadline: None,
@@ -832,6 +1052,9 @@ pub struct Evaluator<'p> {
     vm: Option<RegoVM>,
     /// Whether to try the RVM first (off only in tests of the two paths).
     use_rvm: bool,
+    /// Whether to key decisions by the whole projection, not by what the
+    /// policy reads of it (on only in tests of the two keys).
+    exact_keys: bool,
     memo: Table,
     evaluations: usize,
     /// The request's deadline: no evaluation runs past it.
@@ -857,7 +1080,10 @@ impl Evaluator<'_> {
     /// memo (no lock), else the shared cache (one shard's lock), else
     /// evaluated.
     fn policy_decision(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
-        let key = element.key();
+        let key = match self.exact_keys {
+            false => element.key_for(&self.policy.reads),
+            true => element.key(),
+        };
         if let Some(found) = self.memo.get(&key) {
             return Ok(found.clone());
         }
@@ -891,6 +1117,14 @@ impl Evaluator<'_> {
     #[cfg(test)]
     pub(crate) fn interpreted(mut self) -> Self {
         self.use_rvm = false;
+        self
+    }
+
+    /// The same evaluator keying its decisions by the whole projection
+    /// (the reference the policy's [`Reads`] key is compared with).
+    #[cfg(test)]
+    pub(crate) fn exact(mut self) -> Self {
+        self.exact_keys = true;
         self
     }
 

@@ -116,7 +116,13 @@ mod tests {
         for file in &files {
             file.check_bracket_depth().unwrap();
         }
-        assert!(super::super::engine::rvm_subset(&files, &heads, &rules));
+        let tokens: Vec<_> = files
+            .iter()
+            .map(|f| super::super::token::tokenize(&f.source))
+            .collect();
+        assert!(super::super::engine::rvm_subset(
+            &files, &tokens, &heads, &rules
+        ));
         let (policy, heads) =
             Policy::unchecked(vec![(DEFAULT_NAME.to_string(), DEFAULT_SOURCE.to_string())])
                 .unwrap();

@@ -220,12 +220,21 @@ impl<'a, A> ElementInput<'a, A> {
     }
 
     /// The fields' bytes, unambiguous (tags and lengths), for the key.
-    fn key_bytes(&self, out: &mut Vec<u8>) {
+    /// With `reads`, the subrole is written as what the policy can learn
+    /// of it ([`Reads::subrole`]).
+    fn key_bytes(&self, out: &mut Vec<u8>, reads: &Reads) {
         fn text(out: &mut Vec<u8>, s: &str) {
             out.extend_from_slice(&(s.len() as u64).to_le_bytes());
             out.extend_from_slice(s.as_bytes());
         }
-        for (_, field) in self.fields() {
+        for (name, field) in self.fields() {
+            if let (Some(tests), Field::Text(subrole)) = (&reads.subrole, field) {
+                if name == "subrole" {
+                    out.push(7);
+                    SubroleTest::write_outcomes(tests, subrole, out);
+                    continue;
+                }
+            }
             match field {
                 Field::Role(role) => {
                     out.push(0);
@@ -262,10 +271,23 @@ impl ElementInput<'_> {
     /// gives them, then the ancestors' SHA-256 digest (a digest, not a
     /// copy: a copy costs depth × subrole bytes per cached decision).
     pub(crate) fn key(&self) -> ProjectionKey {
+        self.key_for(&Reads::default())
+    }
+
+    /// The decision caches' key under a policy that reads only `reads` of
+    /// the projection: what it cannot tell apart gets one key (the
+    /// subrole as its tests' outcomes, the ancestors as their number).
+    /// With [`Reads::default`] (everything) it is [`ElementInput::key`].
+    pub(crate) fn key_for(&self, reads: &Reads) -> ProjectionKey {
         let mut out = Vec::with_capacity(64);
-        self.key_bytes(&mut out);
-        let digest: Digest32 = self.inside.digest();
-        out.extend_from_slice(&digest);
+        self.key_bytes(&mut out, reads);
+        if reads.inside_count_only {
+            out.push(8);
+            out.extend_from_slice(&(self.inside.len() as u64).to_le_bytes());
+        } else {
+            let digest: Digest32 = self.inside.digest();
+            out.extend_from_slice(&digest);
+        }
         ProjectionKey(out.into_boxed_slice())
     }
 
@@ -278,6 +300,90 @@ impl ElementInput<'_> {
             map.insert(Value::from("inside"), self.inside.to_value());
         }
         input
+    }
+}
+
+/// What of a projection a policy can read, where that is less than all of
+/// it: found from the policy's tokens by `engine::reads_of`, only for a
+/// policy in the part of Rego where no evaluation can fail and the only
+/// calls are `count`, `lower`, `upper`, `contains`, `startswith` and
+/// `endswith` (`engine::rvm_subset`). Two projections that differ only in
+/// what the policy cannot read get the same decision from it, so they
+/// share one key ([`ElementInput::key_for`]) and one evaluation. The
+/// default (`Reads::default()`) is everything: the full key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Reads {
+    /// `input.inside` is read only as `count(input.inside)`: its length is
+    /// all the policy sees of the ancestors.
+    pub inside_count_only: bool,
+    /// `input.element.subrole` is read only by these tests (and whether it
+    /// is there at all): their outcomes are all the policy sees of it.
+    /// `None`: read some other way, so the whole string counts.
+    pub subrole: Option<Vec<SubroleTest>>,
+}
+
+/// How a policy reads a subrole: `contains(lower(input.element.subrole),
+/// "secure")` is `Op::Contains`, `Case::Lower`, `"secure"`;
+/// `input.element.subrole == "chat"` is `Op::Equals`, `Case::AsIs`, `"chat"`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct SubroleTest {
+    pub op: Op,
+    pub case: Case,
+    pub needle: String,
+}
+
+/// The string builtin of a [`SubroleTest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Op {
+    Contains,
+    StartsWith,
+    EndsWith,
+    /// `==` (and `!=`, its negation) with a string.
+    Equals,
+}
+
+/// What is done to the subrole before the test: regorus's `lower` and
+/// `upper` are Rust's `to_lowercase` and `to_uppercase`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Case {
+    AsIs,
+    Lower,
+    Upper,
+}
+
+impl SubroleTest {
+    /// Whether the subrole is there, then each test's outcome, as bits
+    /// (regorus's builtins of the same names: `str::contains`,
+    /// `starts_with`, `ends_with`).
+    fn write_outcomes(tests: &[SubroleTest], subrole: Option<&str>, out: &mut Vec<u8>) {
+        let Some(subrole) = subrole else {
+            out.push(0);
+            return;
+        };
+        out.push(1);
+        let (mut lower, mut upper) = (None, None);
+        let mut bits = 0u8;
+        for (k, test) in tests.iter().enumerate() {
+            let s: &str = match test.case {
+                Case::AsIs => subrole,
+                Case::Lower => lower.get_or_insert_with(|| subrole.to_lowercase()),
+                Case::Upper => upper.get_or_insert_with(|| subrole.to_uppercase()),
+            };
+            let holds = match test.op {
+                Op::Contains => s.contains(test.needle.as_str()),
+                Op::StartsWith => s.starts_with(test.needle.as_str()),
+                Op::EndsWith => s.ends_with(test.needle.as_str()),
+                Op::Equals => s == test.needle,
+            };
+            bits |= u8::from(holds) << (k % 8);
+            if k % 8 == 7 {
+                out.push(bits);
+                bits = 0;
+            }
+        }
+        if tests.len() % 8 != 0 {
+            out.push(bits);
+        }
     }
 }
 

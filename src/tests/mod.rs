@@ -4,6 +4,7 @@
 //! decider. They lived in `tests/` until the modules became private
 //! (issue 13); like every unit test, they may use any layer.
 
+mod canonical;
 mod patterns;
 mod policy_cases;
 mod policy_engine;

@@ -16,7 +16,7 @@ use crate::policy::{
 use crate::trim::Decider;
 use crate::{Limits, Request, Role};
 
-fn root() -> PathBuf {
+pub(super) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -44,7 +44,7 @@ fn source(path: &Path) -> (String, String) {
 
 /// Every policy set of the test suites that loads: each file alone, each
 /// folder's files together, and each file layered on the default.
-fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)> {
+pub(super) fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)> {
     let default = source(&root().join("policies/default.rego"));
     let mut files = Vec::new();
     for dir in ["tests", "bindings/python/tests/policies", "benches"] {
@@ -82,7 +82,7 @@ fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)> {
     sets
 }
 
-fn load(files: &[(String, String)]) -> Option<Policy> {
+pub(super) fn load(files: &[(String, String)]) -> Option<Policy> {
     // A short limit: the runaway policy fails in both paths, and quickly.
     Policy::from_sources(files.to_vec())
         .ok()
@@ -97,7 +97,7 @@ struct Both<'p> {
     label: String,
 }
 
-fn same(
+pub(super) fn same(
     label: &str,
     fast: &crate::Result<Arc<Decision>>,
     reference: &crate::Result<Arc<Decision>>,
@@ -122,7 +122,7 @@ impl Decider for Both<'_> {
     }
 }
 
-fn request(action: &str) -> RequestInput {
+pub(super) fn request(action: &str) -> RequestInput {
     RequestInput {
         action: Action {
             name: action.to_string(),
@@ -194,24 +194,24 @@ fn the_rvm_path_decides_every_fixture_tree_as_the_interpreter_does() {
 }
 
 /// A small deterministic generator (xorshift), so a failure reproduces.
-struct Gen(u64);
+pub(super) struct Gen(pub(super) u64);
 
 impl Gen {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    pub(super) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.next() as usize % items.len()]
     }
-    fn flag(&mut self) -> bool {
+    pub(super) fn flag(&mut self) -> bool {
         self.next() % 3 == 0
     }
 }
 
-const SUBROLES: [Option<&str>; 7] = [
+pub(super) const SUBROLES: [Option<&str>; 7] = [
     None,
     Some("AXSecureTextField"),
     Some("chat"),
@@ -220,8 +220,8 @@ const SUBROLES: [Option<&str>; 7] = [
     Some("comment"),
     Some("search"),
 ];
-const NAMES: [&str; 6] = ["author", "likes", "private", "sent", "url", "AXValue"];
-const MATCHES: [&str; 5] = ["password", "passcode", "pin", "one-time-code", "other"];
+pub(super) const NAMES: [&str; 6] = ["author", "likes", "private", "sent", "url", "AXValue"];
+pub(super) const MATCHES: [&str; 5] = ["password", "passcode", "pin", "one-time-code", "other"];
 
 #[test]
 fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {

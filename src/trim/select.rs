@@ -163,16 +163,7 @@ pub fn select(
 
     let near = nearness(tree);
     let at_user = position(tree) as usize;
-    let order_key = |id: &NodeId| {
-        let at = *id as usize;
-        let ring = near[at].ring();
-        (
-            std::cmp::Reverse(OrderedPriority(score(decisions[at].priority, ring))),
-            ring,
-            at.abs_diff(at_user),
-            *id,
-        )
-    };
+    let order_key = |id: &NodeId| static_key(decisions, &near, at_user, *id);
     let mut mandatory: Vec<NodeId> = Vec::new();
     let mut candidates: Vec<NodeId> = Vec::new();
     for (at, fate) in fates.iter().enumerate() {
@@ -216,6 +207,23 @@ pub fn select(
         in_scope,
         stripped,
     })
+}
+
+/// The static fill order's key (every level unsent): best first.
+fn static_key(
+    decisions: &[Arc<Decision>],
+    near: &[Near],
+    at_user: usize,
+    id: NodeId,
+) -> (std::cmp::Reverse<OrderedPriority>, u32, usize, NodeId) {
+    let at = id as usize;
+    let ring = near[at].ring();
+    (
+        std::cmp::Reverse(OrderedPriority(score(decisions[at].priority, ring))),
+        ring,
+        at.abs_diff(at_user),
+        id,
+    )
 }
 
 /// Per element, the names in its decision's `strip` that it has.
@@ -431,14 +439,371 @@ pub const DYNAMIC_ORDER: usize = 4096;
 /// One whole level in the fixed point of [`fill_order`]'s shares.
 const SHARE_ONE: u64 = 1 << 32;
 
+/// The largest ring (`k + h`) of a front candidate for which [`fill_order`]
+/// orders by classes: below it two rings a fixed-point share apart
+/// (2^-32) have `log2(1 + ring)` more than 40 ulps apart, so the score
+/// falls strictly as the ring grows, as the classes assume. The default
+/// `max_depth` (1,024) keeps every ring below it; a deeper tree is ordered
+/// by [`fill_order_rescoring`].
+const CLASS_RING_LIMIT: u64 = 4096;
+
 /// The fill order: greedily, the best candidate by [`score`] next, its ring
 /// counting only the levels between the path and it that are not sent yet
 /// ([`Near::ring_with`]): once one heading is in, the others under the same
-/// skeletons cost less and move up. Scores only rise as elements are sent,
-/// so each candidate is re-scored (a fresh heap entry) only when one of its
-/// levels is sent: the work is at most the front's size times its depth.
-/// `sorted` is the candidates in the static order (every level unsent).
+/// skeletons cost less and move up. `sorted` is the candidates in the
+/// static order (every level unsent). The same order as
+/// [`fill_order_rescoring`] (a test compares them), with work in
+/// proportion to the levels sent rather than to the candidates below them.
+///
+/// How: the front candidates whose ring can change (`h ≥ 2`) are split in
+/// classes of one priority and one `k` (the ancestors they share with the
+/// user's path). Within a class the score falls as the share of unsent
+/// levels `m` grows, so a class's best is its least `(m, levels, distance
+/// from P, id)`; a level sent takes the same share off every member of its
+/// class below it (the share is per priority, and the level's `k` is
+/// theirs): one range update of a segment tree over the class's members in
+/// document order. A heap holds each class's best under the full key (and
+/// the static candidates, `h ≤ 1`, in a list of their own).
 fn fill_order(
+    tree: &Tree<'_, '_>,
+    decisions: &[Arc<Decision>],
+    near: &[Near],
+    mandatory: &[NodeId],
+    sorted: Vec<NodeId>,
+) -> Vec<NodeId> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let front = sorted.len().min(DYNAMIC_ORDER);
+    if front < 2 {
+        return sorted;
+    }
+    if sorted[..front].iter().any(|&id| {
+        let n = near[id as usize];
+        u64::from(n.k) + u64::from(n.h) > CLASS_RING_LIMIT
+    }) {
+        return fill_order_rescoring(tree, decisions, near, mandatory, sorted);
+    }
+    let at_user = position(tree) as usize;
+    let sent = initially_sent(tree, mandatory);
+    let priority = |id: NodeId| {
+        let p = decisions[id as usize].priority;
+        if p.is_nan() { 0.0f64 } else { p }.to_bits()
+    };
+    let full_key = |id: NodeId, m: u64, levels: u32| {
+        let at = id as usize;
+        let ring = near[at].ring_with(m as f64 / SHARE_ONE as f64);
+        (
+            OrderedPriority(score_f(decisions[at].priority, ring)),
+            Reverse(OrderedPriority(ring)),
+            Reverse(levels),
+            Reverse(at.abs_diff(at_user)),
+            Reverse(id),
+        )
+    };
+    // The classes, each with its members in document order.
+    let mut class_of: HashMap<(u64, u32), usize> = HashMap::new();
+    let mut classes: Vec<Class> = Vec::new();
+    let mut by_k: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut fixed: Vec<NodeId> = Vec::new();
+    for &id in &sorted[..front] {
+        let n = near[id as usize];
+        if n.h < 2 {
+            fixed.push(id);
+            continue;
+        }
+        let c = *class_of.entry((priority(id), n.k)).or_insert_with(|| {
+            by_k.entry(n.k).or_default().push(classes.len());
+            classes.push(Class::default());
+            classes.len() - 1
+        });
+        classes[c].ids.push(id);
+    }
+    // The static candidates' keys never change: best first.
+    fixed.sort_by_key(|&id| Reverse(full_key(id, 0, 0)));
+    for class in &mut classes {
+        class.ids.sort_unstable();
+        // Each member's unsent levels, and their shares: the unsent levels
+        // are its nearest ancestors (the sent ones are closed upwards), up
+        // to the path; each is shared by the class's members below it.
+        // Walked once per level, nearest the root first.
+        let mut levels: Vec<NodeId> = Vec::new();
+        let mut seen: HashMap<NodeId, (u64, u32)> = HashMap::new();
+        for &id in &class.ids {
+            let n = near[id as usize].h.saturating_sub(1) as usize;
+            for a in tree.ancestors(id).take(n) {
+                if sent[a as usize] || seen.insert(a, (0, 0)).is_some() {
+                    break;
+                }
+                levels.push(a);
+            }
+        }
+        levels.sort_unstable();
+        for &a in &levels {
+            let share = SHARE_ONE / class.count_below(tree, a) as u64;
+            let up = tree.node(a).parent.and_then(|p| seen.get(&p).copied());
+            let (m, n) = up.unwrap_or((0, 0));
+            seen.insert(a, (m + share, n + 1));
+        }
+        let leaves: Vec<Leaf> = class
+            .ids
+            .iter()
+            .map(|&id| {
+                let parent = tree.node(id).parent;
+                let (m, levels) = parent.and_then(|p| seen.get(&p).copied()).unwrap_or((0, 0));
+                Leaf {
+                    m,
+                    levels,
+                    distance: (id as usize).abs_diff(at_user),
+                    id,
+                }
+            })
+            .collect();
+        class.tree = Segments::new(&leaves);
+    }
+    // Each class's best (and the static list's), by the full key; an
+    // entry is stale once its class's version moved on.
+    const FIXED: usize = usize::MAX;
+    let mut versions = vec![0u32; classes.len()];
+    let mut heap = BinaryHeap::new();
+    for (c, class) in classes.iter().enumerate() {
+        if let Some(best) = class.tree.best() {
+            heap.push((full_key(best.id, best.m, best.levels), c, 0));
+        }
+    }
+    let mut next_fixed = 0;
+    if let Some(&id) = fixed.first() {
+        heap.push((full_key(id, 0, 0), FIXED, 0));
+    }
+    let mut sent = sent;
+    let mut order = Vec::with_capacity(sorted.len());
+    let mut newly = Vec::new();
+    while let Some((key, c, version)) = heap.pop() {
+        let id = key.4 .0;
+        if c == FIXED {
+            next_fixed += 1;
+            if let Some(&next) = fixed.get(next_fixed) {
+                heap.push((full_key(next, 0, 0), FIXED, 0));
+            }
+        } else {
+            if version != versions[c] {
+                continue;
+            }
+            let at = classes[c].position(id);
+            classes[c].tree.take(at);
+            versions[c] += 1;
+            if let Some(best) = classes[c].tree.best() {
+                heap.push((full_key(best.id, best.m, best.levels), c, versions[c]));
+            }
+        }
+        order.push(id);
+        newly.clear();
+        if !sent[id as usize] {
+            sent[id as usize] = true;
+            newly.push(id);
+        }
+        for a in tree.ancestors(id) {
+            if sent[a as usize] {
+                break;
+            }
+            sent[a as usize] = true;
+            newly.push(a);
+        }
+        for &a in &newly {
+            let n = near[a as usize];
+            // A level on the path is between no candidate and the path.
+            if n.h == 0 {
+                continue;
+            }
+            for &c in by_k.get(&n.k).map_or(&[][..], Vec::as_slice) {
+                let class = &mut classes[c];
+                let (lo, hi) = class.range_below(tree, a);
+                if lo == hi {
+                    continue;
+                }
+                let share = SHARE_ONE / (hi - lo) as u64;
+                class.tree.lower(lo, hi, share);
+                versions[c] += 1;
+                if let Some(best) = class.tree.best() {
+                    heap.push((full_key(best.id, best.m, best.levels), c, versions[c]));
+                }
+            }
+        }
+    }
+    order.extend_from_slice(&sorted[front..]);
+    order
+}
+
+/// What is sent whatever the budget: the root, the kept elements and
+/// their ancestors (closed upwards).
+fn initially_sent(tree: &Tree<'_, '_>, mandatory: &[NodeId]) -> Vec<bool> {
+    let mut sent = vec![false; tree.len()];
+    sent[0] = true;
+    for &id in mandatory {
+        sent[id as usize] = true;
+        for a in tree.ancestors(id) {
+            if sent[a as usize] {
+                break;
+            }
+            sent[a as usize] = true;
+        }
+    }
+    sent
+}
+
+/// One class of [`fill_order`]: front candidates of one priority and one
+/// `k`, in document order, and their keys.
+#[derive(Default)]
+struct Class {
+    ids: Vec<NodeId>,
+    tree: Segments,
+}
+
+impl Class {
+    /// The members strictly inside `a`'s subtree, as a range of positions.
+    fn range_below(&self, tree: &Tree<'_, '_>, a: NodeId) -> (usize, usize) {
+        let end = tree.node(a).end;
+        let lo = self.ids.partition_point(|&id| id <= a);
+        let hi = self.ids.partition_point(|&id| id < end);
+        (lo, hi.max(lo))
+    }
+
+    fn count_below(&self, tree: &Tree<'_, '_>, a: NodeId) -> usize {
+        let (lo, hi) = self.range_below(tree, a);
+        hi - lo
+    }
+
+    fn position(&self, id: NodeId) -> usize {
+        self.ids.partition_point(|&x| x < id)
+    }
+}
+
+/// A class member's key: least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Leaf {
+    /// Shares of its unsent levels (fixed point).
+    m: u64,
+    /// Its unsent levels.
+    levels: u32,
+    distance: usize,
+    id: NodeId,
+}
+
+/// Taken, or no member: above every key.
+const NO_LEAF: Leaf = Leaf {
+    m: u64::MAX,
+    levels: u32::MAX,
+    distance: usize::MAX,
+    id: NodeId::MAX,
+};
+
+/// A segment tree of [`Leaf`] keys: the least, taking one, and lowering
+/// `m` by a share and `levels` by one across a range (which keeps the
+/// range's order, so each node's least stays its least).
+#[derive(Default)]
+struct Segments {
+    len: usize,
+    least: Vec<Leaf>,
+    /// Pending (share, levels) for the children of each node.
+    pending: Vec<(u64, u32)>,
+}
+
+impl Segments {
+    fn new(leaves: &[Leaf]) -> Segments {
+        let len = leaves.len();
+        let mut s = Segments {
+            len,
+            least: vec![NO_LEAF; 4 * len.max(1)],
+            pending: vec![(0, 0); 4 * len.max(1)],
+        };
+        if len > 0 {
+            s.build(1, 0, len, leaves);
+        }
+        s
+    }
+
+    fn build(&mut self, node: usize, lo: usize, hi: usize, leaves: &[Leaf]) {
+        if hi - lo == 1 {
+            self.least[node] = leaves[lo];
+            return;
+        }
+        let mid = (lo + hi) / 2;
+        self.build(2 * node, lo, mid, leaves);
+        self.build(2 * node + 1, mid, hi, leaves);
+        self.least[node] = self.least[2 * node].min(self.least[2 * node + 1]);
+    }
+
+    fn best(&self) -> Option<Leaf> {
+        let best = *self.least.get(1)?;
+        (best != NO_LEAF).then_some(best)
+    }
+
+    fn apply(&mut self, node: usize, (share, levels): (u64, u32)) {
+        let least = &mut self.least[node];
+        // A taken leaf (or a node of taken leaves only) stays taken.
+        if *least != NO_LEAF {
+            least.m -= share;
+            least.levels -= levels;
+        }
+        let pending = &mut self.pending[node];
+        pending.0 += share;
+        pending.1 += levels;
+    }
+
+    fn push(&mut self, node: usize) {
+        let pending = std::mem::take(&mut self.pending[node]);
+        if pending != (0, 0) {
+            self.apply(2 * node, pending);
+            self.apply(2 * node + 1, pending);
+        }
+    }
+
+    /// Lowers the positions `lo..hi` by `share` and one level.
+    fn lower(&mut self, lo: usize, hi: usize, share: u64) {
+        self.lower_in(1, 0, self.len, lo, hi, share);
+    }
+
+    fn lower_in(&mut self, node: usize, l: usize, r: usize, lo: usize, hi: usize, share: u64) {
+        if hi <= l || r <= lo {
+            return;
+        }
+        if lo <= l && r <= hi {
+            self.apply(node, (share, 1));
+            return;
+        }
+        self.push(node);
+        let mid = (l + r) / 2;
+        self.lower_in(2 * node, l, mid, lo, hi, share);
+        self.lower_in(2 * node + 1, mid, r, lo, hi, share);
+        self.least[node] = self.least[2 * node].min(self.least[2 * node + 1]);
+    }
+
+    /// Takes the member at `at` out.
+    fn take(&mut self, at: usize) {
+        let (mut node, mut l, mut r) = (1, 0, self.len);
+        let mut path = Vec::new();
+        while r - l > 1 {
+            self.push(node);
+            path.push(node);
+            let mid = (l + r) / 2;
+            if at < mid {
+                (node, r) = (2 * node, mid);
+            } else {
+                (node, l) = (2 * node + 1, mid);
+            }
+        }
+        self.least[node] = NO_LEAF;
+        for &node in path.iter().rev() {
+            self.least[node] = self.least[2 * node].min(self.least[2 * node + 1]);
+        }
+    }
+}
+
+/// [`fill_order`] by re-scoring: scores only rise as elements are sent,
+/// so each candidate is re-scored (a fresh heap entry) each time one of
+/// its levels is sent: the work is the front's size times its depth. For
+/// rings past [`CLASS_RING_LIMIT`], and the reference the tests compare
+/// [`fill_order`] with.
+fn fill_order_rescoring(
     tree: &Tree<'_, '_>,
     decisions: &[Arc<Decision>],
     near: &[Near],
@@ -610,6 +975,102 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), order.len());
         assert_eq!(order.len(), 8, "{order:?}");
+    }
+
+    /// A generated tree: wide levels, deep chains (some past the front of
+    /// 4,096 candidates), a focus path to a random element; as JSON.
+    fn generated(seed: u64, chains: usize, depth: usize, wide: usize) -> String {
+        let mut gen = seed;
+        let mut next = move || {
+            gen ^= gen << 13;
+            gen ^= gen >> 7;
+            gen ^= gen << 17;
+            gen
+        };
+        let roles = ["Group", "Heading", "Text", "Link", "Row", "Cell", "List"];
+        let mut n = 0usize;
+        let mut element = |role: &str, focused: bool, children: Vec<String>| {
+            n += 1;
+            format!(
+                r#"{{"id":"e{n}","role":"{role}"{}{}}}"#,
+                if focused { r#","focused":true"# } else { "" },
+                if children.is_empty() {
+                    String::new()
+                } else {
+                    format!(r#","children":[{}]"#, children.join(","))
+                }
+            )
+        };
+        // The focus: in chain `fc` at depth `fd` (none when past the chains).
+        let fc = next() as usize % (chains + 2);
+        let fd = next() as usize % depth.max(1);
+        let mut kids = Vec::new();
+        for c in 0..chains {
+            // A chain with a few siblings hanging off each level.
+            let mut below: Option<String> = None;
+            let len = 1 + next() as usize % depth.max(1);
+            for d in (0..len).rev() {
+                let mut children: Vec<String> = below.take().into_iter().collect();
+                for _ in 0..next() as usize % (wide + 1) {
+                    let role = roles[next() as usize % roles.len()];
+                    children.push(element(role, false, vec![]));
+                }
+                let role = roles[next() as usize % roles.len()];
+                let focused = c == fc && d <= fd.min(len - 1);
+                below = Some(element(role, focused, children));
+            }
+            kids.extend(below);
+        }
+        let window = element("Window", true, kids);
+        format!(
+            r#"{{"protocol":"0.2.0","instance":"g","root":{{"id":"app","role":"Application","children":[{window}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn the_fill_order_by_classes_is_the_order_by_re_scoring() {
+        let cases: Vec<(u64, usize, usize, usize)> = (1..40u64)
+            .map(|s| {
+                (
+                    s * 0x9E37_79B9,
+                    1 + s as usize % 7,
+                    2 + (s as usize * 7) % 60,
+                    s as usize % 4,
+                )
+            })
+            .chain([(7, 19, 300, 0), (11, 12, 400, 1), (13, 3, 1000, 0)])
+            .collect();
+        let mut compared = 0;
+        for (seed, chains, depth, wide) in cases {
+            let json = generated(seed, chains, depth, wide);
+            let answer = crate::read_conforming(json.as_bytes(), &Limits::default()).unwrap();
+            let tree = Tree::new(&answer.root);
+            // Priorities from a few values (ties are common), some kept.
+            let priorities = [0.0, 30.0, 40.0, 110.0, -10.0, f64::NAN, -0.0, 20.0];
+            let decisions: Vec<Arc<Decision>> = (0..tree.len())
+                .map(|at| {
+                    let mut d = Decision::default();
+                    let r = (at as u64 ^ seed).wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40;
+                    d.priority = priorities[r as usize % priorities.len()];
+                    if tree.node(at as NodeId).focused || r % 37 == 0 {
+                        d.keep = vec![Arc::from("k")];
+                    }
+                    Arc::new(d)
+                })
+                .collect();
+            for scope in [Scope::App, Scope::Window, Scope::Focus] {
+                let selection = select(&tree, &decisions, scope, None).unwrap();
+                let near = nearness(&tree);
+                let at_user = position(&tree) as usize;
+                let mut sorted = selection.candidates.clone();
+                sorted.sort_by_key(|&id| static_key(&decisions, &near, at_user, id));
+                let reference =
+                    fill_order_rescoring(&tree, &decisions, &near, &selection.mandatory, sorted);
+                assert_eq!(selection.candidates, reference, "seed {seed}, {scope:?}");
+                compared += reference.len();
+            }
+        }
+        assert!(compared > 20_000, "{compared}");
     }
 
     #[test]
