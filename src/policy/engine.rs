@@ -543,7 +543,16 @@ pub(crate) fn reads_of(files: &[Vec<super::token::Token>], rules: &BTreeSet<Stri
     // Each variable's needles: every literal of every `some v in {…}`;
     // `None` once any binding of it is not a literal of plain strings.
     let mut needles: HashMap<&str, Option<Vec<String>>> = HashMap::new();
+    // How often each name appears at all, and in a `some … in` binding:
+    // a needle's name must appear nowhere else than there and as needles
+    // (no other binding, no field of that name), or its values are not
+    // only the literals.
+    let mut named: HashMap<&str, usize> = HashMap::new();
+    let mut bound: HashMap<&str, usize> = HashMap::new();
     for tokens in files {
+        for t in tokens.iter().filter(|t| t.kind == TokenKind::Ident) {
+            *named.entry(t.text.as_str()).or_default() += 1;
+        }
         for k in 0..tokens.len() {
             if !(word(tokens, Some(k), "some") && word(tokens, Some(k + 2), "in")) {
                 continue;
@@ -575,6 +584,7 @@ pub(crate) fn reads_of(files: &[Vec<super::token::Token>], rules: &BTreeSet<Stri
                     }
                 }
             }
+            *bound.entry(var.text.as_str()).or_default() += 1;
             let entry = needles.entry(var.text.as_str()).or_insert(Some(Vec::new()));
             match (entry.as_mut(), values) {
                 (Some(all), Some(values)) => all.extend(values),
@@ -584,6 +594,7 @@ pub(crate) fn reads_of(files: &[Vec<super::token::Token>], rules: &BTreeSet<Stri
     }
     let mut inside_count_only = true;
     let mut tests: Option<Vec<SubroleTest>> = Some(Vec::new());
+    let mut used: HashMap<&str, usize> = HashMap::new();
     for tokens in files {
         for k in 0..tokens.len() {
             if !word(tokens, Some(k), "input") || !word(tokens, Some(k + 1), ".") {
@@ -685,7 +696,9 @@ pub(crate) fn reads_of(files: &[Vec<super::token::Token>], rules: &BTreeSet<Stri
                 let values = match needle.kind {
                     TokenKind::Str => vec![literal(needle)?],
                     TokenKind::Ident if !rules.contains(&needle.text) => {
-                        needles.get(needle.text.as_str())?.clone()?
+                        let values = needles.get(needle.text.as_str())?.clone()?;
+                        *used.entry(needle.text.as_str()).or_default() += 1;
+                        values
                     }
                     _ => return None,
                 };
@@ -701,6 +714,12 @@ pub(crate) fn reads_of(files: &[Vec<super::token::Token>], rules: &BTreeSet<Stri
                 _ => tests = None,
             }
         }
+    }
+    let only_there = used
+        .iter()
+        .all(|(name, n)| named.get(name) == Some(&(bound.get(name).copied().unwrap_or(0) + n)));
+    if !only_there {
+        tests = None;
     }
     if let Some(tests) = tests.as_mut() {
         tests.sort();
@@ -1826,5 +1845,39 @@ mod tests {
         assert_eq!(a.hash(), b.hash());
         let c = Policy::from_sources(vec![("a.rego".into(), format!("{source}\n"))]).unwrap();
         assert_ne!(a.hash(), c.hash());
+    }
+}
+
+#[cfg(test)]
+mod reads_tests {
+    use super::super::token::tokenize;
+    use super::reads_of;
+
+    /// A needle's name bound otherwise in another rule (`:=`, or read as a
+    /// field of that name) keeps the whole subrole in the key, below the
+    /// subset's own refusal of a body's `:=` (what the key reads does not
+    /// lean on it).
+    #[test]
+    fn a_needle_named_anywhere_else_keeps_the_whole_subrole() {
+        let exact = "some v in {\"b\"}; endswith(input.element.subrole, v)";
+        for (other, tested) in [
+            ("v := \"zz\"; contains(input.element.subrole, v)", false),
+            (
+                "v := input.element.role; contains(input.element.subrole, v)",
+                false,
+            ),
+            (
+                "contains(input.element.subrole, \"q\"); input.element.v",
+                false,
+            ),
+            (exact, true),
+        ] {
+            let source = format!(
+                "package ctxgate\n\nmask contains \"m\" if {{ some v in {{\"a\"}}; contains(input.element.subrole, v) }}\n\ndeny contains \"d\" if {{ {other} }}\n"
+            );
+            let rules = ["mask", "deny"].map(String::from).into_iter().collect();
+            let reads = reads_of(&[tokenize(&source)], &rules);
+            assert_eq!(reads.subrole.is_some(), tested, "{other}");
+        }
     }
 }

@@ -228,7 +228,7 @@ fn what_a_policy_reads_is_found_from_its_tokens_and_refused_when_in_doubt() {
         r#"Some([SubroleTest { op: Contains, case: Lower, needle: "password" }, SubroleTest { op: Contains, case: Lower, needle: "secure" }])"#
     );
     // (body, `input.inside` only counted, the subrole only tested)
-    let cases: [(&str, bool, bool); 14] = [
+    let cases: [(&str, bool, bool); 17] = [
         ("priority := 1 if count(input.inside) > 2", true, true),
         ("deny contains \"d\" if input.inside[0].role == \"Window\"", false, true),
         ("deny contains \"d\" if { some a in input.inside; a.role == \"Page\" }", false, true),
@@ -246,6 +246,12 @@ fn what_a_policy_reads_is_found_from_its_tokens_and_refused_when_in_doubt() {
         ("deny contains \"d\" if { e := input.element; e.subrole == \"x\" }", true, false),
         // A needle bound to something other than a literal somewhere.
         ("deny contains \"d\" if { some v in input.element.attribute_names; v == \"a\" }\n\nmask contains \"m\" if { some v in {\"a\"}; contains(input.element.subrole, v) }", false, false),
+        // A needle's name bound otherwise in another rule (`:=`, or a
+        // field of that name): its values are not only the literals.
+        ("mask contains \"m\" if { some v in {\"a\"}; contains(input.element.subrole, v) }\n\ndeny contains \"d\" if { v := \"zz\"; contains(input.element.subrole, v) }", false, false),
+        ("mask contains \"m\" if { some v in {\"a\"}; contains(input.element.subrole, v) }\n\ndeny contains \"d\" if { v := input.element.role; contains(input.element.subrole, v) }", false, false),
+        // The same name bound by `some … in` literals in both: exact.
+        ("mask contains \"m\" if { some v in {\"a\"}; contains(input.element.subrole, v) }\n\ndeny contains \"d\" if { some v in {\"b\"}; endswith(input.element.subrole, v) }", true, true),
         // Outside the subset, everything is read.
         ("deny contains \"d\" if { x := [a | some a in input.inside]; count(x) > 1 }", false, false),
     ];
