@@ -184,17 +184,11 @@ fn first_bytes(dfa: &dense::DFA<Vec<u32>>) -> Option<[u64; 4]> {
     Some(set)
 }
 
-/// Literals one of which every match of `hir` holds (somewhere, not only at
-/// its start): the prefix literals of `hir`; of an alternation, the union
-/// of its branches' (each must have some); of a concatenation, the best of
-/// its tails' prefixes (a match of `a b c` holds a match of `b c`, which
-/// starts with one of that tail's prefixes) and its parts' own. Best: the
-/// shortest literal longest, then the fewest. A literal that another one
-/// starts is dropped (a text holding it holds the shorter one).
-/// The prefix literals of the whole pattern, as [`held`] reduces them.
+/// The prefix literals of the whole pattern, as [`reduce`] leaves them;
+/// `None` unless they are a finite set of non-empty literals.
 fn whole_prefixes(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
     let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
-    let mut literals: Vec<Vec<u8>> = seq
+    let literals: Vec<Vec<u8>> = seq
         .literals()?
         .iter()
         .map(|l| l.as_bytes().to_vec())
@@ -202,31 +196,28 @@ fn whole_prefixes(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
     if literals.is_empty() || literals.iter().any(|l| l.is_empty()) {
         return None;
     }
+    Some(reduce(literals))
+}
+
+/// Literals sorted, without repeats, and without one that another starts
+/// (a text holding it holds the shorter one).
+fn reduce(mut literals: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     literals.sort();
     literals.dedup();
     let all = literals.clone();
     literals.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
-    Some(literals)
+    literals
 }
 
+/// Literals one of which every match of `hir` holds (somewhere, not only at
+/// its start): the prefix literals of `hir`; of an alternation, the union
+/// of its branches' (each must have some); of a concatenation, the best of
+/// its tails' prefixes (a match of `a b c` holds a match of `b c`, which
+/// starts with one of that tail's prefixes) and its parts' own. Best: the
+/// shortest literal longest, then the fewest; each set as [`reduce`]
+/// leaves it.
 fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::{Hir, HirKind};
-    fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
-        let seq = regex_syntax::hir::literal::Extractor::new().extract(hir);
-        let mut literals: Vec<Vec<u8>> = seq
-            .literals()?
-            .iter()
-            .map(|l| l.as_bytes().to_vec())
-            .collect();
-        if literals.is_empty() || literals.iter().any(|l| l.is_empty()) {
-            return None;
-        }
-        literals.sort();
-        literals.dedup();
-        let all = literals.clone();
-        literals.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
-        Some(literals)
-    }
     fn score(literals: &[Vec<u8>]) -> (usize, std::cmp::Reverse<usize>) {
         let shortest = literals.iter().map(Vec::len).min().unwrap_or(0);
         (shortest, std::cmp::Reverse(literals.len()))
@@ -235,7 +226,7 @@ fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
         (Some(a), Some(b)) => Some(if score(&b) > score(&a) { b } else { a }),
         (a, b) => a.or(b),
     };
-    let mut best = prefix_literals(hir);
+    let mut best = whole_prefixes(hir);
     match hir.kind() {
         HirKind::Capture(capture) => best = better(best, held(&capture.sub)),
         HirKind::Alternation(branches) => {
@@ -246,15 +237,11 @@ fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
                     None => return best,
                 }
             }
-            union.sort();
-            union.dedup();
-            let all = union.clone();
-            union.retain(|l| !all.iter().any(|o| o != l && l.starts_with(o)));
-            best = better(best, Some(union));
+            best = better(best, Some(reduce(union)));
         }
         HirKind::Concat(parts) => {
             for at in 1..parts.len() {
-                best = better(best, prefix_literals(&Hir::concat(parts[at..].to_vec())));
+                best = better(best, whole_prefixes(&Hir::concat(parts[at..].to_vec())));
             }
             for part in parts {
                 best = better(best, held(part));
