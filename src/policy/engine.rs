@@ -30,6 +30,7 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
+use super::default_facts;
 use super::projection::{Decider, ElementInput, Floor, ProjectionKey, Reads};
 use super::recursion::RuleHead;
 use super::source::{eval_error, is_time_limit, policy_error, PolicyFile};
@@ -90,7 +91,7 @@ pub struct Policy {
     decisions: DecisionCache,
     /// Every string constant of the policy files that is a rule id: the
     /// only reasons a rule may give.
-    constants: HashSet<Box<str>>,
+    constants: Constants,
     /// How long one evaluation may run ([`Policy::with_time_limit`]).
     time_limit: Duration,
     /// The per-element rules compiled for regorus's RVM, when it compiles
@@ -175,6 +176,24 @@ impl DecisionCache {
     }
 }
 
+/// The string constants of a policy that are rule ids ([`string_constants`]):
+/// found in its sources at load, or, for the embedded default, fixed by its
+/// bytes (`default_facts::CONSTANTS`, sorted; `policy::load::tests`
+/// recomputes them).
+pub(crate) enum Constants {
+    Fixed(&'static [&'static str]),
+    Found(HashSet<Box<str>>),
+}
+
+impl Constants {
+    fn contains(&self, text: &str) -> bool {
+        match self {
+            Constants::Fixed(sorted) => sorted.binary_search(&text).is_ok(),
+            Constants::Found(set) => set.contains(text),
+        }
+    }
+}
+
 /// The per-element rules compiled for regorus's register VM (RVM): a
 /// decision's fast path, ~3× faster than the interpreter per rule (see
 /// BENCHMARKS.md, "One projection's decision"). It only ever gives the
@@ -214,6 +233,24 @@ impl Rvm {
         vm.set_max_instructions(usize::MAX);
         vm.set_execution_timer_config(Some(timer(limit)));
         vm
+    }
+}
+
+/// The embedded default's [`Reads`], as `default_facts` fixes them.
+pub(crate) fn default_reads() -> Reads {
+    let subrole = default_facts::SUBROLE_TESTS.map(|tests| {
+        tests
+            .iter()
+            .map(|&(op, case, needle)| super::projection::SubroleTest {
+                op,
+                case,
+                needle: needle.to_string(),
+            })
+            .collect()
+    });
+    Reads {
+        inside_count_only: default_facts::INSIDE_COUNT_ONLY,
+        subrole,
     }
 }
 
@@ -771,10 +808,12 @@ impl Policy {
             .filter(|_| subset)
             .and_then(|program| Rvm::new(program, &rules));
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
-        let constants = files
-            .iter()
-            .flat_map(|f| string_constants(&f.source))
-            .collect();
+        let constants = Constants::Found(
+            files
+                .iter()
+                .flat_map(|f| string_constants(&f.source))
+                .collect(),
+        );
         let policy = Policy {
             hash: hash_files(&files),
             files,
@@ -788,6 +827,32 @@ impl Policy {
             reads,
         };
         Ok((policy, heads))
+    }
+
+    /// The embedded default ([`Policy::embedded_default`]): what its bytes
+    /// fix is not computed at load but taken from `default_facts`, which
+    /// `policy::load::tests` recomputes from the same bytes (its `Reads`,
+    /// its string constants), like its lint, recursion and subset checks.
+    pub(crate) fn embedded() -> Result<Policy> {
+        let files = vec![PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: DEFAULT_SOURCE.to_string(),
+        }];
+        let (engine, rules, _, program) = compile_for_rvm(&files, true, false)?;
+        let rvm = program.and_then(|program| Rvm::new(program, &rules));
+        tracing::debug!(rvm = rvm.is_some(), "embedded default compiled");
+        Ok(Policy {
+            hash: hash_files(&files),
+            files,
+            engine: Mutex::new(engine),
+            time_limit: DEFAULT_TIME_LIMIT,
+            rules,
+            plans: Mutex::default(),
+            decisions: DecisionCache::default(),
+            constants: Constants::Fixed(default_facts::CONSTANTS),
+            rvm,
+            reads: default_reads(),
+        })
     }
 
     /// Sets how long one regorus evaluation may run (default 1 s).
@@ -1260,12 +1325,7 @@ fn asked(policy: &Policy, rule: &str, element: &ElementInput<'_>) -> bool {
 }
 
 /// Reads one per-element rule's value into the decision.
-fn apply(
-    decision: &mut Decision,
-    rule: &str,
-    value: &Value,
-    constants: &HashSet<Box<str>>,
-) -> Result<()> {
+fn apply(decision: &mut Decision, rule: &str, value: &Value, constants: &Constants) -> Result<()> {
     match rule {
         "priority" => decision.priority = priority(value)?,
         "deny" => decision.deny = reasons(value, rule, constants)?,
@@ -1680,7 +1740,7 @@ pub fn is_rule_id(reason: &str) -> bool {
 /// The string constants of a Rego source (quoted or raw, outside comments)
 /// that are rule ids: the reasons its rules may give. A constant with an
 /// escape is not a rule id, so escapes need no decoding.
-fn string_constants(source: &str) -> Vec<Box<str>> {
+pub(crate) fn string_constants(source: &str) -> Vec<Box<str>> {
     let mut out = Vec::new();
     let mut chars = source.char_indices();
     while let Some((at, c)) = chars.next() {
@@ -1739,7 +1799,7 @@ fn members<'v>(value: &'v Value, rule: &str, of: &str) -> Result<Vec<&'v Value>>
 
 /// A per-element rule's reasons. Errors name the rule, the kind and the
 /// length of what is wrong, never its content: it may come from the input.
-fn reasons(value: &Value, rule: &str, constants: &HashSet<Box<str>>) -> Result<Vec<Arc<str>>> {
+fn reasons(value: &Value, rule: &str, constants: &Constants) -> Result<Vec<Arc<str>>> {
     let items = members(value, rule, "reason strings")?;
     let mut out = Vec::with_capacity(items.len());
     for item in items {
