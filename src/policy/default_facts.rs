@@ -5,6 +5,21 @@
 
 use super::projection::{Case, Op};
 
+/// The rules `package ctxgate` defines (the compile's).
+pub(super) const RULES: &[&str] = &[
+    "budget",
+    "keep",
+    "mask",
+    "on_focus_or_selected",
+    "priority",
+    "prune",
+    "redact",
+    "scope",
+    "secret_title_role",
+    "strip",
+    "title_patterns",
+];
+
 /// `reads_of`: `input.inside` is read only as its count.
 pub(super) const INSIDE_COUNT_ONLY: bool = true;
 

@@ -64,6 +64,15 @@ pub(crate) const DEFAULT_TEST_NAME: &str = "policies/default_test.rego";
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) const DEFAULT_TEST_SOURCE: &str = include_str!("../../policies/default_test.rego");
 
+/// The embedded default's RVM program (`Program::serialize_binary` of what
+/// compiling it gives), committed: `policy::load::tests` compiles the
+/// default afresh and fails unless it serializes to these bytes;
+/// `UPDATE_EXPECT=1 cargo test --lib the_default_program_is_its_bytes`
+/// rewrites it. Loaded only when it deserializes complete, from regorus's
+/// own version and the default's exact sources ([`program_from`]);
+/// otherwise the default is compiled.
+const DEFAULT_PROGRAM: &[u8] = include_bytes!("../../policies/default.rvm");
+
 /// A module of ours, so that the set compiles even when the policy defines
 /// no rule regorus could use as an entry point.
 const INTERNAL_NAME: &str = "<ctxgate>";
@@ -206,6 +215,9 @@ impl Constants {
 /// `tests::policy_rvm` compares the two paths' decisions.
 struct Rvm {
     program: Arc<Program>,
+    /// Whether `program` was deserialized ([`program_from`]), not compiled.
+    #[cfg_attr(not(test), allow(dead_code))]
+    loaded: bool,
     /// The defined per-element rules in [`ELEMENT_RULES`] order, each with
     /// its entry point in `program`.
     entries: Vec<(&'static str, usize)>,
@@ -213,7 +225,7 @@ struct Rvm {
 
 impl Rvm {
     /// For a policy in [`rvm_subset`] (the caller's check).
-    fn new(program: Arc<Program>, rules: &BTreeSet<String>) -> Option<Rvm> {
+    fn new(program: Arc<Program>, rules: &BTreeSet<String>, loaded: bool) -> Option<Rvm> {
         let mut entries = Vec::new();
         for rule in ELEMENT_RULES.into_iter().filter(|r| rules.contains(*r)) {
             let index = program
@@ -221,7 +233,11 @@ impl Rvm {
                 .get_index_of(format!("data.ctxgate.{rule}").as_str())?;
             entries.push((rule, index));
         }
-        Some(Rvm { program, entries })
+        Some(Rvm {
+            program,
+            loaded,
+            entries,
+        })
     }
 
     fn vm(&self, limit: Duration) -> RegoVM {
@@ -234,6 +250,58 @@ impl Rvm {
         vm.set_execution_timer_config(Some(timer(limit)));
         vm
     }
+}
+
+/// The embedded default's RVM program from its serialized bytes, or `None`
+/// (then it is compiled) unless they deserialize complete
+/// (`DeserializationResult::Complete`: not a program to recompile), from
+/// this regorus's version, of exactly the default's sources (ours and the
+/// internal module), with an entry point for every rule the default
+/// defines: never a half-loaded program, nor one of other sources.
+pub(crate) fn program_from(bytes: &[u8]) -> Option<Arc<Program>> {
+    use regorus::rvm::program::DeserializationResult;
+    let program = match Program::deserialize_binary(bytes) {
+        Ok(DeserializationResult::Complete(program)) => program,
+        Ok(DeserializationResult::Partial(_)) | Err(_) => return None,
+    };
+    let version = Program::new().metadata.compiler_version;
+    let sources_are_ours = program.sources.len() == 2
+        && program.sources.iter().all(|s| {
+            (s.name == DEFAULT_NAME && s.content == DEFAULT_SOURCE)
+                || (s.name == INTERNAL_NAME && s.content == INTERNAL_SOURCE)
+        })
+        && program.sources.iter().any(|s| s.name == DEFAULT_NAME);
+    let entries = default_facts::RULES.iter().all(|rule| {
+        program
+            .entry_points
+            .contains_key(format!("data.ctxgate.{rule}").as_str())
+    });
+    (program.metadata.compiler_version == version
+        && sources_are_ours
+        && entries
+        && program.entry_points.len() == default_facts::RULES.len())
+    .then(|| Arc::new(program))
+}
+
+/// Where `DEFAULT_PROGRAM` lives in the repository.
+#[cfg(test)]
+pub(crate) const DEFAULT_PROGRAM_PATH: &str = "policies/default.rvm";
+
+/// The serialized RVM program compiling `files` gives (what
+/// `policies/default.rvm` holds for the default).
+#[cfg(test)]
+pub(crate) fn compiled_program(files: &[PolicyFile]) -> Vec<u8> {
+    let (_, _, _, program) = compile_for_rvm(files, true, true).unwrap();
+    program.unwrap().serialize_binary().unwrap()
+}
+
+/// [`compiled_program`] of the embedded default.
+#[cfg(test)]
+pub(crate) fn compiled_default_program() -> Vec<u8> {
+    compiled_program(&[PolicyFile {
+        name: DEFAULT_NAME.to_string(),
+        source: DEFAULT_SOURCE.to_string(),
+    }])
 }
 
 /// The embedded default's [`Reads`], as `default_facts` fixes them.
@@ -806,7 +874,7 @@ impl Policy {
         };
         let rvm = program
             .filter(|_| subset)
-            .and_then(|program| Rvm::new(program, &rules));
+            .and_then(|program| Rvm::new(program, &rules, false));
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = Constants::Found(
             files
@@ -838,9 +906,22 @@ impl Policy {
             name: DEFAULT_NAME.to_string(),
             source: DEFAULT_SOURCE.to_string(),
         }];
-        let (engine, rules, _, program) = compile_for_rvm(&files, true, false)?;
-        let rvm = program.and_then(|program| Rvm::new(program, &rules));
-        tracing::debug!(rvm = rvm.is_some(), "embedded default compiled");
+        let loaded = program_from(DEFAULT_PROGRAM);
+        let from_bytes = loaded.is_some();
+        let (engine, rules, program) = match loaded {
+            Some(program) => {
+                // The interpreter's engine (the plan, every VM error) still
+                // needs the compile, but not the RVM's.
+                let (engine, rules, _, _) = compile_for_rvm(&files, false, false)?;
+                (engine, rules, Some(program))
+            }
+            None => {
+                let (engine, rules, _, program) = compile_for_rvm(&files, true, false)?;
+                (engine, rules, program)
+            }
+        };
+        let rvm = program.and_then(|program| Rvm::new(program, &rules, from_bytes));
+        tracing::debug!(rvm = rvm.is_some(), "embedded default loaded");
         Ok(Policy {
             hash: hash_files(&files),
             files,
@@ -879,6 +960,12 @@ impl Policy {
     #[cfg(test)]
     pub(crate) fn uses_rvm(&self) -> bool {
         self.rvm.is_some()
+    }
+
+    /// Whether the per-element rules run on a deserialized program.
+    #[cfg(test)]
+    pub(crate) fn loaded_program(&self) -> bool {
+        self.rvm.as_ref().is_some_and(|rvm| rvm.loaded)
     }
 
     /// What of a projection the decisions are keyed by.

@@ -150,6 +150,12 @@ mod tests {
              //! `UPDATE_EXPECT=1 cargo test --lib the_default_facts_are_its_bytes`.\n\n\
              use super::projection::{Case, Op};\n\n",
         );
+        out += "/// The rules `package ctxgate` defines (the compile's).\n";
+        out += "pub(super) const RULES: &[&str] = &[\n";
+        for rule in &rules {
+            out += &format!("    {rule:?},\n");
+        }
+        out += "];\n\n";
         out += "/// `reads_of`: `input.inside` is read only as its count.\n";
         out += &format!(
             "pub(super) const INSIDE_COUNT_ONLY: bool = {};\n\n",
@@ -204,5 +210,46 @@ mod tests {
         let policy = Policy::embedded_default().unwrap();
         assert_eq!(policy.reads(), &reads);
         assert!(reads.inside_count_only && reads.subrole.is_some());
+        assert!(policy.rule_names().eq(rules.iter().map(String::as_str)));
+    }
+
+    /// `policies/default.rvm` is what compiling the default gives, and it
+    /// loads; bytes that are not all of it, or a program of other sources,
+    /// do not (the default is compiled then).
+    #[test]
+    fn the_default_program_is_its_bytes() {
+        use super::super::engine::{compiled_default_program, program_from, DEFAULT_PROGRAM_PATH};
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_PROGRAM_PATH);
+        let fresh = compiled_default_program();
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
+            std::fs::write(&path, &fresh).unwrap();
+        }
+        let written = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            written == fresh,
+            "policies/default.rvm is not what compiling policies/default.rego gives; regenerate it with `UPDATE_EXPECT=1 cargo test --lib the_default_program_is_its_bytes`"
+        );
+        // Compiling twice gives the same bytes.
+        assert!(compiled_default_program() == fresh);
+        assert!(program_from(&fresh).is_some());
+        assert!(Policy::embedded_default().unwrap().loaded_program());
+        // Cut anywhere, it does not load as a program.
+        for cut in [0, 8, 9, 28, 29, fresh.len() / 2, fresh.len() - 1] {
+            assert!(program_from(&fresh[..cut]).is_none(), "{cut}");
+        }
+        // A later format version, or another magic, is refused.
+        let mut other = fresh.clone();
+        other[4] = other[4].wrapping_add(1);
+        assert!(program_from(&other).is_none());
+        let mut other = fresh.clone();
+        other[0] ^= 1;
+        assert!(program_from(&other).is_none());
+        // A program compiled from other sources is not the default's.
+        let files = [PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: format!("{DEFAULT_SOURCE}\n# another byte\n"),
+        }];
+        let other = super::super::engine::compiled_program(&files);
+        assert!(program_from(&other).is_none());
     }
 }
