@@ -22,7 +22,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use regorus::rvm::{Program, RegoVM};
@@ -92,8 +92,12 @@ const DECISION_SHARDS: usize = 32;
 pub struct Policy {
     files: Vec<PolicyFile>,
     hash: String,
-    /// The prepared engine; each evaluator clones it (~0.5 µs).
-    engine: Mutex<Engine>,
+    /// The prepared interpreter; each evaluator that needs it clones it
+    /// (~0.5 µs). Built at load for every policy but the embedded default,
+    /// whose program is loaded instead: for it, built on first need (a VM
+    /// error, the plan's fallback) by [`Policy::interpreter`]. Once built,
+    /// read without waiting on a `OnceLock`.
+    engine: OnceLock<Mutex<Engine>>,
     /// Rule names defined in `package ctxgate`.
     rules: BTreeSet<String>,
     plans: Mutex<HashMap<RequestInput, Arc<RequestPlan>>>,
@@ -104,7 +108,8 @@ pub struct Policy {
     /// How long one evaluation may run ([`Policy::with_time_limit`]).
     time_limit: Duration,
     /// The per-element rules compiled for regorus's RVM, when it compiles
-    /// them: the fast path of a decision ([`Evaluator::evaluate`]).
+    /// them: the fast path of a decision ([`Evaluator::evaluate`]), and for
+    /// the embedded default the plan's too ([`Rvm::plan`]).
     rvm: Option<Rvm>,
     /// What of a projection the policy can read: the decision caches' key
     /// leaves out the rest ([`ElementInput::key_for`]).
@@ -221,22 +226,40 @@ struct Rvm {
     /// The defined per-element rules in [`ELEMENT_RULES`] order, each with
     /// its entry point in `program`.
     entries: Vec<(&'static str, usize)>,
+    /// The defined per-request rules ([`REQUEST_RULES`]) with their entry
+    /// points, when the plan is evaluated on the VM: only the embedded
+    /// default's (every rule of it a constant or an else-chain of
+    /// constants; `tests::policy_rvm` compares its plans on both paths).
+    /// Any VM error makes the interpreter evaluate the whole plan.
+    plan: Option<Vec<(&'static str, usize)>>,
 }
 
 impl Rvm {
     /// For a policy in [`rvm_subset`] (the caller's check).
-    fn new(program: Arc<Program>, rules: &BTreeSet<String>, loaded: bool) -> Option<Rvm> {
-        let mut entries = Vec::new();
-        for rule in ELEMENT_RULES.into_iter().filter(|r| rules.contains(*r)) {
-            let index = program
-                .entry_points
-                .get_index_of(format!("data.ctxgate.{rule}").as_str())?;
-            entries.push((rule, index));
-        }
+    /// `plan`: the per-request rules run on the VM too.
+    fn new(
+        program: Arc<Program>,
+        rules: &BTreeSet<String>,
+        loaded: bool,
+        plan: bool,
+    ) -> Option<Rvm> {
+        let entries_of = |names: &[&'static str]| -> Option<Vec<(&'static str, usize)>> {
+            let mut entries = Vec::new();
+            for &rule in names.iter().filter(|r| rules.contains(**r)) {
+                let index = program
+                    .entry_points
+                    .get_index_of(format!("data.ctxgate.{rule}").as_str())?;
+                entries.push((rule, index));
+            }
+            Some(entries)
+        };
+        let entries = entries_of(&ELEMENT_RULES)?;
+        let plan = plan.then(|| entries_of(&REQUEST_RULES)).flatten();
         Some(Rvm {
             program,
             loaded,
             entries,
+            plan,
         })
     }
 
@@ -874,7 +897,7 @@ impl Policy {
         };
         let rvm = program
             .filter(|_| subset)
-            .and_then(|program| Rvm::new(program, &rules, false));
+            .and_then(|program| Rvm::new(program, &rules, false, false));
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = Constants::Found(
             files
@@ -885,7 +908,7 @@ impl Policy {
         let policy = Policy {
             hash: hash_files(&files),
             files,
-            engine: Mutex::new(engine),
+            engine: OnceLock::from(Mutex::new(engine)),
             time_limit: DEFAULT_TIME_LIMIT,
             rules,
             plans: Mutex::default(),
@@ -899,8 +922,12 @@ impl Policy {
 
     /// The embedded default ([`Policy::embedded_default`]): what its bytes
     /// fix is not computed at load but taken from `default_facts`, which
-    /// `policy::load::tests` recomputes from the same bytes (its `Reads`,
-    /// its string constants), like its lint, recursion and subset checks.
+    /// `policy::load::tests` recomputes from the same bytes (its rules, its
+    /// `Reads`, its string constants), like its lint, recursion and subset
+    /// checks; its RVM program is deserialized ([`program_from`]), and
+    /// then nothing is compiled until the interpreter is needed. A program
+    /// that does not load is compiled, with the interpreter, as any
+    /// policy's.
     pub(crate) fn embedded() -> Result<Policy> {
         let files = vec![PolicyFile {
             name: DEFAULT_NAME.to_string(),
@@ -910,22 +937,20 @@ impl Policy {
         let from_bytes = loaded.is_some();
         let (engine, rules, program) = match loaded {
             Some(program) => {
-                // The interpreter's engine (the plan, every VM error) still
-                // needs the compile, but not the RVM's.
-                let (engine, rules, _, _) = compile_for_rvm(&files, false, false)?;
-                (engine, rules, Some(program))
+                let rules = default_facts::RULES.iter().map(|r| r.to_string());
+                (OnceLock::new(), rules.collect(), Some(program))
             }
             None => {
                 let (engine, rules, _, program) = compile_for_rvm(&files, true, false)?;
-                (engine, rules, program)
+                (OnceLock::from(Mutex::new(engine)), rules, program)
             }
         };
-        let rvm = program.and_then(|program| Rvm::new(program, &rules, from_bytes));
+        let rvm = program.and_then(|program| Rvm::new(program, &rules, from_bytes, true));
         tracing::debug!(rvm = rvm.is_some(), "embedded default loaded");
         Ok(Policy {
             hash: hash_files(&files),
             files,
-            engine: Mutex::new(engine),
+            engine,
             time_limit: DEFAULT_TIME_LIMIT,
             rules,
             plans: Mutex::default(),
@@ -938,10 +963,45 @@ impl Policy {
 
     /// Sets how long one regorus evaluation may run (default 1 s).
     pub fn with_time_limit(mut self, limit: Duration) -> Policy {
-        let engine = self.engine.get_mut().unwrap_or_else(|e| e.into_inner());
-        engine.set_execution_timer_config(timer(limit));
+        if let Some(engine) = self.engine.get_mut() {
+            let engine = engine.get_mut().unwrap_or_else(|e| e.into_inner());
+            engine.set_execution_timer_config(timer(limit));
+        }
         self.time_limit = limit;
         self
+    }
+
+    /// The interpreter's engine, compiled on first need for the embedded
+    /// default (every other policy has it from its load). Two threads
+    /// needing it at once may both compile; one engine is kept.
+    fn interpreter(&self) -> Result<MutexGuard<'_, Engine>> {
+        if let Some(engine) = self.engine.get() {
+            return Ok(lock(engine));
+        }
+        // The embedded default's bytes: their recursion check is fixed by
+        // a test, as at its load.
+        let (mut engine, _, _, _) = compile_for_rvm(&self.files, false, false)?;
+        engine.set_execution_timer_config(timer(self.time_limit));
+        tracing::debug!("interpreter compiled on first need");
+        Ok(lock(self.engine.get_or_init(|| Mutex::new(engine))))
+    }
+
+    /// Whether the plan is evaluated on the VM.
+    #[cfg(test)]
+    pub(crate) fn plans_on_rvm(&self) -> bool {
+        self.rvm
+            .as_ref()
+            .and_then(|rvm| rvm.plan.as_ref())
+            .is_some_and(|plan| {
+                plan.len() == REQUEST_RULES.iter().filter(|r| self.defines(r)).count()
+            })
+    }
+
+    /// Whether the interpreter's engine is built (tests of the embedded
+    /// default's warm path, which needs none).
+    #[cfg(test)]
+    pub(crate) fn interpreter_built(&self) -> bool {
+        self.engine.get().is_some()
     }
 
     /// The policy's content hash: hex SHA-256 of its sources alone, sorted
@@ -1002,9 +1062,15 @@ impl Policy {
         }
         let span = tracing::debug_span!("policy_plan", action = %request.action.name);
         let _entered = span.enter();
-        let mut engine = lock(&self.engine).clone();
-        engine.set_input(Value::from(request_json(request)));
-        let plan = Arc::new(self.evaluate_plan(&mut engine, timed_out)?);
+        let input = Value::from(request_json(request));
+        let plan = match self.plan_values(&input) {
+            Some(values) => self.evaluate_plan(&mut |rule| {
+                let at = values.iter().position(|(r, _)| *r == rule);
+                Ok(at.map_or(Value::Undefined, |at| values[at].1.clone()))
+            })?,
+            None => self.plan_interpreted(input, timed_out)?,
+        };
+        let plan = Arc::new(plan);
         tracing::debug!(scope = ?plan.scope, redactions = plan.redact.len(), "plan evaluated");
         let mut plans = lock(&self.plans);
         if plans.len() >= PLAN_CACHE {
@@ -1072,12 +1138,53 @@ impl Policy {
         Ok(evaluator)
     }
 
-    fn evaluate_plan(&self, engine: &mut Engine, timed_out: &Cell<bool>) -> Result<RequestPlan> {
+    /// The plan through the interpreter (the reference, and every policy's
+    /// but the embedded default's).
+    fn plan_interpreted(&self, input: Value, timed_out: &Cell<bool>) -> Result<RequestPlan> {
+        let mut engine = self.interpreter()?.clone();
+        engine.set_input(input);
+        self.evaluate_plan(&mut |rule| eval_silently(&mut engine, rule, timed_out))
+    }
+
+    /// The per-request rules' values on the VM ([`Rvm::plan`]), or `None`
+    /// when the plan is not evaluated there or the VM failed on any of
+    /// them (the interpreter then evaluates it, giving its result or its
+    /// error).
+    fn plan_values(&self, input: &Value) -> Option<Vec<(&'static str, Value)>> {
+        let rvm = self.rvm.as_ref()?;
+        let entries = rvm.plan.as_ref()?;
+        let mut vm = rvm.vm(self.time_limit);
+        vm.set_input(input.clone());
+        let mut values = Vec::with_capacity(entries.len());
+        for &(rule, index) in entries {
+            match vm.execute_entry_point_by_index(index) {
+                Ok(value) => values.push((rule, value)),
+                Err(err) => {
+                    tracing::trace!(rule, error = %err, "rvm failed on the plan; interpreting");
+                    return None;
+                }
+            }
+        }
+        Some(values)
+    }
+
+    /// The plan as the interpreter gives it, whatever the policy (tests of
+    /// the two paths).
+    #[cfg(test)]
+    pub(crate) fn plan_through_interpreter(&self, request: &RequestInput) -> Result<RequestPlan> {
+        self.plan_interpreted(Value::from(request_json(request)), &Cell::new(false))
+    }
+
+    /// The plan from each defined per-request rule's value (`eval_rule`).
+    fn evaluate_plan(
+        &self,
+        eval_rule: &mut dyn FnMut(&str) -> Result<Value>,
+    ) -> Result<RequestPlan> {
         let mut eval = |rule: &str| -> Result<serde_json::Value> {
             if !self.defines(rule) {
                 return Ok(serde_json::Value::Null);
             }
-            let value = eval_silently(engine, rule, timed_out)?;
+            let value = eval_rule(rule)?;
             to_json(&value, rule)
         };
         let scope = match eval("scope")? {
@@ -1373,9 +1480,10 @@ impl Evaluator<'_> {
         let policy = self.policy;
         let deadline = self.deadline;
         let limit = self.limit();
-        let engine = self
-            .engine
-            .get_or_insert_with(|| lock(&policy.engine).clone());
+        let engine = match &mut self.engine {
+            Some(engine) => engine,
+            None => self.engine.insert(policy.interpreter()?.clone()),
+        };
         // No evaluation may run past what is left of the request.
         if deadline.is_some() {
             engine.set_execution_timer_config(timer(limit));

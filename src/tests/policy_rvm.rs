@@ -50,7 +50,13 @@ pub(super) fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)>
     for dir in ["tests", "bindings/python/tests/policies", "benches"] {
         rego_files(&root().join(dir), &mut files);
     }
-    let mut sets = vec![("default".to_string(), vec![default.clone()])];
+    // No files: the embedded default, as `Policy::embedded_default` loads
+    // it (its program deserialized, its plan on the VM); `default` is the
+    // same bytes loaded as any file.
+    let mut sets = vec![
+        ("embedded default".to_string(), Vec::new()),
+        ("default".to_string(), vec![default.clone()]),
+    ];
     for (body, _) in INLINE {
         let file = ("p.rego".to_string(), format!("package ctxgate\n\n{body}\n"));
         sets.push((body.to_string(), vec![file.clone()]));
@@ -82,9 +88,14 @@ pub(super) fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)>
     sets
 }
 
+/// A policy set of [`policy_sets`]: no files is the embedded default.
 pub(super) fn load(files: &[(String, String)]) -> Option<Policy> {
+    let policy = match files {
+        [] => Policy::embedded_default(),
+        files => Policy::from_sources(files.to_vec()),
+    };
     // A short limit: the runaway policy fails in both paths, and quickly.
-    Policy::from_sources(files.to_vec())
+    policy
         .ok()
         .map(|p| p.with_time_limit(std::time::Duration::from_millis(200)))
 }
@@ -186,6 +197,13 @@ fn the_rvm_path_decides_every_fixture_tree_as_the_interpreter_does() {
                 }
                 compared += both.compared;
             }
+        }
+        if files.is_empty() {
+            // The embedded default decided every tree on its loaded
+            // program without compiling the interpreter; its reference
+            // compiled it on first need.
+            assert!(fast.loaded_program() && !fast.interpreter_built());
+            assert!(reference.interpreter_built());
         }
     }
     println!("{compared} projections compared; {on_rvm} policy sets on the RVM");
@@ -362,4 +380,97 @@ fn a_policy_the_rvm_would_get_wrong_fails_with_the_interpreters_error() {
     let got = Decider::decide(&mut evaluator, &element).unwrap();
     assert_eq!(got.priority, 1.0);
     assert_eq!(got.mask, vec![Arc::<str>::from("m")]);
+}
+
+/// The embedded default's plan, on the VM, is the interpreter's, for every
+/// action (and one it does not know), with and without a target, and the
+/// same as the default's bytes loaded as a file (compiled, planned by the
+/// interpreter) give; the plan needs no interpreter.
+#[test]
+fn the_embedded_defaults_plan_on_the_rvm_is_the_interpreters() {
+    let embedded = Policy::embedded_default().unwrap();
+    let file = load(&[source(&root().join("policies/default.rego"))]).unwrap();
+    let mut requests = Vec::new();
+    for action in ACTIONS.into_iter().chain(["unknown", "", "Focus"]) {
+        for target in [None, Some("e1")] {
+            let mut input = request(action);
+            input.action.target = target.map(str::to_string);
+            requests.push(input.clone());
+            input.instance = "other".to_string();
+            input.protocol = "9.9.9".to_string();
+            requests.push(input);
+        }
+    }
+    let plans: Vec<String> = requests
+        .iter()
+        .map(|input| format!("{:?}", embedded.plan(input).unwrap()))
+        .collect();
+    assert!(!embedded.interpreter_built());
+    for (input, plan) in requests.iter().zip(&plans) {
+        let interpreted = format!("{:?}", embedded.plan_through_interpreter(input).unwrap());
+        assert_eq!(*plan, interpreted, "{input:?}");
+        assert_eq!(
+            *plan,
+            format!("{:?}", file.plan(input).unwrap()),
+            "{input:?}"
+        );
+        assert_eq!(
+            *plan,
+            format!("{:?}", file.plan_through_interpreter(input).unwrap()),
+            "{input:?}"
+        );
+    }
+    assert!(embedded.interpreter_built());
+    // Every plan rule is defined and on the VM.
+    assert!(embedded.plans_on_rvm() && !file.plans_on_rvm());
+}
+
+/// The deserialized program decides as a fresh compile of the same bytes
+/// does (both on the VM), on generated projections × every action.
+#[test]
+fn the_loaded_program_decides_as_a_fresh_compile() {
+    let embedded = load(&[]).unwrap();
+    let compiled = load(&[source(&root().join("policies/default.rego"))]).unwrap();
+    assert!(embedded.loaded_program() && !compiled.loaded_program());
+    assert!(compiled.uses_rvm());
+    let values = [serde_json::json!("Ada"), serde_json::json!(3)];
+    let mut gen = Gen(0x5DEE_CE66_D1CE_4E5B);
+    let mut compared = 0;
+    for action in ACTIONS.into_iter().chain(["unknown"]) {
+        let mut a = embedded.evaluator(&request(action)).unwrap();
+        let mut b = compiled.evaluator(&request(action)).unwrap();
+        for _ in 0..300 {
+            let mut names: Vec<&str> = (0..gen.next() % 3).map(|_| *gen.pick(&NAMES)).collect();
+            names.dedup();
+            let p = ElementInput {
+                role: *gen.pick(&Role::ALL),
+                subrole: *gen.pick(&SUBROLES),
+                selected: gen.flag(),
+                focused: gen.flag(),
+                visible: !gen.flag(),
+                hovered: gen.flag(),
+                has_title: gen.flag(),
+                has_content: gen.flag(),
+                contains_selection: gen.flag(),
+                attributes: names
+                    .iter()
+                    .map(|n| (*n, &values[gen.next() as usize % values.len()]))
+                    .collect(),
+                attribute_names: names,
+                title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
+                inside: (0..gen.next() % 5)
+                    .map(|_| (*gen.pick(&Role::ALL), *gen.pick(&SUBROLES)))
+                    .collect(),
+            };
+            same(
+                &format!("{action}: {p:?}"),
+                &Decider::decide(&mut a, &p),
+                &Decider::decide(&mut b, &p),
+            );
+            compared += 1;
+        }
+        assert_eq!(a.evaluations(), b.evaluations(), "{action}");
+    }
+    assert!(!embedded.interpreter_built());
+    assert_eq!(compared, 300 * (ACTIONS.len() + 1));
 }
