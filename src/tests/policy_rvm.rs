@@ -10,11 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::policy::{
-    Action, Decision, ElementInput, Evaluator, Inside, Policy, RequestInput, ACTIONS,
-};
+use super::harness::{fixture_trees, on_projections, on_trees};
+use crate::policy::{Action, Decision, ElementInput, Inside, Policy, RequestInput, ACTIONS};
 use crate::trim::Decider;
-use crate::{Limits, Request, Role};
+use crate::Role;
 
 pub(super) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -100,14 +99,6 @@ pub(super) fn load(files: &[(String, String)]) -> Option<Policy> {
         .map(|p| p.with_time_limit(std::time::Duration::from_millis(200)))
 }
 
-/// A decider that asks both paths and fails the test when they differ.
-struct Both<'p> {
-    fast: Evaluator<'p>,
-    reference: Evaluator<'p>,
-    compared: usize,
-    label: String,
-}
-
 pub(super) fn same(
     label: &str,
     fast: &crate::Result<Arc<Decision>>,
@@ -117,19 +108,6 @@ pub(super) fn same(
         (Ok(a), Ok(b)) => assert_eq!(**a, **b, "{label}"),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{label}"),
         _ => panic!("{label}: {fast:?} against {reference:?}"),
-    }
-}
-
-impl Decider for Both<'_> {
-    fn decide(&mut self, element: &ElementInput<'_>) -> crate::Result<Arc<Decision>> {
-        let fast = Decider::decide(&mut self.fast, element);
-        let reference = Decider::decide(&mut self.reference, element);
-        same(&format!("{}: {element:?}", self.label), &fast, &reference);
-        self.compared += 1;
-        fast
-    }
-    fn evaluations(&self) -> usize {
-        self.fast.evaluations()
     }
 }
 
@@ -146,66 +124,36 @@ pub(super) fn request(action: &str) -> RequestInput {
 
 #[test]
 fn the_rvm_path_decides_every_fixture_tree_as_the_interpreter_does() {
-    let mut trees = Vec::new();
-    for entry in std::fs::read_dir(root().join("tests/fixtures/answers")).unwrap() {
-        let path = entry.unwrap().path();
-        trees.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-    }
-    trees.sort();
-    assert!(trees.len() >= 9);
-    let (mut compared, mut on_rvm) = (0, 0);
-    for (name, files) in policy_sets(false) {
-        let (Some(fast), Some(reference)) = (load(&files), load(&files)) else {
-            continue;
-        };
-        on_rvm += usize::from(fast.uses_rvm());
-        for (tree, bytes) in &trees {
-            let answer = crate::read_conforming(bytes, &Limits::default()).unwrap();
-            for action in ACTIONS {
-                let request = Request::new(action);
-                let input = crate::trim::request_input(&answer, &request);
-                let title = answer.root.title.as_deref();
-                let (Ok(a), Ok(b)) = (
-                    fast.evaluator_with_title(&input, title),
-                    reference.evaluator_with_title(&input, title),
-                ) else {
-                    continue;
-                };
-                let plan = a.plan().clone();
-                let mut both = Both {
-                    fast: a,
-                    reference: b.interpreted(),
-                    compared: 0,
-                    label: format!("{name} / {tree} / {action}"),
-                };
-                let out = crate::trim::trim_with(
-                    &answer,
-                    &request,
-                    &plan,
-                    &mut both,
-                    fast.hash(),
-                    &Limits::default(),
-                );
-                assert_eq!(
-                    both.fast.evaluations(),
-                    both.reference.evaluations(),
-                    "{}",
-                    both.label
-                );
-                if out.is_ok() {
-                    assert!(both.compared > 0, "{}", both.label);
-                }
-                compared += both.compared;
+    let trees = fixture_trees();
+    let on_rvm = std::cell::Cell::new(0);
+    let compared = on_trees(
+        &trees,
+        None,
+        |b| b.interpreted(),
+        &mut |case| {
+            let pair = case.pair;
+            assert_eq!(
+                pair.first.evaluations(),
+                pair.second.evaluations(),
+                "{}",
+                pair.label
+            );
+            if case.out.is_ok() {
+                assert!(pair.compared > 0, "{}", pair.label);
             }
-        }
-        if files.is_empty() {
-            // The embedded default decided every tree on its loaded
-            // program without compiling the interpreter; its reference
-            // compiled it on first need.
-            assert!(fast.loaded_program() && !fast.interpreter_built());
-            assert!(reference.interpreter_built());
-        }
-    }
+        },
+        &mut |files, fast, reference| {
+            on_rvm.set(on_rvm.get() + usize::from(fast.uses_rvm()));
+            if files.is_empty() {
+                // The embedded default decided every tree on its loaded
+                // program without compiling the interpreter; its reference
+                // compiled it on first need.
+                assert!(fast.loaded_program() && !fast.interpreter_built());
+                assert!(reference.interpreter_built());
+            }
+        },
+    );
+    let on_rvm = on_rvm.get();
     println!("{compared} projections compared; {on_rvm} policy sets on the RVM");
     assert!(on_rvm >= 8, "{on_rvm}");
     assert!(compared > 10_000, "{compared}");
@@ -276,32 +224,25 @@ fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
             inside,
         });
     }
-    let (mut compared, mut on_rvm) = (0, 0);
-    for (name, files) in policy_sets(true) {
-        let (Some(fast), Some(reference)) = (load(&files), load(&files)) else {
-            continue;
-        };
-        on_rvm += usize::from(fast.uses_rvm());
-        for action in ACTIONS.into_iter().chain(["unknown"]) {
-            let (Ok(mut a), Ok(b)) = (
-                fast.evaluator(&request(action)),
-                reference.evaluator(&request(action)),
-            ) else {
-                continue;
-            };
-            let mut b = b.interpreted();
-            for p in &projections {
-                let label = format!("{name} / {action}: {p:?}");
-                same(
-                    &label,
-                    &Decider::decide(&mut a, p),
-                    &Decider::decide(&mut b, p),
-                );
-                compared += 1;
+    let mut on_rvm = std::collections::BTreeSet::new();
+    let actions: Vec<&str> = ACTIONS.into_iter().chain(["unknown"]).collect();
+    let compared = on_projections(
+        &projections,
+        &actions,
+        |b| b.interpreted(),
+        &mut |name, _, fast, pair| {
+            if fast.uses_rvm() {
+                on_rvm.insert(name.to_string());
             }
-            assert_eq!(a.evaluations(), b.evaluations(), "{name} / {action}");
-        }
-    }
+            assert_eq!(
+                pair.first.evaluations(),
+                pair.second.evaluations(),
+                "{}",
+                pair.label
+            );
+        },
+    );
+    let on_rvm = on_rvm.len();
     println!("{compared} generated projections compared; {on_rvm} policy sets on the RVM");
     assert!(on_rvm >= 8, "{on_rvm}");
     assert!(compared > 10_000, "{compared}");
