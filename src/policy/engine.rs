@@ -1999,7 +1999,7 @@ fn reasons(value: &Value, rule: &str, constants: &Constants) -> Result<Vec<Arc<s
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Value::String(s) if is_rule_id(s) && constants.contains(&**s) => {
+            Value::String(s) if is_rule_id(s) && constants.contains(s) => {
                 out.push(Arc::from(&**s))
             }
             Value::String(s) if is_rule_id(s) => {

@@ -19,6 +19,15 @@ use crate::{Limits, Request};
 /// How the second evaluator of a [`Pair`] is made from a plain one.
 pub(super) type Second = for<'p> fn(Evaluator<'p>) -> Evaluator<'p>;
 
+/// A policy set's files (none: the embedded default).
+pub(super) type Files = [(String, String)];
+/// What [`on_trees`] calls after each policy set: its files, then its two
+/// policies.
+pub(super) type SetDone<'c> = dyn FnMut(&Files, &Policy, &Policy) + 'c;
+/// What [`on_projections`] calls after each action: the set's name, its
+/// files, the first policy and the pair.
+pub(super) type ActionDone<'c> = dyn FnMut(&str, &Files, &Policy, &Pair<'_>) + 'c;
+
 /// A decider that asks both evaluators, fails the test when they differ,
 /// and answers with the first's decision.
 pub(super) struct Pair<'p> {
@@ -73,7 +82,7 @@ pub(super) fn on_trees(
     budget: Option<crate::Budget>,
     second: Second,
     case: &mut dyn FnMut(&Case<'_, '_>),
-    set: &mut dyn FnMut(&[(String, String)], &Policy, &Policy),
+    set: &mut SetDone<'_>,
 ) -> usize {
     let mut compared = 0;
     for (name, files) in policy_sets(false) {
@@ -134,7 +143,7 @@ pub(super) fn on_projections(
     projections: &[ElementInput<'_>],
     actions: &[&str],
     second: Second,
-    done: &mut dyn FnMut(&str, &[(String, String)], &Policy, &Pair<'_>),
+    done: &mut ActionDone<'_>,
 ) -> usize {
     let mut compared = 0;
     for (name, files) in policy_sets(true) {
