@@ -876,16 +876,17 @@ impl Policy {
                 message: "no policy files were given".to_string(),
             });
         }
-        // The embedded default's recursion and RVM-compile checks have a
-        // result fixed when ctxgate is built: a test runs them
-        // (`policy::load::tests`), a load does not. Its RVM program is still
-        // built: the per-element rules run on it.
+        // The default's bytes as one file (the embedded default loads
+        // through `Policy::embedded` instead): their recursion and
+        // RVM-compile checks have a result fixed when ctxgate is built, a
+        // test runs them (`policy::load::tests`), this load does not; it
+        // still compiles, and the lint runs after it.
         let checked = !matches!(files.as_slice(), [only] if only.source == DEFAULT_SOURCE);
         let (engine, rules, heads, program) = compile_for_rvm(&files, true, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
         // Only in the subset is every read of the input spelled out. The
-        // embedded default's answer is fixed by its bytes and this code: a
-        // test gives it (`policy::load::tests`), so it is not checked here.
+        // default's answer is fixed by its bytes and this code: a test
+        // gives it (`policy::load::tests`), so it is not checked here.
         let tokens: Vec<_> = files
             .iter()
             .map(|f| super::token::tokenize(&f.source))
