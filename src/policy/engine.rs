@@ -22,7 +22,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use regorus::rvm::{Program, RegoVM};
@@ -30,6 +30,7 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
+use super::default_facts;
 use super::projection::{Decider, ElementInput, Floor, ProjectionKey, Reads};
 use super::recursion::RuleHead;
 use super::source::{eval_error, is_time_limit, policy_error, PolicyFile};
@@ -63,6 +64,15 @@ pub(crate) const DEFAULT_TEST_NAME: &str = "policies/default_test.rego";
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) const DEFAULT_TEST_SOURCE: &str = include_str!("../../policies/default_test.rego");
 
+/// The embedded default's RVM program (`Program::serialize_binary` of what
+/// compiling it gives), committed: `policy::load::tests` compiles the
+/// default afresh and fails unless it serializes to these bytes;
+/// `UPDATE_EXPECT=1 cargo test --lib the_default_program_is_its_bytes`
+/// rewrites it. Loaded only when it deserializes complete, from regorus's
+/// own version and the default's exact sources ([`program_from`]);
+/// otherwise the default is compiled.
+const DEFAULT_PROGRAM: &[u8] = include_bytes!("../../policies/default.rvm");
+
 /// A module of ours, so that the set compiles even when the policy defines
 /// no rule regorus could use as an entry point.
 const INTERNAL_NAME: &str = "<ctxgate>";
@@ -82,19 +92,24 @@ const DECISION_SHARDS: usize = 32;
 pub struct Policy {
     files: Vec<PolicyFile>,
     hash: String,
-    /// The prepared engine; each evaluator clones it (~0.5 µs).
-    engine: Mutex<Engine>,
+    /// The prepared interpreter; each evaluator that needs it clones it
+    /// (~0.5 µs). Built at load for every policy but the embedded default,
+    /// whose program is loaded instead: for it, built on first need (a VM
+    /// error, the plan's fallback) by [`Policy::interpreter`]. Once built,
+    /// read without waiting on a `OnceLock`.
+    engine: OnceLock<Mutex<Engine>>,
     /// Rule names defined in `package ctxgate`.
     rules: BTreeSet<String>,
     plans: Mutex<HashMap<RequestInput, Arc<RequestPlan>>>,
     decisions: DecisionCache,
     /// Every string constant of the policy files that is a rule id: the
     /// only reasons a rule may give.
-    constants: HashSet<Box<str>>,
+    constants: Constants,
     /// How long one evaluation may run ([`Policy::with_time_limit`]).
     time_limit: Duration,
     /// The per-element rules compiled for regorus's RVM, when it compiles
-    /// them: the fast path of a decision ([`Evaluator::evaluate`]).
+    /// them: the fast path of a decision ([`Evaluator::evaluate`]), and for
+    /// the embedded default the plan's too ([`Rvm::plan`]).
     rvm: Option<Rvm>,
     /// What of a projection the policy can read: the decision caches' key
     /// leaves out the rest ([`ElementInput::key_for`]).
@@ -175,6 +190,24 @@ impl DecisionCache {
     }
 }
 
+/// The string constants of a policy that are rule ids ([`string_constants`]):
+/// found in its sources at load, or, for the embedded default, fixed by its
+/// bytes (`default_facts::CONSTANTS`, sorted; `policy::load::tests`
+/// recomputes them).
+pub(crate) enum Constants {
+    Fixed(&'static [&'static str]),
+    Found(HashSet<Box<str>>),
+}
+
+impl Constants {
+    fn contains(&self, text: &str) -> bool {
+        match self {
+            Constants::Fixed(sorted) => sorted.binary_search(&text).is_ok(),
+            Constants::Found(set) => set.contains(text),
+        }
+    }
+}
+
 /// The per-element rules compiled for regorus's register VM (RVM): a
 /// decision's fast path, ~3× faster than the interpreter per rule (see
 /// BENCHMARKS.md, "One projection's decision"). It only ever gives the
@@ -187,22 +220,47 @@ impl DecisionCache {
 /// `tests::policy_rvm` compares the two paths' decisions.
 struct Rvm {
     program: Arc<Program>,
+    /// Whether `program` was deserialized ([`program_from`]), not compiled.
+    #[cfg_attr(not(test), allow(dead_code))]
+    loaded: bool,
     /// The defined per-element rules in [`ELEMENT_RULES`] order, each with
     /// its entry point in `program`.
     entries: Vec<(&'static str, usize)>,
+    /// The defined per-request rules ([`REQUEST_RULES`]) with their entry
+    /// points, when the plan is evaluated on the VM: only the embedded
+    /// default's (every rule of it a constant or an else-chain of
+    /// constants; `tests::policy_rvm` compares its plans on both paths).
+    /// Any VM error makes the interpreter evaluate the whole plan.
+    plan: Option<Vec<(&'static str, usize)>>,
 }
 
 impl Rvm {
     /// For a policy in [`rvm_subset`] (the caller's check).
-    fn new(program: Arc<Program>, rules: &BTreeSet<String>) -> Option<Rvm> {
-        let mut entries = Vec::new();
-        for rule in ELEMENT_RULES.into_iter().filter(|r| rules.contains(*r)) {
-            let index = program
-                .entry_points
-                .get_index_of(format!("data.ctxgate.{rule}").as_str())?;
-            entries.push((rule, index));
-        }
-        Some(Rvm { program, entries })
+    /// `plan`: the per-request rules run on the VM too.
+    fn new(
+        program: Arc<Program>,
+        rules: &BTreeSet<String>,
+        loaded: bool,
+        plan: bool,
+    ) -> Option<Rvm> {
+        let entries_of = |names: &[&'static str]| -> Option<Vec<(&'static str, usize)>> {
+            let mut entries = Vec::new();
+            for &rule in names.iter().filter(|r| rules.contains(**r)) {
+                let index = program
+                    .entry_points
+                    .get_index_of(format!("data.ctxgate.{rule}").as_str())?;
+                entries.push((rule, index));
+            }
+            Some(entries)
+        };
+        let entries = entries_of(&ELEMENT_RULES)?;
+        let plan = plan.then(|| entries_of(&REQUEST_RULES)).flatten();
+        Some(Rvm {
+            program,
+            loaded,
+            entries,
+            plan,
+        })
     }
 
     fn vm(&self, limit: Duration) -> RegoVM {
@@ -214,6 +272,76 @@ impl Rvm {
         vm.set_max_instructions(usize::MAX);
         vm.set_execution_timer_config(Some(timer(limit)));
         vm
+    }
+}
+
+/// The embedded default's RVM program from its serialized bytes, or `None`
+/// (then it is compiled) unless they deserialize complete
+/// (`DeserializationResult::Complete`: not a program to recompile), from
+/// this regorus's version, of exactly the default's sources (ours and the
+/// internal module), with an entry point for every rule the default
+/// defines: never a half-loaded program, nor one of other sources.
+pub(crate) fn program_from(bytes: &[u8]) -> Option<Arc<Program>> {
+    use regorus::rvm::program::DeserializationResult;
+    let program = match Program::deserialize_binary(bytes) {
+        Ok(DeserializationResult::Complete(program)) => program,
+        Ok(DeserializationResult::Partial(_)) | Err(_) => return None,
+    };
+    let version = Program::new().metadata.compiler_version;
+    let sources_are_ours = program.sources.len() == 2
+        && program.sources.iter().all(|s| {
+            (s.name == DEFAULT_NAME && s.content == DEFAULT_SOURCE)
+                || (s.name == INTERNAL_NAME && s.content == INTERNAL_SOURCE)
+        })
+        && program.sources.iter().any(|s| s.name == DEFAULT_NAME);
+    let entries = default_facts::RULES.iter().all(|rule| {
+        program
+            .entry_points
+            .contains_key(format!("data.ctxgate.{rule}").as_str())
+    });
+    (program.metadata.compiler_version == version
+        && sources_are_ours
+        && entries
+        && program.entry_points.len() == default_facts::RULES.len())
+    .then(|| Arc::new(program))
+}
+
+/// Where `DEFAULT_PROGRAM` lives in the repository.
+#[cfg(test)]
+pub(crate) const DEFAULT_PROGRAM_PATH: &str = "policies/default.rvm";
+
+/// The serialized RVM program compiling `files` gives (what
+/// `policies/default.rvm` holds for the default).
+#[cfg(test)]
+pub(crate) fn compiled_program(files: &[PolicyFile]) -> Vec<u8> {
+    let (_, _, _, program) = compile_for_rvm(files, true, true).unwrap();
+    program.unwrap().serialize_binary().unwrap()
+}
+
+/// [`compiled_program`] of the embedded default.
+#[cfg(test)]
+pub(crate) fn compiled_default_program() -> Vec<u8> {
+    compiled_program(&[PolicyFile {
+        name: DEFAULT_NAME.to_string(),
+        source: DEFAULT_SOURCE.to_string(),
+    }])
+}
+
+/// The embedded default's [`Reads`], as `default_facts` fixes them.
+pub(crate) fn default_reads() -> Reads {
+    let subrole = default_facts::SUBROLE_TESTS.map(|tests| {
+        tests
+            .iter()
+            .map(|&(op, case, needle)| super::projection::SubroleTest {
+                op,
+                case,
+                needle: needle.to_string(),
+            })
+            .collect()
+    });
+    Reads {
+        inside_count_only: default_facts::INSIDE_COUNT_ONLY,
+        subrole,
     }
 }
 
@@ -748,16 +876,17 @@ impl Policy {
                 message: "no policy files were given".to_string(),
             });
         }
-        // The embedded default's recursion and RVM-compile checks have a
-        // result fixed when ctxgate is built: a test runs them
-        // (`policy::load::tests`), a load does not. Its RVM program is still
-        // built: the per-element rules run on it.
+        // The default's bytes as one file (the embedded default loads
+        // through `Policy::embedded` instead): their recursion and
+        // RVM-compile checks have a result fixed when ctxgate is built, a
+        // test runs them (`policy::load::tests`), this load does not; it
+        // still compiles, and the lint runs after it.
         let checked = !matches!(files.as_slice(), [only] if only.source == DEFAULT_SOURCE);
         let (engine, rules, heads, program) = compile_for_rvm(&files, true, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
         // Only in the subset is every read of the input spelled out. The
-        // embedded default's answer is fixed by its bytes and this code: a
-        // test gives it (`policy::load::tests`), so it is not checked here.
+        // default's answer is fixed by its bytes and this code: a test
+        // gives it (`policy::load::tests`), so it is not checked here.
         let tokens: Vec<_> = files
             .iter()
             .map(|f| super::token::tokenize(&f.source))
@@ -769,16 +898,18 @@ impl Policy {
         };
         let rvm = program
             .filter(|_| subset)
-            .and_then(|program| Rvm::new(program, &rules));
+            .and_then(|program| Rvm::new(program, &rules, false, false));
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
-        let constants = files
-            .iter()
-            .flat_map(|f| string_constants(&f.source))
-            .collect();
+        let constants = Constants::Found(
+            files
+                .iter()
+                .flat_map(|f| string_constants(&f.source))
+                .collect(),
+        );
         let policy = Policy {
             hash: hash_files(&files),
             files,
-            engine: Mutex::new(engine),
+            engine: OnceLock::from(Mutex::new(engine)),
             time_limit: DEFAULT_TIME_LIMIT,
             rules,
             plans: Mutex::default(),
@@ -790,12 +921,88 @@ impl Policy {
         Ok((policy, heads))
     }
 
+    /// The embedded default ([`Policy::embedded_default`]): what its bytes
+    /// fix is not computed at load but taken from `default_facts`, which
+    /// `policy::load::tests` recomputes from the same bytes (its rules, its
+    /// `Reads`, its string constants), like its lint, recursion and subset
+    /// checks; its RVM program is deserialized ([`program_from`]), and
+    /// then nothing is compiled until the interpreter is needed. A program
+    /// that does not load is compiled, with the interpreter, as any
+    /// policy's.
+    pub(crate) fn embedded() -> Result<Policy> {
+        let files = vec![PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: DEFAULT_SOURCE.to_string(),
+        }];
+        let loaded = program_from(DEFAULT_PROGRAM);
+        let from_bytes = loaded.is_some();
+        let (engine, rules, program) = match loaded {
+            Some(program) => {
+                let rules = default_facts::RULES.iter().map(|r| r.to_string());
+                (OnceLock::new(), rules.collect(), Some(program))
+            }
+            None => {
+                let (engine, rules, _, program) = compile_for_rvm(&files, true, false)?;
+                (OnceLock::from(Mutex::new(engine)), rules, program)
+            }
+        };
+        let rvm = program.and_then(|program| Rvm::new(program, &rules, from_bytes, true));
+        tracing::debug!(rvm = rvm.is_some(), "embedded default loaded");
+        Ok(Policy {
+            hash: hash_files(&files),
+            files,
+            engine,
+            time_limit: DEFAULT_TIME_LIMIT,
+            rules,
+            plans: Mutex::default(),
+            decisions: DecisionCache::default(),
+            constants: Constants::Fixed(default_facts::CONSTANTS),
+            rvm,
+            reads: default_reads(),
+        })
+    }
+
     /// Sets how long one regorus evaluation may run (default 1 s).
     pub fn with_time_limit(mut self, limit: Duration) -> Policy {
-        let engine = self.engine.get_mut().unwrap_or_else(|e| e.into_inner());
-        engine.set_execution_timer_config(timer(limit));
+        if let Some(engine) = self.engine.get_mut() {
+            let engine = engine.get_mut().unwrap_or_else(|e| e.into_inner());
+            engine.set_execution_timer_config(timer(limit));
+        }
         self.time_limit = limit;
         self
+    }
+
+    /// The interpreter's engine, compiled on first need for the embedded
+    /// default (every other policy has it from its load). Two threads
+    /// needing it at once may both compile; one engine is kept.
+    fn interpreter(&self) -> Result<MutexGuard<'_, Engine>> {
+        if let Some(engine) = self.engine.get() {
+            return Ok(lock(engine));
+        }
+        // The embedded default's bytes: their recursion check is fixed by
+        // a test, as at its load.
+        let (mut engine, _, _, _) = compile_for_rvm(&self.files, false, false)?;
+        engine.set_execution_timer_config(timer(self.time_limit));
+        tracing::debug!("interpreter compiled on first need");
+        Ok(lock(self.engine.get_or_init(|| Mutex::new(engine))))
+    }
+
+    /// Whether the plan is evaluated on the VM.
+    #[cfg(test)]
+    pub(crate) fn plans_on_rvm(&self) -> bool {
+        self.rvm
+            .as_ref()
+            .and_then(|rvm| rvm.plan.as_ref())
+            .is_some_and(|plan| {
+                plan.len() == REQUEST_RULES.iter().filter(|r| self.defines(r)).count()
+            })
+    }
+
+    /// Whether the interpreter's engine is built (tests of the embedded
+    /// default's warm path, which needs none).
+    #[cfg(test)]
+    pub(crate) fn interpreter_built(&self) -> bool {
+        self.engine.get().is_some()
     }
 
     /// The policy's content hash: hex SHA-256 of its sources alone, sorted
@@ -814,6 +1021,12 @@ impl Policy {
     #[cfg(test)]
     pub(crate) fn uses_rvm(&self) -> bool {
         self.rvm.is_some()
+    }
+
+    /// Whether the per-element rules run on a deserialized program.
+    #[cfg(test)]
+    pub(crate) fn loaded_program(&self) -> bool {
+        self.rvm.as_ref().is_some_and(|rvm| rvm.loaded)
     }
 
     /// What of a projection the decisions are keyed by.
@@ -850,9 +1063,15 @@ impl Policy {
         }
         let span = tracing::debug_span!("policy_plan", action = %request.action.name);
         let _entered = span.enter();
-        let mut engine = lock(&self.engine).clone();
-        engine.set_input(Value::from(request_json(request)));
-        let plan = Arc::new(self.evaluate_plan(&mut engine, timed_out)?);
+        let input = Value::from(request_json(request));
+        let plan = match self.plan_values(&input) {
+            Some(values) => self.evaluate_plan(&mut |rule| {
+                let at = values.iter().position(|(r, _)| *r == rule);
+                Ok(at.map_or(Value::Undefined, |at| values[at].1.clone()))
+            })?,
+            None => self.plan_interpreted(input, timed_out)?,
+        };
+        let plan = Arc::new(plan);
         tracing::debug!(scope = ?plan.scope, redactions = plan.redact.len(), "plan evaluated");
         let mut plans = lock(&self.plans);
         if plans.len() >= PLAN_CACHE {
@@ -920,12 +1139,53 @@ impl Policy {
         Ok(evaluator)
     }
 
-    fn evaluate_plan(&self, engine: &mut Engine, timed_out: &Cell<bool>) -> Result<RequestPlan> {
+    /// The plan through the interpreter (the reference, and every policy's
+    /// but the embedded default's).
+    fn plan_interpreted(&self, input: Value, timed_out: &Cell<bool>) -> Result<RequestPlan> {
+        let mut engine = self.interpreter()?.clone();
+        engine.set_input(input);
+        self.evaluate_plan(&mut |rule| eval_silently(&mut engine, rule, timed_out))
+    }
+
+    /// The per-request rules' values on the VM ([`Rvm::plan`]), or `None`
+    /// when the plan is not evaluated there or the VM failed on any of
+    /// them (the interpreter then evaluates it, giving its result or its
+    /// error).
+    fn plan_values(&self, input: &Value) -> Option<Vec<(&'static str, Value)>> {
+        let rvm = self.rvm.as_ref()?;
+        let entries = rvm.plan.as_ref()?;
+        let mut vm = rvm.vm(self.time_limit);
+        vm.set_input(input.clone());
+        let mut values = Vec::with_capacity(entries.len());
+        for &(rule, index) in entries {
+            match vm.execute_entry_point_by_index(index) {
+                Ok(value) => values.push((rule, value)),
+                Err(err) => {
+                    tracing::trace!(rule, error = %err, "rvm failed on the plan; interpreting");
+                    return None;
+                }
+            }
+        }
+        Some(values)
+    }
+
+    /// The plan as the interpreter gives it, whatever the policy (tests of
+    /// the two paths).
+    #[cfg(test)]
+    pub(crate) fn plan_through_interpreter(&self, request: &RequestInput) -> Result<RequestPlan> {
+        self.plan_interpreted(Value::from(request_json(request)), &Cell::new(false))
+    }
+
+    /// The plan from each defined per-request rule's value (`eval_rule`).
+    fn evaluate_plan(
+        &self,
+        eval_rule: &mut dyn FnMut(&str) -> Result<Value>,
+    ) -> Result<RequestPlan> {
         let mut eval = |rule: &str| -> Result<serde_json::Value> {
             if !self.defines(rule) {
                 return Ok(serde_json::Value::Null);
             }
-            let value = eval_silently(engine, rule, timed_out)?;
+            let value = eval_rule(rule)?;
             to_json(&value, rule)
         };
         let scope = match eval("scope")? {
@@ -1221,9 +1481,10 @@ impl Evaluator<'_> {
         let policy = self.policy;
         let deadline = self.deadline;
         let limit = self.limit();
-        let engine = self
-            .engine
-            .get_or_insert_with(|| lock(&policy.engine).clone());
+        let engine = match &mut self.engine {
+            Some(engine) => engine,
+            None => self.engine.insert(policy.interpreter()?.clone()),
+        };
         // No evaluation may run past what is left of the request.
         if deadline.is_some() {
             engine.set_execution_timer_config(timer(limit));
@@ -1260,12 +1521,7 @@ fn asked(policy: &Policy, rule: &str, element: &ElementInput<'_>) -> bool {
 }
 
 /// Reads one per-element rule's value into the decision.
-fn apply(
-    decision: &mut Decision,
-    rule: &str,
-    value: &Value,
-    constants: &HashSet<Box<str>>,
-) -> Result<()> {
+fn apply(decision: &mut Decision, rule: &str, value: &Value, constants: &Constants) -> Result<()> {
     match rule {
         "priority" => decision.priority = priority(value)?,
         "deny" => decision.deny = reasons(value, rule, constants)?,
@@ -1680,7 +1936,7 @@ pub fn is_rule_id(reason: &str) -> bool {
 /// The string constants of a Rego source (quoted or raw, outside comments)
 /// that are rule ids: the reasons its rules may give. A constant with an
 /// escape is not a rule id, so escapes need no decoding.
-fn string_constants(source: &str) -> Vec<Box<str>> {
+pub(crate) fn string_constants(source: &str) -> Vec<Box<str>> {
     let mut out = Vec::new();
     let mut chars = source.char_indices();
     while let Some((at, c)) = chars.next() {
@@ -1739,12 +1995,12 @@ fn members<'v>(value: &'v Value, rule: &str, of: &str) -> Result<Vec<&'v Value>>
 
 /// A per-element rule's reasons. Errors name the rule, the kind and the
 /// length of what is wrong, never its content: it may come from the input.
-fn reasons(value: &Value, rule: &str, constants: &HashSet<Box<str>>) -> Result<Vec<Arc<str>>> {
+fn reasons(value: &Value, rule: &str, constants: &Constants) -> Result<Vec<Arc<str>>> {
     let items = members(value, rule, "reason strings")?;
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Value::String(s) if is_rule_id(s) && constants.contains(&**s) => {
+            Value::String(s) if is_rule_id(s) && constants.contains(s) => {
                 out.push(Arc::from(&**s))
             }
             Value::String(s) if is_rule_id(s) => {

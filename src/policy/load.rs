@@ -26,9 +26,7 @@ impl Policy {
     /// below); every other load, the same bytes from a file included, is
     /// linted.
     pub fn embedded_default() -> Result<Policy> {
-        let (policy, _) =
-            Policy::unchecked(vec![(DEFAULT_NAME.to_string(), DEFAULT_SOURCE.to_string())])?;
-        Ok(policy)
+        Policy::embedded()
     }
 
     /// A `.rego` file, or every `*.rego` file of a directory except
@@ -129,5 +127,129 @@ mod tests {
         super::super::lint::refuse(&policy, &heads).unwrap();
         // The load a file with the same bytes gets.
         Policy::from_sources(vec![("copy.rego".to_string(), DEFAULT_SOURCE.to_string())]).unwrap();
+    }
+
+    /// `default_facts.rs` as the embedded default's bytes give it: what
+    /// [`Policy::embedded_default`] takes from there instead of computing
+    /// at load.
+    fn default_facts() -> String {
+        use super::super::engine::{compile_with_heads, reads_of, string_constants};
+        let files = [PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: DEFAULT_SOURCE.to_string(),
+        }];
+        let (_, rules, _) = compile_with_heads(&files, true).unwrap();
+        let reads = reads_of(&[super::super::token::tokenize(DEFAULT_SOURCE)], &rules);
+        let mut constants = string_constants(DEFAULT_SOURCE);
+        constants.sort();
+        constants.dedup();
+        let mut out = String::from(
+            "//! What the embedded default's bytes fix, taken at load instead of computed\n\
+             //! (`Policy::embedded_default`). Generated; `policy::load::tests` recomputes\n\
+             //! it from `policies/default.rego` and fails when it differs. Regenerate with\n\
+             //! `UPDATE_EXPECT=1 cargo test --lib the_default_facts_are_its_bytes`.\n\n\
+             use super::projection::{Case, Op};\n\n",
+        );
+        out += "/// The rules `package ctxgate` defines (the compile's).\n";
+        out += "pub(super) const RULES: &[&str] = &[\n";
+        for rule in &rules {
+            out += &format!("    {rule:?},\n");
+        }
+        out += "];\n\n";
+        out += "/// `reads_of`: `input.inside` is read only as its count.\n";
+        out += &format!(
+            "pub(super) const INSIDE_COUNT_ONLY: bool = {};\n\n",
+            reads.inside_count_only
+        );
+        out += "/// `reads_of`: the subrole's tests, sorted (`None`: read whole).\n";
+        out += "pub(super) const SUBROLE_TESTS: Option<&[(Op, Case, &str)]> = ";
+        match &reads.subrole {
+            None => out += "None;\n\n",
+            Some(tests) => {
+                out += "Some(&[\n";
+                for t in tests {
+                    out += &format!(
+                        "    (Op::{:?}, Case::{:?}, {:?}),\n",
+                        t.op, t.case, t.needle
+                    );
+                }
+                out += "]);\n\n";
+            }
+        }
+        out += "/// `string_constants`: the rule ids the policy writes, sorted, each once.\n";
+        out += "pub(super) const CONSTANTS: &[&str] = &[\n";
+        for c in &constants {
+            out += &format!("    {:?},\n", &**c);
+        }
+        out += "];\n";
+        out
+    }
+
+    #[test]
+    fn the_default_facts_are_its_bytes() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/policy/default_facts.rs");
+        let facts = default_facts();
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
+            std::fs::write(&path, &facts).unwrap();
+        }
+        let written = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            written == facts,
+            "src/policy/default_facts.rs is not what policies/default.rego gives; regenerate it with `UPDATE_EXPECT=1 cargo test --lib the_default_facts_are_its_bytes`"
+        );
+        // And the policy loaded takes them.
+        let files = [PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: DEFAULT_SOURCE.to_string(),
+        }];
+        let (_, rules, _) = super::super::engine::compile_with_heads(&files, true).unwrap();
+        let reads = super::super::engine::reads_of(
+            &[super::super::token::tokenize(DEFAULT_SOURCE)],
+            &rules,
+        );
+        let policy = Policy::embedded_default().unwrap();
+        assert_eq!(policy.reads(), &reads);
+        assert!(reads.inside_count_only && reads.subrole.is_some());
+        assert!(policy.rule_names().eq(rules.iter().map(String::as_str)));
+    }
+
+    /// `policies/default.rvm` is what compiling the default gives, and it
+    /// loads; bytes that are not all of it, or a program of other sources,
+    /// do not (the default is compiled then).
+    #[test]
+    fn the_default_program_is_its_bytes() {
+        use super::super::engine::{compiled_default_program, program_from, DEFAULT_PROGRAM_PATH};
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_PROGRAM_PATH);
+        let fresh = compiled_default_program();
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
+            std::fs::write(&path, &fresh).unwrap();
+        }
+        let written = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            written == fresh,
+            "policies/default.rvm is not what compiling policies/default.rego gives; regenerate it with `UPDATE_EXPECT=1 cargo test --lib the_default_program_is_its_bytes`"
+        );
+        // Compiling twice gives the same bytes.
+        assert!(compiled_default_program() == fresh);
+        assert!(program_from(&fresh).is_some());
+        assert!(Policy::embedded_default().unwrap().loaded_program());
+        // Cut anywhere, it does not load as a program.
+        for cut in [0, 8, 9, 28, 29, fresh.len() / 2, fresh.len() - 1] {
+            assert!(program_from(&fresh[..cut]).is_none(), "{cut}");
+        }
+        // A later format version, or another magic, is refused.
+        let mut other = fresh.clone();
+        other[4] = other[4].wrapping_add(1);
+        assert!(program_from(&other).is_none());
+        let mut other = fresh.clone();
+        other[0] ^= 1;
+        assert!(program_from(&other).is_none());
+        // A program compiled from other sources is not the default's.
+        let files = [PolicyFile {
+            name: DEFAULT_NAME.to_string(),
+            source: format!("{DEFAULT_SOURCE}\n# another byte\n"),
+        }];
+        let other = super::super::engine::compiled_program(&files);
+        assert!(program_from(&other).is_none());
     }
 }

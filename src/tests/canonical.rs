@@ -7,33 +7,10 @@
 //! looks, ancestors that differ only where `count` does not look), for the
 //! default policy and every policy set of the test suites.
 
-use std::sync::Arc;
-
-use super::policy_rvm::{load, policy_sets, request, root, same, Gen, MATCHES, NAMES, SUBROLES};
-use crate::policy::{Decision, ElementInput, Evaluator, Inside, Policy, ACTIONS};
-use crate::trim::Decider;
-use crate::{Limits, Request, Role};
-
-/// A decider that asks both keys and fails the test when they differ.
-struct Keys<'p> {
-    read: Evaluator<'p>,
-    full: Evaluator<'p>,
-    compared: usize,
-    label: String,
-}
-
-impl Decider for Keys<'_> {
-    fn decide(&mut self, element: &ElementInput<'_>) -> crate::Result<Arc<Decision>> {
-        let read = Decider::decide(&mut self.read, element);
-        let full = Decider::decide(&mut self.full, element);
-        same(&format!("{}: {element:?}", self.label), &read, &full);
-        self.compared += 1;
-        read
-    }
-    fn evaluations(&self) -> usize {
-        self.read.evaluations()
-    }
-}
+use super::harness::{fixture_trees, on_projections, on_trees};
+use super::policy_rvm::{Gen, MATCHES, NAMES, SUBROLES};
+use crate::policy::{ElementInput, Inside, Policy, ACTIONS};
+use crate::{Limits, Role};
 
 /// 6 chains of 150 nested Groups with distinct subroles (some secure, some
 /// in other cases), each ending in a Text, under a focused Window: the
@@ -70,68 +47,41 @@ fn chains() -> Vec<u8> {
 
 #[test]
 fn the_key_of_what_the_policy_reads_decides_every_tree_as_the_full_key_does() {
-    let mut trees = Vec::new();
-    for entry in std::fs::read_dir(root().join("tests/fixtures/answers")).unwrap() {
-        let path = entry.unwrap().path();
-        trees.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-    }
-    trees.sort();
-    assert!(trees.len() >= 9);
+    let mut trees = fixture_trees();
     trees.push(("chains".to_string(), chains()));
-    let (mut compared, mut fewer) = (0, 0);
-    for (name, files) in policy_sets(false) {
-        let (Some(read), Some(full)) = (load(&files), load(&files)) else {
-            continue;
-        };
-        for (tree, bytes) in &trees {
-            let answer = crate::read_conforming(bytes, &Limits::default()).unwrap();
-            for action in ACTIONS {
-                let request = Request::new(action).budget(crate::Budget::Bytes(3000));
-                let input = crate::trim::request_input(&answer, &request);
-                let title = answer.root.title.as_deref();
-                let (Ok(a), Ok(b)) = (
-                    read.evaluator_with_title(&input, title),
-                    full.evaluator_with_title(&input, title),
-                ) else {
-                    continue;
-                };
-                let plan = a.plan().clone();
-                let mut keys = Keys {
-                    read: a,
-                    full: b.exact(),
-                    compared: 0,
-                    label: format!("{name} / {tree} / {action}"),
-                };
-                let out = crate::trim::trim_with(
-                    &answer,
-                    &request,
-                    &plan,
-                    &mut keys,
-                    read.hash(),
-                    &Limits::default(),
-                );
-                assert!(keys.read.evaluations() <= keys.full.evaluations());
-                fewer += usize::from(keys.read.evaluations() < keys.full.evaluations());
-                compared += keys.compared;
-                // The same output, decided by the full key alone.
-                let again = full.evaluator_with_title(&input, title).unwrap().exact();
-                let mut again = again;
-                let reference = crate::trim::trim_with(
-                    &answer,
-                    &request,
-                    &plan,
-                    &mut again,
-                    full.hash(),
-                    &Limits::default(),
-                );
-                match (out, reference) {
-                    (Ok(a), Ok(b)) => assert_eq!(a.rendered, b.rendered, "{name} / {tree}"),
-                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-                    (a, b) => panic!("{name} / {tree}: {:?} / {:?}", a.is_ok(), b.is_ok()),
-                }
+    let mut fewer = 0;
+    let compared = on_trees(
+        &trees,
+        Some(crate::Budget::Bytes(3000)),
+        |b| b.exact(),
+        &mut |case| {
+            let (read, full) = (&case.pair.first, &case.pair.second);
+            assert!(read.evaluations() <= full.evaluations());
+            fewer += usize::from(read.evaluations() < full.evaluations());
+            // The same output, decided by the full key alone.
+            let mut again = case
+                .second
+                .evaluator_with_title(case.input, case.title)
+                .unwrap()
+                .exact();
+            let plan = again.plan().clone();
+            let reference = crate::trim::trim_with(
+                case.answer,
+                case.request,
+                &plan,
+                &mut again,
+                case.second.hash(),
+                &Limits::default(),
+            );
+            let label = &case.pair.label;
+            match (case.out, reference) {
+                (Ok(a), Ok(b)) => assert_eq!(a.rendered, b.rendered, "{label}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("{label}: {:?} / {:?}", a.is_ok(), b.is_ok()),
             }
-        }
-    }
+        },
+        &mut |_, _, _| {},
+    );
     println!("{compared} projections compared; {fewer} requests evaluated fewer");
     assert!(compared > 10_000, "{compared}");
     assert!(fewer > 50, "{fewer}");
@@ -189,31 +139,15 @@ fn the_key_of_what_the_policy_reads_decides_generated_projections_as_the_full_ke
             inside,
         });
     }
-    let (mut compared, mut fewer) = (0, 0);
-    for (name, files) in policy_sets(true) {
-        let (Some(read), Some(full)) = (load(&files), load(&files)) else {
-            continue;
-        };
-        for action in ACTIONS {
-            let (Ok(mut a), Ok(b)) = (
-                read.evaluator(&request(action)),
-                full.evaluator(&request(action)),
-            ) else {
-                continue;
-            };
-            let mut b = b.exact();
-            for p in &projections {
-                let label = format!("{name} / {action}: {p:?}");
-                same(
-                    &label,
-                    &Decider::decide(&mut a, p),
-                    &Decider::decide(&mut b, p),
-                );
-                compared += 1;
-            }
-            fewer += usize::from(a.evaluations() < b.evaluations());
-        }
-    }
+    let mut fewer = 0;
+    let compared = on_projections(
+        &projections,
+        &ACTIONS,
+        |b| b.exact(),
+        &mut |_, _, _, pair| {
+            fewer += usize::from(pair.first.evaluations() < pair.second.evaluations());
+        },
+    );
     println!("{compared} generated projections compared; {fewer} sets evaluated fewer");
     assert!(compared > 10_000, "{compared}");
     assert!(fewer > 20, "{fewer}");

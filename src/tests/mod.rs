@@ -5,6 +5,7 @@
 //! (issue 13); like every unit test, they may use any layer.
 
 mod canonical;
+mod harness;
 mod patterns;
 mod policy_cases;
 mod policy_engine;

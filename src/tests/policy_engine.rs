@@ -507,7 +507,8 @@ fn cost_per_projection() {
     assert_eq!(evaluator.evaluations(), inputs.len() * 4);
 }
 
-/// Loading compiles for the interpreter and the RVM; it must stay cheap
+/// Loading deserializes the default's RVM program (or compiles it, for the
+/// interpreter and the RVM, when it does not load); it must stay cheap
 /// enough to do at start-up.
 #[test]
 fn loading_the_default_policy_is_quick() {

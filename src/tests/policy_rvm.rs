@@ -10,11 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::policy::{
-    Action, Decision, ElementInput, Evaluator, Inside, Policy, RequestInput, ACTIONS,
-};
+use super::harness::{fixture_trees, on_projections, on_trees};
+use crate::policy::{Action, Decision, ElementInput, Inside, Policy, RequestInput, ACTIONS};
 use crate::trim::Decider;
-use crate::{Limits, Request, Role};
+use crate::Role;
 
 pub(super) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -50,7 +49,13 @@ pub(super) fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)>
     for dir in ["tests", "bindings/python/tests/policies", "benches"] {
         rego_files(&root().join(dir), &mut files);
     }
-    let mut sets = vec![("default".to_string(), vec![default.clone()])];
+    // No files: the embedded default, as `Policy::embedded_default` loads
+    // it (its program deserialized, its plan on the VM); `default` is the
+    // same bytes loaded as any file.
+    let mut sets = vec![
+        ("embedded default".to_string(), Vec::new()),
+        ("default".to_string(), vec![default.clone()]),
+    ];
     for (body, _) in INLINE {
         let file = ("p.rego".to_string(), format!("package ctxgate\n\n{body}\n"));
         sets.push((body.to_string(), vec![file.clone()]));
@@ -82,19 +87,16 @@ pub(super) fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)>
     sets
 }
 
+/// A policy set of [`policy_sets`]: no files is the embedded default.
 pub(super) fn load(files: &[(String, String)]) -> Option<Policy> {
+    let policy = match files {
+        [] => Policy::embedded_default(),
+        files => Policy::from_sources(files.to_vec()),
+    };
     // A short limit: the runaway policy fails in both paths, and quickly.
-    Policy::from_sources(files.to_vec())
+    policy
         .ok()
         .map(|p| p.with_time_limit(std::time::Duration::from_millis(200)))
-}
-
-/// A decider that asks both paths and fails the test when they differ.
-struct Both<'p> {
-    fast: Evaluator<'p>,
-    reference: Evaluator<'p>,
-    compared: usize,
-    label: String,
 }
 
 pub(super) fn same(
@@ -106,19 +108,6 @@ pub(super) fn same(
         (Ok(a), Ok(b)) => assert_eq!(**a, **b, "{label}"),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{label}"),
         _ => panic!("{label}: {fast:?} against {reference:?}"),
-    }
-}
-
-impl Decider for Both<'_> {
-    fn decide(&mut self, element: &ElementInput<'_>) -> crate::Result<Arc<Decision>> {
-        let fast = Decider::decide(&mut self.fast, element);
-        let reference = Decider::decide(&mut self.reference, element);
-        same(&format!("{}: {element:?}", self.label), &fast, &reference);
-        self.compared += 1;
-        fast
-    }
-    fn evaluations(&self) -> usize {
-        self.fast.evaluations()
     }
 }
 
@@ -135,59 +124,36 @@ pub(super) fn request(action: &str) -> RequestInput {
 
 #[test]
 fn the_rvm_path_decides_every_fixture_tree_as_the_interpreter_does() {
-    let mut trees = Vec::new();
-    for entry in std::fs::read_dir(root().join("tests/fixtures/answers")).unwrap() {
-        let path = entry.unwrap().path();
-        trees.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-    }
-    trees.sort();
-    assert!(trees.len() >= 9);
-    let (mut compared, mut on_rvm) = (0, 0);
-    for (name, files) in policy_sets(false) {
-        let (Some(fast), Some(reference)) = (load(&files), load(&files)) else {
-            continue;
-        };
-        on_rvm += usize::from(fast.uses_rvm());
-        for (tree, bytes) in &trees {
-            let answer = crate::read_conforming(bytes, &Limits::default()).unwrap();
-            for action in ACTIONS {
-                let request = Request::new(action);
-                let input = crate::trim::request_input(&answer, &request);
-                let title = answer.root.title.as_deref();
-                let (Ok(a), Ok(b)) = (
-                    fast.evaluator_with_title(&input, title),
-                    reference.evaluator_with_title(&input, title),
-                ) else {
-                    continue;
-                };
-                let plan = a.plan().clone();
-                let mut both = Both {
-                    fast: a,
-                    reference: b.interpreted(),
-                    compared: 0,
-                    label: format!("{name} / {tree} / {action}"),
-                };
-                let out = crate::trim::trim_with(
-                    &answer,
-                    &request,
-                    &plan,
-                    &mut both,
-                    fast.hash(),
-                    &Limits::default(),
-                );
-                assert_eq!(
-                    both.fast.evaluations(),
-                    both.reference.evaluations(),
-                    "{}",
-                    both.label
-                );
-                if out.is_ok() {
-                    assert!(both.compared > 0, "{}", both.label);
-                }
-                compared += both.compared;
+    let trees = fixture_trees();
+    let on_rvm = std::cell::Cell::new(0);
+    let compared = on_trees(
+        &trees,
+        None,
+        |b| b.interpreted(),
+        &mut |case| {
+            let pair = case.pair;
+            assert_eq!(
+                pair.first.evaluations(),
+                pair.second.evaluations(),
+                "{}",
+                pair.label
+            );
+            if case.out.is_ok() {
+                assert!(pair.compared > 0, "{}", pair.label);
             }
-        }
-    }
+        },
+        &mut |files, fast, reference| {
+            on_rvm.set(on_rvm.get() + usize::from(fast.uses_rvm()));
+            if files.is_empty() {
+                // The embedded default decided every tree on its loaded
+                // program without compiling the interpreter; its reference
+                // compiled it on first need.
+                assert!(fast.loaded_program() && !fast.interpreter_built());
+                assert!(reference.interpreter_built());
+            }
+        },
+    );
+    let on_rvm = on_rvm.get();
     println!("{compared} projections compared; {on_rvm} policy sets on the RVM");
     assert!(on_rvm >= 8, "{on_rvm}");
     assert!(compared > 10_000, "{compared}");
@@ -258,32 +224,25 @@ fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
             inside,
         });
     }
-    let (mut compared, mut on_rvm) = (0, 0);
-    for (name, files) in policy_sets(true) {
-        let (Some(fast), Some(reference)) = (load(&files), load(&files)) else {
-            continue;
-        };
-        on_rvm += usize::from(fast.uses_rvm());
-        for action in ACTIONS.into_iter().chain(["unknown"]) {
-            let (Ok(mut a), Ok(b)) = (
-                fast.evaluator(&request(action)),
-                reference.evaluator(&request(action)),
-            ) else {
-                continue;
-            };
-            let mut b = b.interpreted();
-            for p in &projections {
-                let label = format!("{name} / {action}: {p:?}");
-                same(
-                    &label,
-                    &Decider::decide(&mut a, p),
-                    &Decider::decide(&mut b, p),
-                );
-                compared += 1;
+    let mut on_rvm = std::collections::BTreeSet::new();
+    let actions: Vec<&str> = ACTIONS.into_iter().chain(["unknown"]).collect();
+    let compared = on_projections(
+        &projections,
+        &actions,
+        |b| b.interpreted(),
+        &mut |name, _, fast, pair| {
+            if fast.uses_rvm() {
+                on_rvm.insert(name.to_string());
             }
-            assert_eq!(a.evaluations(), b.evaluations(), "{name} / {action}");
-        }
-    }
+            assert_eq!(
+                pair.first.evaluations(),
+                pair.second.evaluations(),
+                "{}",
+                pair.label
+            );
+        },
+    );
+    let on_rvm = on_rvm.len();
     println!("{compared} generated projections compared; {on_rvm} policy sets on the RVM");
     assert!(on_rvm >= 8, "{on_rvm}");
     assert!(compared > 10_000, "{compared}");
@@ -362,4 +321,97 @@ fn a_policy_the_rvm_would_get_wrong_fails_with_the_interpreters_error() {
     let got = Decider::decide(&mut evaluator, &element).unwrap();
     assert_eq!(got.priority, 1.0);
     assert_eq!(got.mask, vec![Arc::<str>::from("m")]);
+}
+
+/// The embedded default's plan, on the VM, is the interpreter's, for every
+/// action (and one it does not know), with and without a target, and the
+/// same as the default's bytes loaded as a file (compiled, planned by the
+/// interpreter) give; the plan needs no interpreter.
+#[test]
+fn the_embedded_defaults_plan_on_the_rvm_is_the_interpreters() {
+    let embedded = Policy::embedded_default().unwrap();
+    let file = load(&[source(&root().join("policies/default.rego"))]).unwrap();
+    let mut requests = Vec::new();
+    for action in ACTIONS.into_iter().chain(["unknown", "", "Focus"]) {
+        for target in [None, Some("e1")] {
+            let mut input = request(action);
+            input.action.target = target.map(str::to_string);
+            requests.push(input.clone());
+            input.instance = "other".to_string();
+            input.protocol = "9.9.9".to_string();
+            requests.push(input);
+        }
+    }
+    let plans: Vec<String> = requests
+        .iter()
+        .map(|input| format!("{:?}", embedded.plan(input).unwrap()))
+        .collect();
+    assert!(!embedded.interpreter_built());
+    for (input, plan) in requests.iter().zip(&plans) {
+        let interpreted = format!("{:?}", embedded.plan_through_interpreter(input).unwrap());
+        assert_eq!(*plan, interpreted, "{input:?}");
+        assert_eq!(
+            *plan,
+            format!("{:?}", file.plan(input).unwrap()),
+            "{input:?}"
+        );
+        assert_eq!(
+            *plan,
+            format!("{:?}", file.plan_through_interpreter(input).unwrap()),
+            "{input:?}"
+        );
+    }
+    assert!(embedded.interpreter_built());
+    // Every plan rule is defined and on the VM.
+    assert!(embedded.plans_on_rvm() && !file.plans_on_rvm());
+}
+
+/// The deserialized program decides as a fresh compile of the same bytes
+/// does (both on the VM), on generated projections × every action.
+#[test]
+fn the_loaded_program_decides_as_a_fresh_compile() {
+    let embedded = load(&[]).unwrap();
+    let compiled = load(&[source(&root().join("policies/default.rego"))]).unwrap();
+    assert!(embedded.loaded_program() && !compiled.loaded_program());
+    assert!(compiled.uses_rvm());
+    let values = [serde_json::json!("Ada"), serde_json::json!(3)];
+    let mut gen = Gen(0x5DEE_CE66_D1CE_4E5B);
+    let mut compared = 0;
+    for action in ACTIONS.into_iter().chain(["unknown"]) {
+        let mut a = embedded.evaluator(&request(action)).unwrap();
+        let mut b = compiled.evaluator(&request(action)).unwrap();
+        for _ in 0..300 {
+            let mut names: Vec<&str> = (0..gen.next() % 3).map(|_| *gen.pick(&NAMES)).collect();
+            names.dedup();
+            let p = ElementInput {
+                role: *gen.pick(&Role::ALL),
+                subrole: *gen.pick(&SUBROLES),
+                selected: gen.flag(),
+                focused: gen.flag(),
+                visible: !gen.flag(),
+                hovered: gen.flag(),
+                has_title: gen.flag(),
+                has_content: gen.flag(),
+                contains_selection: gen.flag(),
+                attributes: names
+                    .iter()
+                    .map(|n| (*n, &values[gen.next() as usize % values.len()]))
+                    .collect(),
+                attribute_names: names,
+                title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
+                inside: (0..gen.next() % 5)
+                    .map(|_| (*gen.pick(&Role::ALL), *gen.pick(&SUBROLES)))
+                    .collect(),
+            };
+            same(
+                &format!("{action}: {p:?}"),
+                &Decider::decide(&mut a, &p),
+                &Decider::decide(&mut b, &p),
+            );
+            compared += 1;
+        }
+        assert_eq!(a.evaluations(), b.evaluations(), "{action}");
+    }
+    assert!(!embedded.interpreter_built());
+    assert_eq!(compared, 300 * (ACTIONS.len() + 1));
 }

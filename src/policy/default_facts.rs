@@ -1,0 +1,68 @@
+//! What the embedded default's bytes fix, taken at load instead of computed
+//! (`Policy::embedded_default`). Generated; `policy::load::tests` recomputes
+//! it from `policies/default.rego` and fails when it differs. Regenerate with
+//! `UPDATE_EXPECT=1 cargo test --lib the_default_facts_are_its_bytes`.
+
+use super::projection::{Case, Op};
+
+/// The rules `package ctxgate` defines (the compile's).
+pub(super) const RULES: &[&str] = &[
+    "budget",
+    "keep",
+    "mask",
+    "on_focus_or_selected",
+    "priority",
+    "prune",
+    "redact",
+    "scope",
+    "secret_title_role",
+    "strip",
+    "title_patterns",
+];
+
+/// `reads_of`: `input.inside` is read only as its count.
+pub(super) const INSIDE_COUNT_ONLY: bool = true;
+
+/// `reads_of`: the subrole's tests, sorted (`None`: read whole).
+pub(super) const SUBROLE_TESTS: Option<&[(Op, Case, &str)]> = Some(&[
+    (Op::Contains, Case::Lower, "password"),
+    (Op::Contains, Case::Lower, "secure"),
+]);
+
+/// `string_constants`: the rule ids the policy writes, sorted, each once.
+pub(super) const CONSTANTS: &[&str] = &[
+    "ai-api-key",
+    "app",
+    "author",
+    "aws-access-key",
+    "azure-storage-key",
+    "bearer-token",
+    "card-number",
+    "enclosing-document",
+    "focus",
+    "focus-path",
+    "github-token",
+    "gitlab-token",
+    "google-api-key",
+    "id",
+    "invisible",
+    "jwt",
+    "luhn",
+    "one-time-code",
+    "passcode",
+    "password",
+    "pattern",
+    "pin",
+    "private-key",
+    "registry-token",
+    "replace",
+    "secret-title",
+    "secure",
+    "secure-text",
+    "selection",
+    "service-api-key",
+    "slack-token",
+    "stripe-key",
+    "tokens",
+    "window",
+];
