@@ -94,7 +94,11 @@ impl<'de> AnswerVisitor<'_, '_, 'de> {
                 }
                 Field::Root => {
                     ctx.path.clear();
-                    raw.root = map.next_value_seed(ElementSeed(&mut *ctx))?;
+                    raw.root = if map.next_value_seed(ElementSeed(&mut *ctx))? {
+                        ctx.siblings.pop()
+                    } else {
+                        None
+                    };
                 }
                 Field::Items | Field::Focus => {
                     let name = if matches!(field, Field::Items) {
@@ -135,10 +139,14 @@ impl<'de> AnswerVisitor<'_, '_, 'de> {
     }
 }
 
+/// Reads one element onto the top of the context's `siblings` stack (where
+/// its parent gathers its children, so the 176-byte element is not moved
+/// through every layer's return value): `true` when it was an object and
+/// is there, `false` (and a finding) otherwise.
 pub(super) struct ElementSeed<'c, 'l, 'de>(pub(super) &'c mut Ctx<'l, 'de>);
 
 impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_, 'de> {
-    type Value = Option<Element<'de>>;
+    type Value = bool;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
         // Elements nest as deep as the limits allow: each one makes sure of
@@ -148,7 +156,7 @@ impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_, 'de> {
             d.deserialize_any(ScalarOrElement(&mut *ctx))
         });
         match read? {
-            Ok(element) => Ok(Some(element)),
+            Ok(()) => Ok(true),
             Err(kind) => {
                 ctx.findings.push(Finding::error(
                     Requirement::Schema,
@@ -156,33 +164,30 @@ impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_, 'de> {
                     None,
                     format!("an element must be a JSON object, found {kind}"),
                 ));
-                Ok(None)
+                Ok(false)
             }
         }
     }
 }
 
-/// Visits an element: `Ok(element)` for an object, `Err(kind)` otherwise.
+/// Visits an element: `Ok(())` for an object, pushed onto `siblings`;
+/// `Err(kind)` otherwise.
 pub(super) struct ScalarOrElement<'c, 'l, 'de>(pub(super) &'c mut Ctx<'l, 'de>);
 
-kind_visitor!(
-    ScalarOrElement<'_, '_, 'de>,
-    Element<'de>,
-    "an element object"
-);
+kind_visitor!(ScalarOrElement<'_, '_, 'de>, (), "an element object");
 
 impl<'de> ScalarOrElement<'_, '_, 'de> {
     pub(super) fn on_seq<A: SeqAccess<'de>>(
         self,
         mut seq: A,
-    ) -> Result<Result<Element<'de>, &'static str>, A::Error> {
+    ) -> Result<Result<(), &'static str>, A::Error> {
         while seq.next_element::<Skip>()?.is_some() {}
         Ok(Err("an array"))
     }
     pub(super) fn on_map<A: MapAccess<'de>>(
         self,
         mut map: A,
-    ) -> Result<Result<Element<'de>, &'static str>, A::Error> {
+    ) -> Result<Result<(), &'static str>, A::Error> {
         let ctx = self.0;
         ctx.elements += 1;
         if ctx.elements > ctx.limits.max_elements {
@@ -321,7 +326,8 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
             return Err(ctx.stop(error));
         }
         ctx.depth -= 1;
-        Ok(Ok(element))
+        ctx.siblings.push(element);
+        Ok(Ok(()))
     }
 }
 
@@ -494,10 +500,8 @@ impl<'de> ChildrenVisitor<'_, '_, 'de> {
             ctx.path.push(index);
             let next = seq.next_element_seed(ElementSeed(&mut *ctx));
             ctx.path.pop();
-            match next? {
-                Some(Some(child)) => ctx.siblings.push(child),
-                Some(None) => {}
-                None => break,
+            if next?.is_none() {
+                break;
             }
             index += 1;
         }
