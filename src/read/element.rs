@@ -299,8 +299,10 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                 }
             }
         }
-        for at in repeats(&others, String::as_str, &mut ctx.order) {
-            repeated_field(ctx, ctx.pointer(), &others[at], "one element");
+        if others.len() > 1 {
+            for at in repeats(&others, String::as_str, &mut ctx.order) {
+                repeated_field(ctx, ctx.pointer(), &others[at], "one element");
+            }
         }
         if let Some(word) = role_word {
             element.role = RoleName::parse(&word);
@@ -451,7 +453,15 @@ impl<'de> BlockVisitor<'_, 'de> {
         }
         // A repeated key is refused: JSON readers differ on which value
         // counts, and the agent's might not take the one a policy saw.
-        if let Some(&at) = repeats(&scratch.pairs, |(k, _)| k, &mut scratch.order).first() {
+        // (Most blocks have two keys: one comparison, no call.)
+        let repeated = match &scratch.pairs[..] {
+            [] | [_] => None,
+            [(a, _), (b, _)] => (a == b).then_some(1),
+            pairs => repeats(pairs, |(k, _)| k, &mut scratch.order)
+                .first()
+                .copied(),
+        };
+        if let Some(at) = repeated {
             let key = scratch.pairs[at].0.to_string();
             scratch.problem = Some(ValueProblem::repeated(key));
             return Ok(Err(VALUE_PROBLEM));
