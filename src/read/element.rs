@@ -363,7 +363,7 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
         let mut i = 0;
         while let Some(block) = seq.next_element_seed(BlockSeed(&mut ctx.block))? {
             let problem = match block {
-                Ok(()) => match Content::from_pairs(&mut ctx.block.pairs) {
+                Ok(()) => match Content::from_pairs(ctx.block.pairs_mut()) {
                     Ok(content) => {
                         ctx.blocks.push(content);
                         i += 1;
@@ -388,6 +388,12 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
             ));
             i += 1;
         }
+        // Most elements with content have one block: moved out on its own.
+        if ctx.blocks.len() == start + 1 {
+            let mut one = Vec::with_capacity(1);
+            one.extend(ctx.blocks.pop());
+            return Ok(Ok(one));
+        }
         Ok(Ok(ctx.blocks.drain(start..).collect()))
     }
     pub(super) fn on_map<A: MapAccess<'de>>(
@@ -410,6 +416,13 @@ pub(super) struct BlockScratch<'de> {
     pairs: Vec<(Cow<'de, str>, BlockValue<'de>)>,
     order: Vec<u32>,
     problem: Option<ValueProblem>,
+}
+
+impl<'de> BlockScratch<'de> {
+    /// The block's pairs, for [`Content::from_pairs`].
+    pub(super) fn pairs_mut(&mut self) -> &mut Vec<(Cow<'de, str>, BlockValue<'de>)> {
+        &mut self.pairs
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for BlockSeed<'_, 'de> {
