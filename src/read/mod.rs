@@ -139,6 +139,28 @@ fn read_one_pass<'a>(
     limits: &Limits,
     deadline: Option<&Deadline>,
 ) -> Result<Option<Reading<'a>>> {
+    read_one_pass_with(bytes, limits, deadline, Readers::Both)
+}
+
+/// Which readers of the one pass to try: both, the fast one first (the
+/// differential tests also try each alone).
+#[derive(Clone, Copy, PartialEq)]
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "only the differential tests try one alone")
+)]
+enum Readers {
+    Both,
+    Fast,
+    Lenient,
+}
+
+fn read_one_pass_with<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+    readers: Readers,
+) -> Result<Option<Reading<'a>>> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Ok(None);
     };
@@ -146,9 +168,15 @@ fn read_one_pass<'a>(
     let mut ctx = Ctx::new(limits, deadline, true);
     // The fast reader first (`fast`: the shape of a clean answer, over the
     // bytes); at its first doubt, the lenient pass from the start.
-    let raw = match fast::read_answer(text, &mut ctx) {
+    let fast_read = if readers == Readers::Lenient {
+        Err(fast::Stop::Doubt)
+    } else {
+        fast::read_answer(text, &mut ctx)
+    };
+    let raw = match fast_read {
         Ok(raw) => raw,
         Err(fast::Stop::Deadline(deadline)) => return Err(deadline),
+        Err(fast::Stop::Doubt) if readers == Readers::Fast => return Ok(None),
         Err(fast::Stop::Doubt) => {
             one_pass.again();
             ctx = Ctx::new(limits, deadline, true);
@@ -223,6 +251,23 @@ fn finish_one_pass<'a>(
         findings,
         upgraded_from,
     }))
+}
+
+/// [`read_one_pass`] with the fast reader alone (`Ok(None)` at its first
+/// doubt) or the lenient pass alone, after the input's size and the
+/// byte-order mark (the differential tests' readers).
+#[cfg(test)]
+pub(crate) fn read_one_pass_by<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    fast: bool,
+) -> Result<Option<Reading<'a>>> {
+    let readers = if fast {
+        Readers::Fast
+    } else {
+        Readers::Lenient
+    };
+    read_one_pass_with(within_size(bytes, limits)?, limits, None, readers)
 }
 
 /// [`read_until`] as it was before [`read_one_pass`]: the input's size,
