@@ -496,6 +496,21 @@ mod tests {
             let answer = crate::synth::synth(n, seed);
             let bytes = serde_json::to_vec(&answer).unwrap();
             prop_assert!(same(&bytes, &limits));
+            // The fast reader takes it, and the same pretty-printed with every
+            // non-ASCII character escaped (its decoding path).
+            prop_assert!(fast(&bytes, &limits));
+            let pretty = serde_json::to_string_pretty(&answer).unwrap();
+            let mut escaped = String::new();
+            for c in pretty.chars() {
+                if c.is_ascii() {
+                    escaped.push(c);
+                } else {
+                    for unit in c.encode_utf16(&mut [0; 2]) {
+                        escaped.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+            }
+            prop_assert!(fast(escaped.as_bytes(), &limits));
             let value: Value = serde_json::from_slice(&bytes).unwrap();
             let pointers = element_pointers(&value);
             let at = &pointers[pick.index(pointers.len())];
