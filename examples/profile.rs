@@ -13,7 +13,9 @@
 //! instead: serde_json's typed parse and serialize of the same bytes;
 //! `value-floor` parses into `serde_json::Value` and serializes it (on a
 //! stack grown as needed, and not freed: the hostile shapes' floor, for
-//! bytes the typed floor cannot read, BENCHMARKS.md "Performance (issue 18)").
+//! bytes the typed floor cannot read, BENCHMARKS.md "Performance (issue 18)");
+//! `tokens` only tokenizes them (serde's `IgnoredAny`: what any reader
+//! built on serde_json pays, BENCHMARKS.md "Step 6").
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -39,6 +41,19 @@ fn main() {
                 std::hint::black_box(&out);
                 drop(value);
             });
+        }
+        return;
+    }
+    if action == "tokens" {
+        // serde_json's tokenizing alone (every value skipped, strings
+        // borrowed and validated): what any serde_json reader pays.
+        for _ in 0..runs {
+            let mut de = serde_json::Deserializer::from_slice(&bytes);
+            de.disable_recursion_limit();
+            let ignored: serde::de::IgnoredAny =
+                stacker::grow(1 << 30, || serde::Deserialize::deserialize(&mut de))
+                    .expect("FILE is JSON");
+            std::hint::black_box(ignored);
         }
         return;
     }

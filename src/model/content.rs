@@ -104,6 +104,15 @@ impl<'a> Content<'a> {
     pub(crate) fn from_pairs(
         pairs: &mut Vec<(Cow<'a, str>, BlockValue<'a>)>,
     ) -> Result<Content<'a>, String> {
+        // Most blocks are exactly `{"type":"text","text":…}`: taken as they
+        // stand, with no search, no shifting and no `extra`.
+        if let [(k0, BlockValue::Str(kind)), (k1, BlockValue::Str(text))] = &mut pairs[..] {
+            if k0 == "type" && kind == "text" && k1 == "text" {
+                let text = std::mem::take(text);
+                pairs.clear();
+                return Ok(Content::text(text));
+            }
+        }
         let mut remove = |key: &str| {
             pairs
                 .iter()

@@ -39,9 +39,31 @@ mod tests {
                 &two[..two.len().min(600)],
             );
         }
+        // Each reader of the one pass alone: what it reads is what the two
+        // passes read (or it gives up).
+        for fast in [true, false] {
+            if let Ok(Some(reading)) = read_one_pass_by(bytes, limits, fast) {
+                let alone = outcome(Ok(reading));
+                assert!(
+                    alone == two,
+                    "the {} reader alone differs on {}\nalone: {}\ntwo passes: {}",
+                    if fast { "fast" } else { "lenient" },
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(300)]),
+                    &alone[..alone.len().min(600)],
+                    &two[..two.len().min(600)],
+                );
+            }
+        }
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         bytes.len() <= limits.max_input_bytes
             && matches!(read_one_pass(bytes, limits, None), Ok(Some(_)))
+    }
+
+    /// Whether the fast reader alone reads `bytes` (having read what the two
+    /// passes read: [`same`]).
+    fn fast(bytes: &[u8], limits: &Limits) -> bool {
+        same(bytes, limits);
+        matches!(read_one_pass_by(bytes, limits, true), Ok(Some(_)))
     }
 
     /// The fixture trees and a few generated ones, by name.
@@ -217,6 +239,112 @@ mod tests {
         // The clean trees are read in one pass (the fixtures with a warning are
         // not): the comparison is not of the two-pass reader with itself.
         assert!(one_pass >= 8, "{one_pass} of the trees read in one pass");
+        // And by the fast reader, as written and compact.
+        let mut by_fast = 0;
+        for (_, bytes) in fixtures() {
+            let value: Value = serde_json::from_slice(&bytes).unwrap();
+            let compact = serde_json::to_vec(&value).unwrap();
+            let pretty = serde_json::to_vec_pretty(&value).unwrap();
+            let taken = [
+                fast(&bytes, &limits),
+                fast(&compact, &limits),
+                fast(&pretty, &limits),
+            ];
+            assert_eq!(taken[1], taken[2]);
+            by_fast += usize::from(taken[0]);
+        }
+        assert_eq!(by_fast, one_pass, "the fast reader reads every clean tree");
+    }
+
+    #[test]
+    fn the_fast_reader_reads_a_clean_shape_and_gives_up_on_anything_else() {
+        let limits = Limits::default();
+        let answer = |root: &str| format!(r#"{{"protocol":"0.2.0","instance":"i","root":{root}}}"#);
+        let leaf = |fields: &str| {
+            answer(&format!(
+                r#"{{"id":"a","role":"Application","children":[{{"id":"b","role":"Text",{fields}}}]}}"#
+            ))
+        };
+        let taken = [
+            answer(r#"{"id":"a","role":"Application"}"#),
+            " \t\r\n{ \"protocol\" : \"0.2.0\" ,\n\"instance\":\"i\",\"root\":\t{\"id\" :\"a\", \"role\":\"Application\" , \"children\" : [ ] , \"content\": [ ] } }\n ".to_string(),
+            leaf(r#""title":"a \"quoted\" \\ title \u00e9\ud83d\ude00\n""#),
+            leaf(r#""title":"\\","url":"u\"","subrole":"\/""#),
+            leaf(r#""selected":true,"focused":false,"visible":true,"hovered":false"#),
+            leaf(r#""content":[{"type":"text","text":"one"},{ "type" : "text" , "text" : "two" }]"#),
+            leaf(r#""content":[{"text":"first","type":"text"}]"#),
+            leaf(r#""content":[{"type":"text","text":"t","annotations":{"audience":["user"]}}]"#),
+            leaf(r#""content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]"#),
+            leaf(r#""content":[{"type":"te\u0078t","text":"escaped kind"}]"#),
+            leaf(r#""content":[{"type":"resource","resource":{"uri":"u","text":"}]\"{["}}]"#),
+            leaf(r#""content":[{"type":"widget","n":1}]"#),
+            leaf(r#""attributes":{"author":"Ada","related":[{"relation":"reply-to","id":"a"}],"x":{"y":[1,2.5,-3e2,null,"}"]}}"#),
+            leaf(r#""attributes":{}"#),
+            answer(r#"{"id":"a","role":"Application","children":[{"id":"b","role":"Toolbar"}]}"#),
+        ];
+        for case in &taken {
+            assert!(fast(case.as_bytes(), &limits), "not taken: {case}");
+        }
+        let given_up = [
+            leaf(r#""\u0074itle":"escaped key""#),
+            leaf(r#""title":"t","title":"again""#),
+            leaf(r#""name":"unknown field""#),
+            leaf(r#""type":"0.1 field""#),
+            leaf(r#""title":7"#),
+            leaf(r#""title":null"#),
+            leaf(r#""selected":"yes""#),
+            leaf(r#""selected":truex"#),
+            leaf(r#""title":"a	raw tab""#),
+            leaf(r#""title":"bad \x escape""#),
+            leaf(r#""title":"lone \ud800 surrogate""#),
+            leaf(r#""title":"t","#),
+            leaf(r#""attributes":[1]"#),
+            leaf(r#""attributes":{"a":1,"a":2}"#),
+            leaf(r#""attributes":{"a":{"b":1,"b":2}}"#),
+            leaf(r#""attributes":{"n":1e999}"#),
+            leaf(r#""attributes":{"a":"}"#),
+            leaf(r#""attributes":{"a":1]"#),
+            leaf(r#""content":[{"type":7,"text":"t"}]"#),
+            leaf(r#""content":[{"type":"text"}]"#),
+            leaf(r#""content":[{"type":"text","text":"t","type":"text"}]"#),
+            leaf(r#""content":["text"]"#),
+            leaf(r#""content":{"type":"text","text":"t"}"#),
+            leaf(r#""children":{}"#),
+            leaf(r#""children":[7]"#),
+            answer(r#"{"role":"Application"}"#),
+            answer(r#"{"id":"a"}"#),
+            answer(r#"{"id":"a","role":"Application"} "#) + "x",
+            answer(r#"{"id":"a","role":"Application"}"#) + "{}",
+            answer(r#"[]"#),
+            r#"{"protocol":"0.1","instance":"i","items":[{"id":"a","type":"pane"}]}"#.to_string(),
+            r#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application"},"title":"t"}"#.to_string(),
+        ];
+        for case in &given_up {
+            assert!(!fast(case.as_bytes(), &limits), "taken: {case}");
+        }
+        // Every prefix of a clean answer (each cut is bad JSON).
+        let whole = taken[12].as_bytes();
+        for cut in 0..whole.len() {
+            assert!(!fast(&whole[..cut], &limits));
+        }
+        // Limits: the fast reader gives up at each, the two passes refuse.
+        let tight = [
+            Limits {
+                max_elements: 1,
+                ..Limits::default()
+            },
+            Limits {
+                max_depth: 1,
+                ..Limits::default()
+            },
+            Limits {
+                max_content_bytes: 2,
+                ..Limits::default()
+            },
+        ];
+        for limits in &tight {
+            assert!(!fast(taken[5].as_bytes(), limits));
+        }
     }
 
     #[test]
@@ -368,6 +496,21 @@ mod tests {
             let answer = crate::synth::synth(n, seed);
             let bytes = serde_json::to_vec(&answer).unwrap();
             prop_assert!(same(&bytes, &limits));
+            // The fast reader takes it, and the same pretty-printed with every
+            // non-ASCII character escaped (its decoding path).
+            prop_assert!(fast(&bytes, &limits));
+            let pretty = serde_json::to_string_pretty(&answer).unwrap();
+            let mut escaped = String::new();
+            for c in pretty.chars() {
+                if c.is_ascii() {
+                    escaped.push(c);
+                } else {
+                    for unit in c.encode_utf16(&mut [0; 2]) {
+                        escaped.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+            }
+            prop_assert!(fast(escaped.as_bytes(), &limits));
             let value: Value = serde_json::from_slice(&bytes).unwrap();
             let pointers = element_pointers(&value);
             let at = &pointers[pick.index(pointers.len())];

@@ -94,7 +94,11 @@ impl<'de> AnswerVisitor<'_, '_, 'de> {
                 }
                 Field::Root => {
                     ctx.path.clear();
-                    raw.root = map.next_value_seed(ElementSeed(&mut *ctx))?;
+                    raw.root = if map.next_value_seed(ElementSeed(&mut *ctx))? {
+                        ctx.siblings.pop()
+                    } else {
+                        None
+                    };
                 }
                 Field::Items | Field::Focus => {
                     let name = if matches!(field, Field::Items) {
@@ -135,10 +139,14 @@ impl<'de> AnswerVisitor<'_, '_, 'de> {
     }
 }
 
+/// Reads one element onto the top of the context's `siblings` stack (where
+/// its parent gathers its children, so the 176-byte element is not moved
+/// through every layer's return value): `true` when it was an object and
+/// is there, `false` (and a finding) otherwise.
 pub(super) struct ElementSeed<'c, 'l, 'de>(pub(super) &'c mut Ctx<'l, 'de>);
 
 impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_, 'de> {
-    type Value = Option<Element<'de>>;
+    type Value = bool;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let ctx = self.0;
         // Elements nest as deep as the limits allow: each one makes sure of
@@ -148,7 +156,7 @@ impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_, 'de> {
             d.deserialize_any(ScalarOrElement(&mut *ctx))
         });
         match read? {
-            Ok(element) => Ok(Some(element)),
+            Ok(()) => Ok(true),
             Err(kind) => {
                 ctx.findings.push(Finding::error(
                     Requirement::Schema,
@@ -156,33 +164,30 @@ impl<'de> DeserializeSeed<'de> for ElementSeed<'_, '_, 'de> {
                     None,
                     format!("an element must be a JSON object, found {kind}"),
                 ));
-                Ok(None)
+                Ok(false)
             }
         }
     }
 }
 
-/// Visits an element: `Ok(element)` for an object, `Err(kind)` otherwise.
+/// Visits an element: `Ok(())` for an object, pushed onto `siblings`;
+/// `Err(kind)` otherwise.
 pub(super) struct ScalarOrElement<'c, 'l, 'de>(pub(super) &'c mut Ctx<'l, 'de>);
 
-kind_visitor!(
-    ScalarOrElement<'_, '_, 'de>,
-    Element<'de>,
-    "an element object"
-);
+kind_visitor!(ScalarOrElement<'_, '_, 'de>, (), "an element object");
 
 impl<'de> ScalarOrElement<'_, '_, 'de> {
     pub(super) fn on_seq<A: SeqAccess<'de>>(
         self,
         mut seq: A,
-    ) -> Result<Result<Element<'de>, &'static str>, A::Error> {
+    ) -> Result<Result<(), &'static str>, A::Error> {
         while seq.next_element::<Skip>()?.is_some() {}
         Ok(Err("an array"))
     }
     pub(super) fn on_map<A: MapAccess<'de>>(
         self,
         mut map: A,
-    ) -> Result<Result<Element<'de>, &'static str>, A::Error> {
+    ) -> Result<Result<(), &'static str>, A::Error> {
         let ctx = self.0;
         ctx.elements += 1;
         if ctx.elements > ctx.limits.max_elements {
@@ -294,8 +299,10 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                 }
             }
         }
-        for at in repeats(&others, String::as_str, &mut ctx.order) {
-            repeated_field(ctx, ctx.pointer(), &others[at], "one element");
+        if others.len() > 1 {
+            for at in repeats(&others, String::as_str, &mut ctx.order) {
+                repeated_field(ctx, ctx.pointer(), &others[at], "one element");
+            }
         }
         if let Some(word) = role_word {
             element.role = RoleName::parse(&word);
@@ -321,7 +328,8 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
             return Err(ctx.stop(error));
         }
         ctx.depth -= 1;
-        Ok(Ok(element))
+        ctx.siblings.push(element);
+        Ok(Ok(()))
     }
 }
 
@@ -355,7 +363,7 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
         let mut i = 0;
         while let Some(block) = seq.next_element_seed(BlockSeed(&mut ctx.block))? {
             let problem = match block {
-                Ok(()) => match Content::from_pairs(&mut ctx.block.pairs) {
+                Ok(()) => match Content::from_pairs(ctx.block.pairs_mut()) {
                     Ok(content) => {
                         ctx.blocks.push(content);
                         i += 1;
@@ -380,6 +388,12 @@ impl<'de> ContentVisitor<'_, '_, 'de> {
             ));
             i += 1;
         }
+        // Most elements with content have one block: moved out on its own.
+        if ctx.blocks.len() == start + 1 {
+            let mut one = Vec::with_capacity(1);
+            one.extend(ctx.blocks.pop());
+            return Ok(Ok(one));
+        }
         Ok(Ok(ctx.blocks.drain(start..).collect()))
     }
     pub(super) fn on_map<A: MapAccess<'de>>(
@@ -402,6 +416,13 @@ pub(super) struct BlockScratch<'de> {
     pairs: Vec<(Cow<'de, str>, BlockValue<'de>)>,
     order: Vec<u32>,
     problem: Option<ValueProblem>,
+}
+
+impl<'de> BlockScratch<'de> {
+    /// The block's pairs, for [`Content::from_pairs`].
+    pub(super) fn pairs_mut(&mut self) -> &mut Vec<(Cow<'de, str>, BlockValue<'de>)> {
+        &mut self.pairs
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for BlockSeed<'_, 'de> {
@@ -445,7 +466,15 @@ impl<'de> BlockVisitor<'_, 'de> {
         }
         // A repeated key is refused: JSON readers differ on which value
         // counts, and the agent's might not take the one a policy saw.
-        if let Some(&at) = repeats(&scratch.pairs, |(k, _)| k, &mut scratch.order).first() {
+        // (Most blocks have two keys: one comparison, no call.)
+        let repeated = match &scratch.pairs[..] {
+            [] | [_] => None,
+            [(a, _), (b, _)] => (a == b).then_some(1),
+            pairs => repeats(pairs, |(k, _)| k, &mut scratch.order)
+                .first()
+                .copied(),
+        };
+        if let Some(at) = repeated {
             let key = scratch.pairs[at].0.to_string();
             scratch.problem = Some(ValueProblem::repeated(key));
             return Ok(Err(VALUE_PROBLEM));
@@ -494,10 +523,8 @@ impl<'de> ChildrenVisitor<'_, '_, 'de> {
             ctx.path.push(index);
             let next = seq.next_element_seed(ElementSeed(&mut *ctx));
             ctx.path.pop();
-            match next? {
-                Some(Some(child)) => ctx.siblings.push(child),
-                Some(None) => {}
-                None => break,
+            if next?.is_none() {
+                break;
             }
             index += 1;
         }

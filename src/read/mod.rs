@@ -75,6 +75,7 @@ macro_rules! kind_visitor {
 }
 
 mod element;
+mod fast;
 mod fields;
 mod scan;
 mod value;
@@ -138,24 +139,84 @@ fn read_one_pass<'a>(
     limits: &Limits,
     deadline: Option<&Deadline>,
 ) -> Result<Option<Reading<'a>>> {
+    read_one_pass_with(bytes, limits, deadline, Readers::Both)
+}
+
+/// Which readers of the one pass to try: both, the fast one first (the
+/// differential tests also try each alone).
+#[derive(Clone, Copy, PartialEq)]
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "only the differential tests try one alone")
+)]
+enum Readers {
+    Both,
+    Fast,
+    Lenient,
+}
+
+fn read_one_pass_with<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+    readers: Readers,
+) -> Result<Option<Reading<'a>>> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Ok(None);
     };
-    let _one_pass = value::OnePass::start();
+    let one_pass = value::OnePass::start();
     let mut ctx = Ctx::new(limits, deadline, true);
-    let mut json = serde_json::Deserializer::from_str(text);
-    json.disable_recursion_limit();
-    let parsed = AnswerSeed(&mut ctx).deserialize(&mut json);
-    let raw = match parsed.and_then(|raw| json.end().map(|()| raw)) {
-        Ok(Some(raw)) => raw,
-        Ok(None) => return Ok(None),
-        Err(_) => {
-            return match ctx.abort.take() {
-                Some(deadline @ Error::Deadline { .. }) => Err(deadline),
-                _ => Ok(None),
+    // The fast reader first (`fast`: the shape of a clean answer, over the
+    // bytes); at its first doubt, the lenient pass from the start.
+    let fast_read = if readers == Readers::Lenient {
+        Err(fast::Stop::Doubt)
+    } else {
+        fast::read_answer(text, &mut ctx)
+    };
+    let raw = match fast_read {
+        Ok(raw) => raw,
+        Err(fast::Stop::Deadline(deadline)) => return Err(deadline),
+        Err(fast::Stop::Doubt) if readers == Readers::Fast => return Ok(None),
+        Err(fast::Stop::Doubt) => {
+            one_pass.again();
+            ctx = Ctx::new(limits, deadline, true);
+            match lenient_one_pass(text, &mut ctx) {
+                Ok(Some(raw)) => raw,
+                Ok(None) => return Ok(None),
+                Err(()) => {
+                    return match ctx.abort.take() {
+                        Some(deadline @ Error::Deadline { .. }) => Err(deadline),
+                        _ => Ok(None),
+                    }
+                }
             }
         }
     };
+    finish_one_pass(raw, &ctx, limits, deadline)
+}
+
+/// The lenient pass over `text` in one pass (the context says so): `Err`
+/// when serde_json stopped (bad JSON, a limit, the deadline: `ctx.abort`).
+fn lenient_one_pass<'a>(
+    text: &'a str,
+    ctx: &mut Ctx<'_, 'a>,
+) -> std::result::Result<Option<RawAnswer<'a>>, ()> {
+    let mut json = serde_json::Deserializer::from_str(text);
+    json.disable_recursion_limit();
+    let parsed = AnswerSeed(ctx).deserialize(&mut json);
+    parsed
+        .and_then(|raw| json.end().map(|()| raw))
+        .map_err(|_| ())
+}
+
+/// What either reader of the one pass read, kept only when it is exactly
+/// what the two passes give (`None` otherwise).
+fn finish_one_pass<'a>(
+    raw: RawAnswer<'a>,
+    ctx: &Ctx<'_, 'a>,
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+) -> Result<Option<Reading<'a>>> {
     // What the two passes would find nothing in: a 0.2.x answer with its
     // `protocol`, `instance` and `root`, none of the answer fields 0.2.0
     // removed, and no finding anywhere.
@@ -190,6 +251,23 @@ fn read_one_pass<'a>(
         findings,
         upgraded_from,
     }))
+}
+
+/// [`read_one_pass`] with the fast reader alone (`Ok(None)` at its first
+/// doubt) or the lenient pass alone, after the input's size and the
+/// byte-order mark (the differential tests' readers).
+#[cfg(test)]
+pub(crate) fn read_one_pass_by<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    fast: bool,
+) -> Result<Option<Reading<'a>>> {
+    let readers = if fast {
+        Readers::Fast
+    } else {
+        Readers::Lenient
+    };
+    read_one_pass_with(within_size(bytes, limits)?, limits, None, readers)
 }
 
 /// [`read_until`] as it was before [`read_one_pass`]: the input's size,

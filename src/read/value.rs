@@ -157,6 +157,12 @@ impl OnePass {
         OnePass(())
     }
 
+    /// Reading again from the start (the fast reader gave up): nothing
+    /// read so far counts.
+    pub(super) fn again(&self) {
+        ONE_PASS.with(|p| p.set(Some(0)));
+    }
+
     /// The deepest level of an array or object read inside an element.
     pub(super) fn deepest_value() -> usize {
         ONE_PASS.with(|p| p.get().unwrap_or(0))
