@@ -13,6 +13,7 @@ use crate::render::{json_element_fragment, outline_element_fragment, Format};
 use crate::tokens;
 
 /// A rendering measured against every budget.
+#[derive(Clone)]
 pub(super) struct Probe {
     /// Its bytes.
     pub(super) bytes: usize,
