@@ -476,7 +476,9 @@ impl<'f, 'a> Filler<'f, 'a> {
     fn whole_known_over(&mut self, all: &[Option<Mode>], candidates: &[NodeId]) -> Result<bool> {
         let mut seen = vec![false; all.len()];
         for &id in candidates {
-            let Some(mode) = all[id as usize] else { continue };
+            let Some(mode) = all[id as usize] else {
+                continue;
+            };
             if !self.has_piece(id, mode) {
                 break;
             }
