@@ -131,8 +131,6 @@ pub struct Filler<'f, 'a> {
     pieces: Vec<pieces::Piece>,
     /// The text between two pieces' cuts, with its tokens ([`pieces`]).
     gaps: HashMap<Box<str>, usize>,
-    /// The same by what each is made of ([`pieces`]), not its text.
-    gap_keys: HashMap<pieces::GapKey, usize>,
     fitted: Option<Fitted>,
     meter: Meter,
     /// Debug builds count each probe whole too, and compare.
@@ -193,7 +191,6 @@ impl<'f, 'a> Filler<'f, 'a> {
             first_piece: vec![pieces::NONE; n],
             pieces: Vec::new(),
             gaps: HashMap::new(),
-            gap_keys: HashMap::new(),
             fitted: None,
             meter: Meter::default(),
             check_meter: Meter::default(),

@@ -60,70 +60,12 @@ struct Half {
     tokens: Option<usize>,
 }
 
-/// The renderer's text between elements ([`Part::Static`]).
-const STATICS: [&str; 4] = [
-    render::JSON_FIRST_CHILD,
-    render::JSON_NEXT_CHILD,
-    render::JSON_LAST_CHILD,
-    render::JSON_END,
-];
-const FIRST_CHILD: u8 = 0;
-const NEXT_CHILD: u8 = 1;
-const LAST_CHILD: u8 = 2;
-const END: u8 = 3;
-
-/// A gap (the text from one piece half's last cut to the next one's
-/// first) by what it is made of, while that is a piece half's end, at
-/// most [`GAP_STATICS`] statics and a piece half's start: the same key,
-/// the same text ([`Filler::count_parts`] keeps their counts by it).
-/// Halves are `2 × piece + half`; [`NO_HALF`] is none (the end).
-pub(super) type GapKey = (u32, u64, u32);
-
-/// Statics a [`GapKey`] holds, 4 bits each.
-const GAP_STATICS: u32 = 16;
-
-/// No piece half ([`GapKey`]).
-const NO_HALF: u32 = u32::MAX;
-
-/// A gap being read: its key while it has one, else its text.
-struct Gap {
-    from: u32,
-    statics: u64,
-    len: u32,
-    /// The text, once the gap holds more than a key can say (an element
-    /// written for this probe, a piece without a cut, many statics), or
-    /// from the start (the answer's opening is written per probe).
-    text: Option<String>,
-}
-
-impl Gap {
-    fn after(from: u32) -> Gap {
-        Gap {
-            from,
-            statics: 0,
-            len: 0,
-            text: None,
-        }
-    }
-
-    fn text(text: &str) -> Gap {
-        Gap {
-            from: NO_HALF,
-            statics: 0,
-            len: 0,
-            text: Some(text.to_string()),
-        }
-    }
-}
-
 /// One part of a probe's rendering.
 enum Part {
     /// A kept piece's half: 0 before its children (JSON) or whole
     /// (outline), 1 after them.
     Piece(u32, u8),
-    /// The renderer's own text between elements: an index into
-    /// [`STATICS`].
-    Static(u8),
+    Static(&'static str),
     /// Written for this probe alone (an element with its notices).
     Own(String),
     /// Not rendered ([`Filler::known_over`]): a piece not built yet, or an
@@ -213,7 +155,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     _ => &piece.text[piece.head..],
                 }
             }
-            Part::Static(at) => STATICS[usize::from(*at)],
+            Part::Static(text) => text,
             Part::Own(text) => text,
             Part::Unknown => "",
         }
@@ -279,61 +221,39 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// first and last place each kept half may be cut, the text between
     /// them counted once per half.
     pub(super) fn count_parts(&mut self, parts: &Parts, limit: usize) -> Result<Option<usize>> {
-        let mut gap = Gap::text("");
+        let mut gap = String::new();
         let mut total = 0usize;
         // Past an unknown part, until the next cut: text not counted.
         let mut unknown = false;
         for part in &parts.parts {
-            let (at, half) = match part {
-                Part::Piece(at, half) => (*at, *half),
-                Part::Unknown => {
+            let Part::Piece(at, half) = part else {
+                if let Part::Unknown = part {
                     unknown = true;
-                    gap = Gap::text("");
-                    continue;
+                    gap.clear();
                 }
-                Part::Static(id) => {
-                    match &mut gap.text {
-                        Some(text) => text.push_str(STATICS[usize::from(*id)]),
-                        None if gap.len < GAP_STATICS => {
-                            gap.statics |= u64::from(*id + 1) << (4 * gap.len);
-                            gap.len += 1;
-                        }
-                        None => {
-                            let mut text = self.gap_text(&gap);
-                            text.push_str(STATICS[usize::from(*id)]);
-                            gap.text = Some(text);
-                        }
-                    }
-                    continue;
-                }
-                Part::Own(own) => {
-                    let mut text = gap.text.take().unwrap_or_else(|| self.gap_text(&gap));
-                    text.push_str(own);
-                    gap.text = Some(text);
-                    continue;
-                }
+                gap.push_str(self.part_text(part));
+                continue;
             };
-            let piece = &self.pieces[at as usize];
+            let piece = &mut self.pieces[*at as usize];
             let (from, to) = match half {
                 0 => (0, piece.head),
                 _ => (piece.head, piece.text.len()),
             };
-            let slot = piece.halves[usize::from(half)];
+            let slot = &mut piece.halves[usize::from(*half)];
             let Some((first, last)) = slot.cuts else {
-                let mut text = gap.text.take().unwrap_or_else(|| self.gap_text(&gap));
-                text.push_str(&piece.text[from..to]);
-                gap.text = Some(text);
+                gap.push_str(&piece.text[from..to]);
                 continue;
             };
             let (first, last) = (from + first as usize, from + last as usize);
             if !std::mem::take(&mut unknown) {
-                let Some(n) = self.count_gap(&mut gap, Some((at, half)), limit - total)? else {
+                gap.push_str(&piece.text[from..first]);
+                let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)?
+                else {
                     return Ok(None);
                 };
                 total += n;
             }
-            let piece = &mut self.pieces[at as usize];
-            let slot = &mut piece.halves[usize::from(half)];
+            gap.clear();
             let inner = match slot.tokens {
                 Some(n) => n,
                 None => {
@@ -351,76 +271,15 @@ impl<'f, 'a> Filler<'f, 'a> {
                 return Ok(None);
             }
             total += inner;
-            gap = Gap::after(2 * at + u32::from(half));
+            gap.push_str(&piece.text[last..to]);
         }
         if unknown {
             return Ok(Some(total));
         }
-        let Some(n) = self.count_gap(&mut gap, None, limit - total)? else {
+        let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)? else {
             return Ok(None);
         };
         Ok(Some(total + n))
-    }
-
-    /// The text of piece half `half` (`2 × piece + half`) after its last
-    /// cut, or before its first.
-    fn half_end(&self, half: u32, end: bool) -> &str {
-        let piece = &self.pieces[(half / 2) as usize];
-        let (from, to) = match half % 2 {
-            0 => (0, piece.head),
-            _ => (piece.head, piece.text.len()),
-        };
-        let (first, last) = piece.halves[(half % 2) as usize]
-            .cuts
-            .expect("a gap is between cuts");
-        match end {
-            true => &piece.text[from + last as usize..to],
-            false => &piece.text[from..from + first as usize],
-        }
-    }
-
-    /// The text of a gap that still has its key, so far.
-    fn gap_text(&self, gap: &Gap) -> String {
-        let mut text = String::new();
-        if gap.from != NO_HALF {
-            text.push_str(self.half_end(gap.from, true));
-        }
-        for i in 0..gap.len {
-            let id = (gap.statics >> (4 * i)) & 0xF;
-            text.push_str(STATICS[id as usize - 1]);
-        }
-        text
-    }
-
-    /// The tokens of `gap` ended by the start of piece half `next` (none:
-    /// the end), or `None` past `limit`: by its key while it has one, else
-    /// by its text ([`count_gap`]); counted once either way.
-    fn count_gap(
-        &mut self,
-        gap: &mut Gap,
-        next: Option<(u32, u8)>,
-        limit: usize,
-    ) -> Result<Option<usize>> {
-        let to = next.map_or(NO_HALF, |(at, half)| 2 * at + u32::from(half));
-        let key = match gap.text {
-            Some(_) => None,
-            None => {
-                let key: GapKey = (gap.from, gap.statics, to);
-                if let Some(&n) = self.gap_keys.get(&key) {
-                    return Ok((n <= limit).then_some(n));
-                }
-                Some(key)
-            }
-        };
-        let mut text = gap.text.take().unwrap_or_else(|| self.gap_text(gap));
-        if to != NO_HALF {
-            text.push_str(self.half_end(to, false));
-        }
-        let n = count_gap(&mut self.gaps, &mut self.meter, &text, limit)?;
-        if let (Some(n), Some(key)) = (n, key) {
-            self.gap_keys.insert(key, n);
-        }
-        Ok(n)
     }
 
     /// Whether `state`'s rendering (with its notices) is over some budget,
@@ -621,8 +480,8 @@ impl<'f, 'a> Filler<'f, 'a> {
             }
             if let Some((_, children)) = open.last_mut() {
                 parts.push(Part::Static(match children {
-                    true => NEXT_CHILD,
-                    false => FIRST_CHILD,
+                    true => render::JSON_NEXT_CHILD,
+                    false => render::JSON_FIRST_CHILD,
                 }));
                 *children = true;
             }
@@ -637,12 +496,12 @@ impl<'f, 'a> Filler<'f, 'a> {
         while let Some((top, children)) = open.pop() {
             self.close_json(parts, &sent[top], children, known);
         }
-        parts.push(Part::Static(END));
+        parts.push(Part::Static(render::JSON_END));
     }
 
     fn close_json(&mut self, parts: &mut Vec<Part>, entry: &Sent, children: bool, known: bool) {
         if children {
-            parts.push(Part::Static(LAST_CHILD));
+            parts.push(Part::Static(render::JSON_LAST_CHILD));
         }
         if known {
             parts.push(match (&entry.omitted, &entry.bare) {
