@@ -253,9 +253,9 @@ impl<'f, 'a> Filler<'f, 'a> {
 
         // The estimates are anchored on the base's bytes with the notices
         // the search starts with (full ones, unless the input's are compact).
-        let base_bytes = self.parts(&base, true).bytes;
-        let estimates = self.estimates(&base, base_bytes, &candidates);
-        let found = self.prefixes(&base, &candidates, &estimates)?;
+        let base_parts = self.parts(&base, true);
+        let estimates = self.estimates(&base, base_parts.bytes, &candidates);
+        let found = self.prefixes(&base, &candidates, &estimates, base_parts)?;
         let Some((best, over)) = found else {
             return self.fit_kept_text(base, &mandatory, &candidates);
         };
@@ -426,6 +426,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         base: &[Option<Mode>],
         candidates: &[NodeId],
         estimates: &[usize],
+        base_parts: pieces::Parts,
     ) -> Result<Option<(Point, Option<Point>)>> {
         let m = candidates.len();
         let whole = |found: &Option<(Point, Option<Point>)>| {
@@ -433,11 +434,11 @@ impl<'f, 'a> Filler<'f, 'a> {
         };
         if self.compact {
             // The input's notices are compact: so are the output's.
-            let at_base = self.probe(base, true)?;
+            let at_base = self.probe_parts(base, true, Some(base_parts))?;
             return self.largest_prefix(base, candidates, at_base, estimates);
         }
         if !self.whole_guessed_over(estimates, m) {
-            let at_base = self.probe(base, true)?;
+            let at_base = self.probe_parts(base, true, Some(base_parts))?;
             let found = self.largest_prefix(base, candidates, at_base, estimates)?;
             if whole(&found) {
                 return Ok(found);
