@@ -99,6 +99,12 @@ const PAST_SLACK: f64 = 1.5;
 /// stops: no element fits in fewer.
 const PAST_MIN_ROOM: f64 = 4.0;
 
+/// Bytes per token above which a whole selection's guessed bytes put it
+/// past a token budget ([`Filler::whole_guessed_over`]): more than the
+/// ~3.5 o200k gives JSON trees, so that a selection that may fit with its
+/// notices is searched with them first, as before.
+const WHOLE_BYTES_PER_TOKEN: f64 = 4.0;
+
 /// The last state that fit, and its measures.
 struct Fitted {
     state: Vec<Option<Mode>>,
@@ -245,24 +251,18 @@ impl<'f, 'a> Filler<'f, 'a> {
             return self.finish(state, None);
         }
 
-        let at_base = self.probe(&base, true)?;
-        let estimates = self.estimates(&base, at_base.bytes, &candidates);
-        let mut found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
-        if !self.compact && found.as_ref().is_none_or(|(k, _)| *k < candidates.len()) {
-            // Full notices only when the whole selection fits with them;
-            // else compact ones, searched again from the start (a state
-            // measured with full notices is not reused).
-            self.compact = true;
-            self.fitted = None;
-            let at_base = self.probe(&base, true)?;
-            found = self.largest_prefix(&base, &candidates, at_base, &estimates)?;
-        }
+        // The estimates are anchored on the base's bytes with the notices
+        // the search starts with (full ones, unless the input's are compact).
+        let base_parts = self.parts(&base, true);
+        let estimates = self.estimates(&base, base_parts.bytes, &candidates);
+        let found = self.prefixes(&base, &candidates, &estimates, base_parts)?;
         let Some((best, over)) = found else {
             return self.fit_kept_text(base, &mandatory, &candidates);
         };
+        let (best, at_best) = (best.x, best.probe);
         let mut state = self.prefix_state(&base, &candidates, best);
         // Past the first candidate that does not fit, the later ones that do.
-        let added = self.fill_past(&mut state, &candidates, best + 1)?;
+        let added = self.fill_past(&mut state, &candidates, best + 1, Some(at_best))?;
         let over = if added { None } else { over };
 
         // The first candidate that did not fit: its text, cut to the room left.
@@ -302,11 +302,23 @@ impl<'f, 'a> Filler<'f, 'a> {
         state: &mut Vec<Option<Mode>>,
         candidates: &[NodeId],
         from: usize,
+        measured: Option<Probe>,
     ) -> Result<bool> {
         if from >= candidates.len() {
             return Ok(false);
         }
-        let mut at = self.probe(state, true)?;
+        let mut at = match measured {
+            // `state` as the search measured it (it fits): kept for finish
+            // as `probe` keeps it.
+            Some(probe) => {
+                self.fitted = Some(Fitted {
+                    state: state.clone(),
+                    sizes: probe.sizes.clone(),
+                });
+                probe
+            }
+            None => self.probe(state, true)?,
+        };
         if at.over.is_some() {
             return Ok(false);
         }
@@ -396,9 +408,111 @@ impl<'f, 'a> Filler<'f, 'a> {
         Ok(added)
     }
 
+    /// The largest prefix of the candidates that fits: with full notices
+    /// when the whole selection fits with them (a budget the whole answer
+    /// fits in sends exactly the unbudgeted output), else with compact ones
+    /// ([`Filler::largest_prefix`] once per kind, the compact search from
+    /// the start: a state measured with full notices is not reused).
+    ///
+    /// When the estimates put the whole selection past the budget, the
+    /// compact search goes first, and the full one is left out if the
+    /// pieces that search built prove the whole selection over with full
+    /// notices ([`Filler::known_over`]): its answer would not be used, as
+    /// it is used only when it is the whole selection, which it only is
+    /// measured to fit. So the answer is the same in either order, and
+    /// only the measures taken differ.
+    fn prefixes(
+        &mut self,
+        base: &[Option<Mode>],
+        candidates: &[NodeId],
+        estimates: &[usize],
+        base_parts: pieces::Parts,
+    ) -> Result<Option<(Point, Option<Point>)>> {
+        let m = candidates.len();
+        let whole = |found: &Option<(Point, Option<Point>)>| {
+            found.as_ref().is_some_and(|(best, _)| best.x == m)
+        };
+        if self.compact {
+            // The input's notices are compact: so are the output's.
+            let at_base = self.probe_parts(base, true, Some(base_parts))?;
+            return self.largest_prefix(base, candidates, at_base, estimates);
+        }
+        if !self.whole_guessed_over(estimates, m) {
+            let at_base = self.probe_parts(base, true, Some(base_parts))?;
+            let found = self.largest_prefix(base, candidates, at_base, estimates)?;
+            if whole(&found) {
+                return Ok(found);
+            }
+            self.compact = true;
+            self.fitted = None;
+            let at_base = self.probe(base, true)?;
+            return self.largest_prefix(base, candidates, at_base, estimates);
+        }
+        self.compact = true;
+        self.fitted = None;
+        let at_base = self.probe(base, true)?;
+        let compact = self.largest_prefix(base, candidates, at_base, estimates)?;
+        let compact_fitted = self.fitted.take();
+        self.compact = false;
+        let all = self.prefix_state(base, candidates, m);
+        if !self.whole_known_over(&all, candidates)? {
+            let at_base = self.probe(base, true)?;
+            let full = self.largest_prefix(base, candidates, at_base, estimates)?;
+            if whole(&full) {
+                return Ok(full);
+            }
+        }
+        self.compact = true;
+        self.fitted = compact_fitted;
+        Ok(compact)
+    }
+
+    /// Whether the whole selection (`all`, the state of every candidate) is
+    /// over a budget with full notices, as far as the pieces built show
+    /// it ([`Filler::known_over`]), once the longest prefix of the fill
+    /// order whose pieces the compact search built has its ancestors'
+    /// pieces too, in their modes in `all` (an ancestor that is a later
+    /// candidate is sent whole there, a skeleton in the prefix): their
+    /// text is most of what a probe past the budget counted.
+    fn whole_known_over(&mut self, all: &[Option<Mode>], candidates: &[NodeId]) -> Result<bool> {
+        let mut seen = vec![false; all.len()];
+        for &id in candidates {
+            let Some(mode) = all[id as usize] else {
+                continue;
+            };
+            if !self.has_piece(id, mode) {
+                break;
+            }
+            for a in self.tree.ancestors(id) {
+                if std::mem::replace(&mut seen[a as usize], true) {
+                    break;
+                }
+                if let Some(mode) = all[a as usize] {
+                    self.build_piece(a, mode);
+                }
+            }
+        }
+        self.known_over(all)
+    }
+
+    /// Whether the estimates put the whole selection (`m` candidates) past
+    /// a budget: its guessed bytes (without notices) past a byte budget,
+    /// or past [`WHOLE_BYTES_PER_TOKEN`] bytes per token of a token budget;
+    /// or the estimates stop before it. Only a guess: it orders the
+    /// searches of [`Filler::prefixes`], not what they find.
+    fn whole_guessed_over(&self, estimates: &[usize], m: usize) -> bool {
+        let Some(&bytes) = estimates.get(m) else {
+            return true;
+        };
+        self.budgets.iter().any(|&budget| match budget {
+            Budget::Bytes(n) => bytes > n,
+            Budget::Tokens(n) => bytes as f64 > n as f64 * WHOLE_BYTES_PER_TOKEN,
+        })
+    }
+
     /// The largest k such that the base and the first k candidates fit,
-    /// with the measure of k + 1 when it was taken; `None` if no k fits.
-    /// `at_base` is the base's measure.
+    /// with its measure and the measure of k + 1 when it was taken; `None`
+    /// if no k fits. `at_base` is the base's measure.
     ///
     /// Sizes are not monotone in k: adding the last unsent child of an
     /// element removes its `ctxgate:omitted` notice (or a reason from it),
@@ -417,7 +531,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         candidates: &[NodeId],
         at_base: Probe,
         estimates: &[usize],
-    ) -> Result<Option<(usize, Option<Point>)>> {
+    ) -> Result<Option<(Point, Option<Point>)>> {
         let state_at = |filler: &mut Filler, k: usize| filler.prefix_state(base, candidates, k);
         let estimate = |k: usize| estimates.get(k).copied();
         let m = candidates.len();
@@ -425,11 +539,12 @@ impl<'f, 'a> Filler<'f, 'a> {
             let (good, over) =
                 self.largest_fitting(Point::new(0, at_base), None, m, state_at, estimate, true)?;
             if good.x == m {
-                return Ok(Some((m, None)));
+                return Ok(Some((good, None)));
             }
             // The floor fits with its notices, so without them too.
-            let floor = (good.x, over);
-            let (top, _) = self.largest_fitting(good, None, m, state_at, estimate, false)?;
+            let from = Point::new(good.x, good.probe.clone());
+            let floor = (good, over);
+            let (top, _) = self.largest_fitting(from, None, m, state_at, estimate, false)?;
             (Some(floor), top.x)
         } else {
             let bare = self.probe(base, false)?;
@@ -441,7 +556,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             (None, top.x)
         };
         // The floor's next state was measured over: segments from there on.
-        let lowest = floor.as_ref().map_or(0, |(x, _)| x + 2);
+        let lowest = floor.as_ref().map_or(0, |(good, _)| good.x + 2);
         let starts = self.segment_starts(base, candidates, top);
         for (i, &start) in starts.iter().enumerate().rev() {
             if start < lowest {
@@ -460,10 +575,13 @@ impl<'f, 'a> Filler<'f, 'a> {
                     true,
                 )?;
                 let over = over.filter(|o| o.x == best.x + 1);
-                return Ok(Some((best.x, over)));
+                return Ok(Some((best, over)));
             }
         }
-        Ok(floor.map(|(x, over)| (x, over.filter(|o| o.x == x + 1))))
+        Ok(floor.map(|(good, over)| {
+            let over = over.filter(|o| o.x == good.x + 1);
+            (good, over)
+        }))
     }
 
     /// For tests: the size in `budget`'s unit of the base with the first k
@@ -657,7 +775,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     at = probe;
                 }
             }
-            if self.fill_past(&mut state, candidates, 0)? {
+            if self.fill_past(&mut state, candidates, 0, None)? {
                 at = self.probe(&state, true)?;
             }
         }

@@ -346,8 +346,25 @@ pub const RING_WEIGHT: f64 = 20.0;
 /// [`RING_WEIGHT`] per doubling of `1 + ring`: siblings (ring 0) lose
 /// nothing, P's children 20, ring 3 40, ring 7 60, ring 15 80.
 fn score(priority: f64, ring: u32) -> f64 {
-    score_f(priority, f64::from(ring))
+    // `log2(1 + ring)` of the small rings from a table (the same values):
+    // a sort computes each key many times.
+    static LOG2: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    let table = LOG2.get_or_init(|| {
+        (0..LOG2_TABLE)
+            .map(|r| (1.0 + f64::from(r)).log2())
+            .collect()
+    });
+    match table.get(ring as usize) {
+        Some(&log2) => {
+            let priority = if priority.is_nan() { 0.0 } else { priority };
+            priority - RING_WEIGHT * log2
+        }
+        None => score_f(priority, f64::from(ring)),
+    }
 }
+
+/// Rings whose `log2(1 + ring)` [`score`] keeps in a table.
+const LOG2_TABLE: u32 = 1024;
 
 fn score_f(priority: f64, ring: f64) -> f64 {
     let priority = if priority.is_nan() { 0.0 } else { priority };
@@ -519,7 +536,8 @@ fn fill_order(
         classes[c].ids.push(id);
     }
     // The static candidates' keys never change: best first.
-    fixed.sort_by_key(|&id| Reverse(full_key(id, 0, 0)));
+    // Each key once (a score is a logarithm); keys differ by id.
+    fixed.sort_by_cached_key(|&id| Reverse(full_key(id, 0, 0)));
     for class in &mut classes {
         class.ids.sort_unstable();
         // Each member's unsent levels, and their shares: the unsent levels
@@ -596,18 +614,7 @@ fn fill_order(
             }
         }
         order.push(id);
-        newly.clear();
-        if !sent[id as usize] {
-            sent[id as usize] = true;
-            newly.push(id);
-        }
-        for a in tree.ancestors(id) {
-            if sent[a as usize] {
-                break;
-            }
-            sent[a as usize] = true;
-            newly.push(a);
-        }
+        send(tree, &mut sent, id, &mut newly);
         for &a in &newly {
             let n = near[a as usize];
             // A level on the path is between no candidate and the path.
@@ -631,6 +638,23 @@ fn fill_order(
     }
     order.extend_from_slice(&sorted[front..]);
     order
+}
+
+/// Marks `id` and its unsent ancestors sent (`sent` is closed upwards),
+/// the ones it marks in `newly`.
+fn send(tree: &Tree<'_, '_>, sent: &mut [bool], id: NodeId, newly: &mut Vec<NodeId>) {
+    newly.clear();
+    if !sent[id as usize] {
+        sent[id as usize] = true;
+        newly.push(id);
+    }
+    for a in tree.ancestors(id) {
+        if sent[a as usize] {
+            break;
+        }
+        sent[a as usize] = true;
+        newly.push(a);
+    }
 }
 
 /// What is sent whatever the budget: the root, the kept elements and
@@ -817,19 +841,7 @@ fn fill_order_rescoring(
         return sorted;
     }
     let at_user = position(tree) as usize;
-    // What is sent whatever the budget: the root, the kept elements and
-    // their ancestors.
-    let mut sent = vec![false; tree.len()];
-    sent[0] = true;
-    for &id in mandatory {
-        sent[id as usize] = true;
-        for a in tree.ancestors(id) {
-            if sent[a as usize] {
-                break;
-            }
-            sent[a as usize] = true;
-        }
-    }
+    let mut sent = initially_sent(tree, mandatory);
     // Per front candidate, its unsent levels between `a` and it, each
     // shared by the front candidates of the same priority below it (each
     // counts 1/n of it, in fixed point: sums exact in any order); per such
@@ -888,18 +900,7 @@ fn fill_order_rescoring(
         taken[i] = true;
         let id = sorted[i];
         order.push(id);
-        newly.clear();
-        if !sent[id as usize] {
-            sent[id as usize] = true;
-            newly.push(id);
-        }
-        for a in tree.ancestors(id) {
-            if sent[a as usize] {
-                break;
-            }
-            sent[a as usize] = true;
-            newly.push(a);
-        }
+        send(tree, &mut sent, id, &mut newly);
         for &a in &newly {
             for &j in below.get(&a).map_or(&[][..], Vec::as_slice) {
                 let j = j as usize;
@@ -956,6 +957,19 @@ mod tests {
             .iter()
             .map(|&id| tree.node(id).element.id.to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_score_from_the_table_is_the_score_computed() {
+        for ring in 0..LOG2_TABLE + 8 {
+            for priority in [0.0, 50.0, -3.5, 1e9, f64::NAN] {
+                assert_eq!(
+                    score(priority, ring).to_bits(),
+                    score_f(priority, f64::from(ring)).to_bits(),
+                    "{priority} {ring}"
+                );
+            }
+        }
     }
 
     #[test]

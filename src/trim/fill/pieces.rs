@@ -68,6 +68,10 @@ enum Part {
     Static(&'static str),
     /// Written for this probe alone (an element with its notices).
     Own(String),
+    /// Not rendered ([`Filler::known_over`]): a piece not built yet, or an
+    /// element's half with its notices. Its text, and the text from the
+    /// last cut before it to the first cut after it, are not counted.
+    Unknown,
 }
 
 /// A sent element of a probe, in document order, with the notices written
@@ -99,15 +103,10 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// The index of `id`'s piece in `mode`, rendered the first time.
     fn piece(&mut self, id: NodeId, mode: Mode) -> u32 {
-        let bare = self.bare && matches!(mode, Mode::Bare { .. });
-        let mut at = self.first_piece[id as usize];
-        while at != NONE {
-            let piece = &self.pieces[at as usize];
-            if piece.mode == mode && piece.bare == bare {
-                return at;
-            }
-            at = piece.next;
+        if let Some(at) = self.find_piece(id, mode) {
+            return at;
         }
+        let bare = self.bare && matches!(mode, Mode::Bare { .. });
         let element = self.sent_element(id, mode);
         let cut = match mode {
             Mode::Bare { title } => self.bare_element(id, title).1.is_some(),
@@ -158,6 +157,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             }
             Part::Static(text) => text,
             Part::Own(text) => text,
+            Part::Unknown => "",
         }
     }
 
@@ -175,7 +175,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         let sent = self.sent(state, notices);
         let mut parts = Vec::with_capacity(sent.len() * 3 + 2);
         match self.format {
-            Format::Json => self.json_parts(&mut parts, &sent),
+            Format::Json => self.json_parts(&mut parts, &sent, false),
             Format::Outline => {
                 for entry in &sent {
                     let part = match self.with_notices(entry) {
@@ -223,8 +223,14 @@ impl<'f, 'a> Filler<'f, 'a> {
     pub(super) fn count_parts(&mut self, parts: &Parts, limit: usize) -> Result<Option<usize>> {
         let mut gap = String::new();
         let mut total = 0usize;
+        // Past an unknown part, until the next cut: text not counted.
+        let mut unknown = false;
         for part in &parts.parts {
             let Part::Piece(at, half) = part else {
+                if let Part::Unknown = part {
+                    unknown = true;
+                    gap.clear();
+                }
                 gap.push_str(self.part_text(part));
                 continue;
             };
@@ -239,11 +245,14 @@ impl<'f, 'a> Filler<'f, 'a> {
                 continue;
             };
             let (first, last) = (from + first as usize, from + last as usize);
-            gap.push_str(&piece.text[from..first]);
-            let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)? else {
-                return Ok(None);
-            };
-            total += n;
+            if !std::mem::take(&mut unknown) {
+                gap.push_str(&piece.text[from..first]);
+                let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)?
+                else {
+                    return Ok(None);
+                };
+                total += n;
+            }
             gap.clear();
             let inner = match slot.tokens {
                 Some(n) => n,
@@ -264,10 +273,86 @@ impl<'f, 'a> Filler<'f, 'a> {
             total += inner;
             gap.push_str(&piece.text[last..to]);
         }
+        if unknown {
+            return Ok(Some(total));
+        }
         let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)? else {
             return Ok(None);
         };
         Ok(Some(total + n))
+    }
+
+    /// Whether `state`'s rendering (with its notices) is over some budget,
+    /// as far as the pieces built so far show it: its parts whose pieces
+    /// are built and carry no notice of this state are summed (bytes), and
+    /// counted with the text between their cuts (tokens); the rest counts
+    /// nothing. Each part of a text cut at those places counts at least 0,
+    /// so that sum is at most the state's size: over it, the state is over.
+    /// Off the bare path. Builds nothing; counts the inner text of a built piece not counted
+    /// yet. `false` is no proof that it fits.
+    pub(super) fn known_over(&mut self, state: &[Option<Mode>]) -> Result<bool> {
+        // Off the bare path `sent` builds nothing.
+        debug_assert!(!self.bare, "not on the bare path");
+        let sent = self.sent(state, true);
+        let mut parts = Vec::with_capacity(sent.len() * 3 + 2);
+        match self.format {
+            Format::Json => self.json_parts(&mut parts, &sent, true),
+            Format::Outline => {
+                for entry in &sent {
+                    parts.push(match (&entry.omitted, &entry.bare) {
+                        (None, None) => self
+                            .find_piece(entry.id, entry.mode)
+                            .map_or(Part::Unknown, |at| Part::Piece(at, 0)),
+                        _ => Part::Unknown,
+                    });
+                }
+            }
+        }
+        let bytes = parts.iter().map(|p| self.part_text(p).len()).sum();
+        let parts = Parts { parts, bytes };
+        for i in 0..self.budgets.len() {
+            let budget = self.budgets[i];
+            let over = match budget {
+                Budget::Bytes(n) => parts.bytes > n,
+                // Counted past `n`: its tokens alone are, so are its bytes.
+                Budget::Tokens(n) => self.count_parts(&parts, n)?.is_none(),
+            };
+            if over {
+                if cfg!(debug_assertions) {
+                    // The whole rendering, built apart from the pieces (so
+                    // that debug builds take the same measures).
+                    let text = self.format.render(&self.build(state, true));
+                    let (fits, _) = self.check_meter.fit(&text, budget)?;
+                    assert!(!fits, "a state known over is over");
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether `id`'s piece in `mode` is built.
+    pub(super) fn has_piece(&self, id: NodeId, mode: Mode) -> bool {
+        self.find_piece(id, mode).is_some()
+    }
+
+    /// Builds `id`'s piece in `mode` if it is not yet.
+    pub(super) fn build_piece(&mut self, id: NodeId, mode: Mode) {
+        self.piece(id, mode);
+    }
+
+    /// The index of `id`'s piece in `mode`, if it is built.
+    fn find_piece(&self, id: NodeId, mode: Mode) -> Option<u32> {
+        let bare = self.bare && matches!(mode, Mode::Bare { .. });
+        let mut at = self.first_piece[id as usize];
+        while at != NONE {
+            let piece = &self.pieces[at as usize];
+            if piece.mode == mode && piece.bare == bare {
+                return Some(at);
+            }
+            at = piece.next;
+        }
+        None
     }
 
     /// The sent elements of `state` in document order, and the notices
@@ -374,7 +459,9 @@ impl<'f, 'a> Filler<'f, 'a> {
         Some(element)
     }
 
-    fn json_parts(&mut self, parts: &mut Vec<Part>, sent: &[Sent]) {
+    /// `sent`'s JSON parts; with `known`, a piece not built yet, and an
+    /// element's half with its notices, as [`Part::Unknown`].
+    fn json_parts(&mut self, parts: &mut Vec<Part>, sent: &[Sent], known: bool) {
         let mut start = Vec::new();
         render::json_start(&mut start, &self.answer.protocol, &self.answer.instance);
         parts.push(Part::Own(
@@ -389,7 +476,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     break;
                 }
                 open.pop();
-                self.close_json(parts, &sent[top], children);
+                self.close_json(parts, &sent[top], children, known);
             }
             if let Some((_, children)) = open.last_mut() {
                 parts.push(Part::Static(match children {
@@ -398,18 +485,32 @@ impl<'f, 'a> Filler<'f, 'a> {
                 }));
                 *children = true;
             }
-            parts.push(Part::Piece(self.piece(entry.id, entry.mode), 0));
+            parts.push(match known {
+                true => self
+                    .find_piece(entry.id, entry.mode)
+                    .map_or(Part::Unknown, |at| Part::Piece(at, 0)),
+                false => Part::Piece(self.piece(entry.id, entry.mode), 0),
+            });
             open.push((i, false));
         }
         while let Some((top, children)) = open.pop() {
-            self.close_json(parts, &sent[top], children);
+            self.close_json(parts, &sent[top], children, known);
         }
         parts.push(Part::Static(render::JSON_END));
     }
 
-    fn close_json(&mut self, parts: &mut Vec<Part>, entry: &Sent, children: bool) {
+    fn close_json(&mut self, parts: &mut Vec<Part>, entry: &Sent, children: bool, known: bool) {
         if children {
             parts.push(Part::Static(render::JSON_LAST_CHILD));
+        }
+        if known {
+            parts.push(match (&entry.omitted, &entry.bare) {
+                (None, None) => self
+                    .find_piece(entry.id, entry.mode)
+                    .map_or(Part::Unknown, |at| Part::Piece(at, 1)),
+                _ => Part::Unknown,
+            });
+            return;
         }
         let part = match self.with_notices(entry) {
             Some(element) => {

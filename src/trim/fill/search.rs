@@ -4,6 +4,7 @@
 //! states (a prefix of the fill order, a cut of one text).
 
 use super::build::skeleton_of;
+use super::pieces::Parts;
 use super::{add, Filler, Fitted, Mode};
 use crate::error::Result;
 use crate::model::NodeId;
@@ -13,6 +14,7 @@ use crate::render::{json_element_fragment, outline_element_fragment, Format};
 use crate::tokens;
 
 /// A rendering measured against every budget.
+#[derive(Clone)]
 pub(super) struct Probe {
     /// Its bytes.
     pub(super) bytes: usize,
@@ -189,9 +191,22 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// bound) and measures it against every budget; keeps it if it fits and
     /// is the real rendering, for [`Filler::finish`].
     pub(super) fn probe(&mut self, state: &[Option<Mode>], notices: bool) -> Result<Probe> {
+        self.probe_parts(state, notices, None)
+    }
+
+    /// [`Filler::probe`], with `state`'s parts when they are at hand.
+    pub(super) fn probe_parts(
+        &mut self,
+        state: &[Option<Mode>],
+        notices: bool,
+        parts: Option<Parts>,
+    ) -> Result<Probe> {
         self.probes += 1;
         self.check_deadline()?;
-        let parts = self.parts(state, notices);
+        let parts = match parts {
+            Some(parts) => parts,
+            None => self.parts(state, notices),
+        };
         let mut sizes = Vec::with_capacity(self.budgets.len());
         let mut over = None;
         for i in 0..self.budgets.len() {
