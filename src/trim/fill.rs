@@ -105,6 +105,12 @@ const PAST_MIN_ROOM: f64 = 4.0;
 /// notices is searched with them first, as before.
 const WHOLE_BYTES_PER_TOKEN: f64 = 4.0;
 
+/// The most candidates whose whole selection [`Filler::prefixes`] tries to
+/// prove over a budget from the pieces built ([`Filler::known_over`] lists
+/// every one of them: at 1M elements that list alone was ~100 MB more at
+/// the peak); a larger selection is searched with full notices as well.
+const WHOLE_PROOF_MAX: usize = 16_384;
+
 /// The last state that fit, and its measures.
 struct Fitted {
     state: Vec<Option<Mode>>,
@@ -454,8 +460,13 @@ impl<'f, 'a> Filler<'f, 'a> {
         let compact = self.largest_prefix(base, candidates, at_base, estimates)?;
         let compact_fitted = self.fitted.take();
         self.compact = false;
-        let all = self.prefix_state(base, candidates, m);
-        if !self.whole_known_over(&all, candidates)? {
+        // The proof lists the whole selection: only for selections small
+        // enough that the list costs less than the probes it saves.
+        let known_over = m <= WHOLE_PROOF_MAX && {
+            let all = self.prefix_state(base, candidates, m);
+            self.whole_known_over(&all, candidates)?
+        };
+        if !known_over {
             let at_base = self.probe(base, true)?;
             let full = self.largest_prefix(base, candidates, at_base, estimates)?;
             if whole(&full) {
