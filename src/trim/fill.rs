@@ -108,7 +108,9 @@ const WHOLE_BYTES_PER_TOKEN: f64 = 4.0;
 /// The most candidates whose whole selection [`Filler::prefixes`] tries to
 /// prove over a budget from the pieces built ([`Filler::known_over`] lists
 /// every one of them: at 1M elements that list alone was ~100 MB more at
-/// the peak); a larger selection is searched with full notices as well.
+/// the peak). A larger selection is searched in the first order, full
+/// notices then compact ones, which keeps no compact state alive across
+/// the full search (~15 MB at 1M).
 const WHOLE_PROOF_MAX: usize = 16_384;
 
 /// The last state that fit, and its measures.
@@ -443,7 +445,9 @@ impl<'f, 'a> Filler<'f, 'a> {
             let at_base = self.probe_parts(base, true, Some(base_parts))?;
             return self.largest_prefix(base, candidates, at_base, estimates);
         }
-        if !self.whole_guessed_over(estimates, m) {
+        // A selection past `WHOLE_PROOF_MAX` is not proved over: the first
+        // order, as for one the estimates put within the budget.
+        if m > WHOLE_PROOF_MAX || !self.whole_guessed_over(estimates, m) {
             let at_base = self.probe_parts(base, true, Some(base_parts))?;
             let found = self.largest_prefix(base, candidates, at_base, estimates)?;
             if whole(&found) {
@@ -460,13 +464,8 @@ impl<'f, 'a> Filler<'f, 'a> {
         let compact = self.largest_prefix(base, candidates, at_base, estimates)?;
         let compact_fitted = self.fitted.take();
         self.compact = false;
-        // The proof lists the whole selection: only for selections small
-        // enough that the list costs less than the probes it saves.
-        let known_over = m <= WHOLE_PROOF_MAX && {
-            let all = self.prefix_state(base, candidates, m);
-            self.whole_known_over(&all, candidates)?
-        };
-        if !known_over {
+        let all = self.prefix_state(base, candidates, m);
+        if !self.whole_known_over(&all, candidates)? {
             let at_base = self.probe(base, true)?;
             let full = self.largest_prefix(base, candidates, at_base, estimates)?;
             if whole(&full) {
