@@ -61,15 +61,7 @@ impl<'de> AnswerVisitor<'_, '_, 'de> {
         mut map: A,
     ) -> Result<Result<RawAnswer<'de>, &'static str>, A::Error> {
         let ctx = self.0;
-        let mut raw = RawAnswer {
-            protocol: None,
-            instance: None,
-            root: None,
-            items: None,
-            focus: None,
-            title: None,
-            unreadable: false,
-        };
+        let mut raw = RawAnswer::default();
         let mut seen: u32 = 0;
         let mut others: Vec<String> = Vec::new();
         while let Some(field) = map.next_key::<Field>()? {

@@ -232,15 +232,7 @@ impl<'de> Fast<'de> {
     }
 
     fn answer(&mut self, ctx: &mut Ctx<'_, 'de>) -> Read<RawAnswer<'de>> {
-        let mut raw = RawAnswer {
-            protocol: None,
-            instance: None,
-            root: None,
-            items: None,
-            focus: None,
-            title: None,
-            unreadable: false,
-        };
+        let mut raw = RawAnswer::default();
         self.expect(b'{')?;
         loop {
             match self.key()? {

@@ -360,6 +360,7 @@ fn json_error(err: &serde_json::Error) -> Error {
 // ---------------------------------------------------------------------------
 // Protocol dispatch.
 
+#[derive(Default)]
 struct RawAnswer<'de> {
     protocol: Option<String>,
     instance: Option<String>,

@@ -189,6 +189,35 @@ pub(super) const SUBROLES: [Option<&str>; 7] = [
 pub(super) const NAMES: [&str; 6] = ["author", "likes", "private", "sent", "url", "AXValue"];
 pub(super) const MATCHES: [&str; 5] = ["password", "passcode", "pin", "one-time-code", "other"];
 
+/// A projection of random fields under `inside`, its attributes' values
+/// drawn from `values`.
+fn generated<'v>(
+    gen: &mut Gen,
+    values: &'v [serde_json::Value],
+    inside: Inside<'static>,
+) -> ElementInput<'v> {
+    let mut names: Vec<&str> = (0..gen.next() % 3).map(|_| *gen.pick(&NAMES)).collect();
+    names.dedup();
+    ElementInput {
+        role: *gen.pick(&Role::ALL),
+        subrole: *gen.pick(&SUBROLES),
+        selected: gen.flag(),
+        focused: gen.flag(),
+        visible: !gen.flag(),
+        hovered: gen.flag(),
+        has_title: gen.flag(),
+        has_content: gen.flag(),
+        contains_selection: gen.flag(),
+        attributes: names
+            .iter()
+            .map(|n| (*n, &values[gen.next() as usize % values.len()]))
+            .collect(),
+        attribute_names: names,
+        title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
+        inside,
+    }
+}
+
 #[test]
 fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
     let values = [
@@ -203,26 +232,7 @@ fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
         let inside: Inside<'static> = (0..gen.next() % 9)
             .map(|_| (*gen.pick(&Role::ALL), *gen.pick(&SUBROLES)))
             .collect();
-        let mut names: Vec<&str> = (0..gen.next() % 3).map(|_| *gen.pick(&NAMES)).collect();
-        names.dedup();
-        projections.push(ElementInput {
-            role: *gen.pick(&Role::ALL),
-            subrole: *gen.pick(&SUBROLES),
-            selected: gen.flag(),
-            focused: gen.flag(),
-            visible: !gen.flag(),
-            hovered: gen.flag(),
-            has_title: gen.flag(),
-            has_content: gen.flag(),
-            contains_selection: gen.flag(),
-            attributes: names
-                .iter()
-                .map(|n| (*n, &values[gen.next() as usize % values.len()]))
-                .collect(),
-            attribute_names: names,
-            title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
-            inside,
-        });
+        projections.push(generated(&mut gen, &values, inside));
     }
     let mut on_rvm = std::collections::BTreeSet::new();
     let actions: Vec<&str> = ACTIONS.into_iter().chain(["unknown"]).collect();
@@ -381,28 +391,10 @@ fn the_loaded_program_decides_as_a_fresh_compile() {
         let mut a = embedded.evaluator(&request(action)).unwrap();
         let mut b = compiled.evaluator(&request(action)).unwrap();
         for _ in 0..300 {
-            let mut names: Vec<&str> = (0..gen.next() % 3).map(|_| *gen.pick(&NAMES)).collect();
-            names.dedup();
-            let p = ElementInput {
-                role: *gen.pick(&Role::ALL),
-                subrole: *gen.pick(&SUBROLES),
-                selected: gen.flag(),
-                focused: gen.flag(),
-                visible: !gen.flag(),
-                hovered: gen.flag(),
-                has_title: gen.flag(),
-                has_content: gen.flag(),
-                contains_selection: gen.flag(),
-                attributes: names
-                    .iter()
-                    .map(|n| (*n, &values[gen.next() as usize % values.len()]))
-                    .collect(),
-                attribute_names: names,
-                title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
-                inside: (0..gen.next() % 5)
-                    .map(|_| (*gen.pick(&Role::ALL), *gen.pick(&SUBROLES)))
-                    .collect(),
-            };
+            let inside = (0..gen.next() % 5)
+                .map(|_| (*gen.pick(&Role::ALL), *gen.pick(&SUBROLES)))
+                .collect();
+            let p = generated(&mut gen, &values, inside);
             same(
                 &format!("{action}: {p:?}"),
                 &Decider::decide(&mut a, &p),
