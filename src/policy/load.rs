@@ -100,6 +100,8 @@ pub fn layer_files(arg: &str, tests: bool) -> Result<Vec<PolicyFile>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::projection::Reads;
+    use std::collections::BTreeSet;
 
     /// What [`Policy::embedded_default`] does not run at load: the lint,
     /// the compile's recursion and RVM checks, the bracket depth and the
@@ -132,7 +134,8 @@ mod tests {
     /// `default_facts.rs` as the embedded default's bytes give it: what
     /// [`Policy::embedded_default`] takes from there instead of computing
     /// at load.
-    fn default_facts() -> String {
+    /// With them, the rules and `Reads` they were written from.
+    fn default_facts() -> (String, BTreeSet<String>, Reads) {
         use super::super::engine::{compile_with_heads, reads_of, string_constants};
         let files = [PolicyFile {
             name: DEFAULT_NAME.to_string(),
@@ -182,31 +185,35 @@ mod tests {
             out += &format!("    {:?},\n", &**c);
         }
         out += "];\n";
-        out
+        (out, rules, reads)
+    }
+
+    /// Fails unless the committed file at `path` (from the repository's
+    /// root) holds `fresh`, what `policies/default.rego` gives; with
+    /// `UPDATE_EXPECT` set, writes it first. `test` names the test that
+    /// regenerates it.
+    fn assert_generated(path: &str, fresh: &[u8], test: &str) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
+            std::fs::write(&path, fresh).unwrap();
+        }
+        let written = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            written == fresh,
+            "{} is not what policies/default.rego gives; regenerate it with `UPDATE_EXPECT=1 cargo test --lib {test}`",
+            path.display()
+        );
     }
 
     #[test]
     fn the_default_facts_are_its_bytes() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/policy/default_facts.rs");
-        let facts = default_facts();
-        if std::env::var_os("UPDATE_EXPECT").is_some() {
-            std::fs::write(&path, &facts).unwrap();
-        }
-        let written = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            written == facts,
-            "src/policy/default_facts.rs is not what policies/default.rego gives; regenerate it with `UPDATE_EXPECT=1 cargo test --lib the_default_facts_are_its_bytes`"
+        let (facts, rules, reads) = default_facts();
+        assert_generated(
+            "src/policy/default_facts.rs",
+            facts.as_bytes(),
+            "the_default_facts_are_its_bytes",
         );
         // And the policy loaded takes them.
-        let files = [PolicyFile {
-            name: DEFAULT_NAME.to_string(),
-            source: DEFAULT_SOURCE.to_string(),
-        }];
-        let (_, rules, _) = super::super::engine::compile_with_heads(&files, true).unwrap();
-        let reads = super::super::engine::reads_of(
-            &[super::super::token::tokenize(DEFAULT_SOURCE)],
-            &rules,
-        );
         let policy = Policy::embedded_default().unwrap();
         assert_eq!(policy.reads(), &reads);
         assert!(reads.inside_count_only && reads.subrole.is_some());
@@ -219,15 +226,11 @@ mod tests {
     #[test]
     fn the_default_program_is_its_bytes() {
         use super::super::engine::{compiled_default_program, program_from, DEFAULT_PROGRAM_PATH};
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_PROGRAM_PATH);
         let fresh = compiled_default_program();
-        if std::env::var_os("UPDATE_EXPECT").is_some() {
-            std::fs::write(&path, &fresh).unwrap();
-        }
-        let written = std::fs::read(&path).unwrap_or_default();
-        assert!(
-            written == fresh,
-            "policies/default.rvm is not what compiling policies/default.rego gives; regenerate it with `UPDATE_EXPECT=1 cargo test --lib the_default_program_is_its_bytes`"
+        assert_generated(
+            DEFAULT_PROGRAM_PATH,
+            &fresh,
+            "the_default_program_is_its_bytes",
         );
         // Compiling twice gives the same bytes.
         assert!(compiled_default_program() == fresh);
