@@ -115,7 +115,11 @@ const WHOLE_PROOF_MAX: usize = 16_384;
 
 /// The last state that fit, and its measures.
 struct Fitted {
-    state: Vec<Option<Mode>>,
+    /// The state's sent elements ([`sent_modes`]): a few hundred entries
+    /// where the state has one per element of the tree (copying that, 1.6
+    /// MB at 100k elements, on every probe that fit was ~50 M instructions
+    /// of a `window` request).
+    state: Vec<(NodeId, Mode)>,
     sizes: Vec<Option<usize>>,
 }
 
@@ -320,7 +324,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             // as `probe` keeps it.
             Some(probe) => {
                 self.fitted = Some(Fitted {
-                    state: state.clone(),
+                    state: sent_modes(self.tree, state),
                     sizes: probe.sizes.clone(),
                 });
                 probe
@@ -334,6 +338,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         let mut probes = 0;
         let mut added = false;
         let mut skeleton_bytes: HashMap<NodeId, usize> = HashMap::new();
+        let mut undo = Vec::new();
         for &id in &candidates[from..] {
             // Units left per budget, and units per byte of this state.
             let rooms: Vec<(f64, f64)> = self
@@ -403,14 +408,19 @@ impl<'f, 'a> Filler<'f, 'a> {
             if bytes > cap {
                 continue;
             }
-            let mut trial = state.clone();
-            add(self.tree, &mut trial, id, mode);
+            // Tried in place, and undone if it does not fit: a copy of the
+            // state per measure was ~50 M instructions of a `window` request.
+            undo.clear();
+            add_undoable(self.tree, state, id, mode, &mut undo);
             probes += 1;
-            let probe = self.probe(&trial, true)?;
+            let probe = self.probe(state, true)?;
             if probe.over.is_none() {
-                *state = trial;
                 at = probe;
                 added = true;
+            } else {
+                for &(at, old) in undo.iter().rev() {
+                    state[at as usize] = old;
+                }
             }
         }
         Ok(added)
@@ -951,7 +961,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         let answer = self.build(&state, true);
         let rendered = self.format.render(&answer);
         let sizes = match self.fitted.take() {
-            Some(fitted) if fitted.state == state => fitted.sizes,
+            Some(fitted) if fitted.state == sent_modes(self.tree, &state) => fitted.sizes,
             _ => vec![None; self.budgets.len()],
         };
         let mut used = Vec::with_capacity(self.budgets.len());
@@ -1018,19 +1028,71 @@ fn raw_bytes(element: &Element<'_>, mode: Mode) -> usize {
 
 /// Adds `id` in `mode` (never downgrading) and its ancestors as skeletons.
 fn add(tree: &Tree<'_, '_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) {
-    match state[id as usize] {
-        None | Some(Mode::Skeleton) => state[id as usize] = Some(mode),
-        Some(Mode::Full { cut: Some(_) }) if mode == (Mode::Full { cut: None }) => {
-            state[id as usize] = Some(mode)
-        }
-        _ => {}
+    add_with(tree, state, id, mode, |_, _| {});
+}
+
+/// [`add`], pushing on `undo` each position it changes with its value
+/// before, in the order changed.
+fn add_undoable(
+    tree: &Tree<'_, '_>,
+    state: &mut [Option<Mode>],
+    id: NodeId,
+    mode: Mode,
+    undo: &mut Vec<(NodeId, Option<Mode>)>,
+) {
+    add_with(tree, state, id, mode, |at, before| undo.push((at, before)));
+}
+
+/// [`add`], calling `changed` with each position it changes and its value
+/// before.
+#[inline(always)]
+fn add_with(
+    tree: &Tree<'_, '_>,
+    state: &mut [Option<Mode>],
+    id: NodeId,
+    mode: Mode,
+    mut changed: impl FnMut(NodeId, Option<Mode>),
+) {
+    let before = state[id as usize];
+    let upgrade = match before {
+        None | Some(Mode::Skeleton) => true,
+        Some(Mode::Full { cut: Some(_) }) => mode == (Mode::Full { cut: None }),
+        _ => false,
+    };
+    if upgrade {
+        changed(id, before);
+        state[id as usize] = Some(mode);
     }
     for a in tree.ancestors(id) {
         if state[a as usize].is_some() {
             break;
         }
+        changed(a, None);
         state[a as usize] = Some(Mode::Skeleton);
     }
+}
+
+/// `state`'s sent elements in document order, with their modes: the
+/// state, in as many entries as it sends. A sent element's ancestors are
+/// sent ([`add`]), so an unsent element's subtree is skipped unread.
+fn sent_modes(tree: &Tree<'_, '_>, state: &[Option<Mode>]) -> Vec<(NodeId, Mode)> {
+    let mut sent = Vec::new();
+    let mut at = 0;
+    while at < state.len() {
+        match state[at] {
+            Some(mode) => {
+                sent.push((at as NodeId, mode));
+                at += 1;
+            }
+            None => at = tree.node(at as NodeId).end as usize,
+        }
+    }
+    debug_assert_eq!(
+        sent.len(),
+        state.iter().flatten().count(),
+        "every sent element's ancestors are sent"
+    );
+    sent
 }
 
 /// The JSON pointer of an element in the input.

@@ -176,8 +176,8 @@ pub fn select(
             _ => {}
         }
     }
-    mandatory.sort_by_key(order_key);
-    candidates.sort_by_key(order_key);
+    sort_by_static_key(&mut mandatory, order_key);
+    sort_by_static_key(&mut candidates, order_key);
     let candidates = fill_order(tree, decisions, &near, &mandatory, candidates);
     let budget: Arc<str> = Arc::from("budget");
     let scope: Arc<str> = Arc::from("scope");
@@ -209,13 +209,17 @@ pub fn select(
     })
 }
 
+/// The static fill order's key (every level unsent), best first: score,
+/// ring, document distance from the user's position, id.
+type StaticKey = (std::cmp::Reverse<OrderedPriority>, u32, usize, NodeId);
+
 /// The static fill order's key (every level unsent): best first.
 fn static_key(
     decisions: &[Arc<Decision>],
     near: &[Near],
     at_user: usize,
     id: NodeId,
-) -> (std::cmp::Reverse<OrderedPriority>, u32, usize, NodeId) {
+) -> StaticKey {
     let at = id as usize;
     let ring = near[at].ring();
     (
@@ -224,6 +228,37 @@ fn static_key(
         at.abs_diff(at_user),
         id,
     )
+}
+
+/// Sorts `ids` by `key` ([`static_key`]), each key computed once and
+/// packed into two integers ([`packed`]): a sort by key recomputes it at
+/// every comparison (a score, a ring, a distance), which at 59,000
+/// candidates was 138 M instructions. The key ends with the id, so no two
+/// are equal and the unstable sort gives the one order a stable sort gives.
+fn sort_by_static_key(ids: &mut [NodeId], key: impl Fn(&NodeId) -> StaticKey) {
+    let mut keyed: Vec<(u128, NodeId)> = ids.iter().map(|id| packed(key(id))).collect();
+    keyed.sort_unstable();
+    for (slot, (_, id)) in ids.iter_mut().zip(keyed) {
+        *slot = id;
+    }
+}
+
+/// `key` as integers in the same order: the score's bits ordered as
+/// [`OrderedPriority`] orders them (NaN as 0, then `total_cmp`), reversed,
+/// then the ring, then the distance; then the id. A distance between two
+/// positions of one tree fits in 32 bits, as a [`NodeId`] does.
+fn packed((std::cmp::Reverse(OrderedPriority(score)), ring, distance, id): StaticKey) -> (u128, NodeId) {
+    let score = if score.is_nan() { 0.0 } else { score };
+    let bits = score.to_bits();
+    // `total_cmp`'s order as unsigned integers: negatives flipped whole,
+    // positives above them.
+    let ascending = match bits >> 63 {
+        1 => !bits,
+        _ => bits | 1 << 63,
+    };
+    let distance = u32::try_from(distance).unwrap_or(u32::MAX);
+    let high = u128::from(!ascending) << 64 | u128::from(ring) << 32 | u128::from(distance);
+    (high, id)
 }
 
 /// Per element, the names in its decision's `strip` that it has.
@@ -957,6 +992,47 @@ mod tests {
             .iter()
             .map(|&id| tree.node(id).element.id.to_string())
             .collect()
+    }
+
+    #[test]
+    fn the_packed_static_order_is_the_static_keys_order() {
+        let scores = [
+            0.0,
+            -0.0,
+            30.0,
+            -10.0,
+            -1e300,
+            1e300,
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            110.0 - RING_WEIGHT * 3f64.log2(),
+        ];
+        let mut keys = Vec::new();
+        let mut id = 0;
+        for &score in &scores {
+            for ring in [0, 1, 7, u32::MAX] {
+                for distance in [0, 1, 5, 1 << 31] {
+                    // Two ids per triple, given in an order not theirs.
+                    for i in [1, 0] {
+                        let key = (std::cmp::Reverse(OrderedPriority(score)), ring, distance, id + i);
+                        keys.push(key);
+                    }
+                    id += 2;
+                }
+            }
+        }
+        let mut expected = keys.clone();
+        expected.sort();
+        let expected: Vec<NodeId> = expected.iter().map(|k| k.3).collect();
+        let mut ids: Vec<NodeId> = keys.iter().map(|k| k.3).collect();
+        let by_id: std::collections::HashMap<NodeId, StaticKey> =
+            keys.iter().map(|k| (k.3, *k)).collect();
+        sort_by_static_key(&mut ids, |id| by_id[id]);
+        assert_eq!(ids, expected);
     }
 
     #[test]

@@ -224,7 +224,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         };
         if over.is_none() && notices {
             self.fitted = Some(Fitted {
-                state: state.to_vec(),
+                state: super::sent_modes(self.tree, state),
                 sizes: probe.sizes.clone(),
             });
         }
