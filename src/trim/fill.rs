@@ -38,7 +38,7 @@ mod pieces;
 mod search;
 
 use build::{carried_notices, redact_carried, Carried, Prepared};
-use search::{Point, Probe, BYTES_PER_TOKEN};
+use search::{Point, Probe, States, BYTES_PER_TOKEN};
 
 /// How an element is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -552,19 +552,19 @@ impl<'f, 'a> Filler<'f, 'a> {
         at_base: Probe,
         estimates: &[usize],
     ) -> Result<Option<(Point, Option<Point>)>> {
-        let state_at = |filler: &mut Filler, k: usize| filler.prefix_state(base, candidates, k);
+        let prefixes = &mut Prefixes::new(base, candidates);
         let estimate = |k: usize| estimates.get(k).copied();
         let m = candidates.len();
         let (floor, top) = if at_base.over.is_none() {
             let (good, over) =
-                self.largest_fitting(Point::new(0, at_base), None, m, state_at, estimate, true)?;
+                self.largest_fitting(Point::new(0, at_base), None, m, prefixes, estimate, true)?;
             if good.x == m {
                 return Ok(Some((good, None)));
             }
             // The floor fits with its notices, so without them too.
             let from = Point::new(good.x, good.probe.clone());
             let floor = (good, over);
-            let (top, _) = self.largest_fitting(from, None, m, state_at, estimate, false)?;
+            let (top, _) = self.largest_fitting(from, None, m, prefixes, estimate, false)?;
             (Some(floor), top.x)
         } else {
             let bare = self.probe(base, false)?;
@@ -572,7 +572,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 return Ok(None);
             }
             let (top, _) =
-                self.largest_fitting(Point::new(0, bare), None, m, state_at, estimate, false)?;
+                self.largest_fitting(Point::new(0, bare), None, m, prefixes, estimate, false)?;
             (None, top.x)
         };
         // The floor's next state was measured over: segments from there on.
@@ -583,14 +583,14 @@ impl<'f, 'a> Filler<'f, 'a> {
                 break;
             }
             let end = starts.get(i + 1).map_or(top, |&next| next - 1);
-            let state = self.prefix_state(base, candidates, start);
-            let probe = self.probe(&state, true)?;
+            let state = prefixes.at(self, start);
+            let probe = self.probe(state, true)?;
             if probe.over.is_none() {
                 let (best, over) = self.largest_fitting(
                     Point::new(start, probe),
                     None,
                     end,
-                    state_at,
+                    prefixes,
                     estimate,
                     true,
                 )?;
@@ -625,7 +625,7 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// The base with the first k candidates.
     fn prefix_state(
-        &mut self,
+        &self,
         base: &[Option<Mode>],
         candidates: &[NodeId],
         k: usize,
@@ -1023,6 +1023,66 @@ fn raw_bytes(element: &Element<'_>, mode: Mode) -> usize {
         // Title, url and content.
         Mode::Full { .. } => own + crate::model::text_bytes(element),
         _ => own + element.title.as_deref().map_or(0, str::len),
+    }
+}
+
+/// The base with the first k candidates, for each k a search asks for
+/// ([`Filler::prefix_state`]), kept as one state: from one k to a larger
+/// one the candidates between are added, to a smaller one the changes they
+/// made are undone (the log holds each change with its value before, and
+/// where each candidate's changes begin), so a probe costs the changes
+/// between two prefixes, not a copy of the base.
+struct Prefixes<'c> {
+    base: &'c [Option<Mode>],
+    candidates: &'c [NodeId],
+    state: Vec<Option<Mode>>,
+    k: usize,
+    undo: Vec<(NodeId, Option<Mode>)>,
+    /// Per candidate added, where its changes begin in `undo`.
+    marks: Vec<usize>,
+}
+
+impl<'c> Prefixes<'c> {
+    fn new(base: &'c [Option<Mode>], candidates: &'c [NodeId]) -> Prefixes<'c> {
+        Prefixes {
+            base,
+            candidates,
+            state: base.to_vec(),
+            k: 0,
+            undo: Vec::new(),
+            marks: Vec::new(),
+        }
+    }
+}
+
+impl States for Prefixes<'_> {
+    fn at(&mut self, filler: &Filler<'_, '_>, k: usize) -> &[Option<Mode>] {
+        while self.k < k {
+            let id = self.candidates[self.k];
+            self.marks.push(self.undo.len());
+            add_undoable(
+                filler.tree,
+                &mut self.state,
+                id,
+                filler.mode_for(id),
+                &mut self.undo,
+            );
+            self.k += 1;
+        }
+        if self.k > k {
+            let mark = self.marks[k];
+            for &(at, before) in self.undo[mark..].iter().rev() {
+                self.state[at as usize] = before;
+            }
+            self.undo.truncate(mark);
+            self.marks.truncate(k);
+            self.k = k;
+        }
+        debug_assert!(
+            self.state == filler.prefix_state(self.base, self.candidates, k),
+            "a prefix changed in place is the prefix built from the base"
+        );
+        &self.state
     }
 }
 

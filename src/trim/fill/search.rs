@@ -24,6 +24,27 @@ pub(super) struct Probe {
     pub(super) over: Option<Budget>,
 }
 
+/// The states of a search, by their position `x`: one state at a time,
+/// changed in place from one x to the next (a copy of a state has an entry
+/// per element of the tree: 1.6 MB at 100k elements, per probe).
+pub(super) trait States {
+    /// The state at `x`, valid until the next call.
+    fn at(&mut self, filler: &Filler<'_, '_>, x: usize) -> &[Option<Mode>];
+}
+
+/// A state with one element's text cut to `x` bytes.
+struct Cuts {
+    state: Vec<Option<Mode>>,
+    id: NodeId,
+}
+
+impl States for Cuts {
+    fn at(&mut self, _: &Filler<'_, '_>, cut: usize) -> &[Option<Mode>] {
+        self.state[self.id as usize] = Some(Mode::Full { cut: Some(cut) });
+        &self.state
+    }
+}
+
 /// A measured state of a search, at position `x`.
 pub(super) struct Point {
     pub(super) x: usize,
@@ -94,17 +115,16 @@ impl<'f, 'a> Filler<'f, 'a> {
         at_zero: Probe,
         whole: Option<Probe>,
     ) -> Result<Point> {
-        let cut_at = |_: &mut Filler, cut: usize| {
-            let mut trial = state.to_vec();
-            trial[id as usize] = Some(Mode::Full { cut: Some(cut) });
-            trial
+        let mut cuts = Cuts {
+            state: state.to_vec(),
+            id,
         };
         // Kept bytes of text stand in for the rendering's bytes.
         let (good, _) = self.largest_fitting(
             Point::new(0, at_zero),
             whole.map(|probe| Point::new(len, probe)),
             len - 1,
-            cut_at,
+            &mut cuts,
             Some,
             true,
         )?;
@@ -125,7 +145,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         mut good: Point,
         mut bad: Option<Point>,
         end: usize,
-        state_at: impl Fn(&mut Self, usize) -> Vec<Option<Mode>>,
+        states: &mut impl States,
         estimate: impl Fn(usize) -> Option<usize>,
         notices: bool,
     ) -> Result<(Point, Option<Point>)> {
@@ -139,8 +159,8 @@ impl<'f, 'a> Filler<'f, 'a> {
                 _ => good.x * 2,
             }
             .clamp(good.x + 1, top(&bad));
-            let state = state_at(self, x);
-            let probe = self.probe(&state, notices)?;
+            let state = states.at(self, x);
+            let probe = self.probe(state, notices)?;
             if probe.over.is_none() {
                 good = Point::new(x, probe);
             } else {
