@@ -311,7 +311,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// anything was added.
     fn fill_past(
         &mut self,
-        state: &mut Vec<Option<Mode>>,
+        state: &mut [Option<Mode>],
         candidates: &[NodeId],
         from: usize,
         measured: Option<Probe>,

@@ -213,12 +213,7 @@ pub fn select(
 type StaticKey = (std::cmp::Reverse<OrderedPriority>, u32, usize, NodeId);
 
 /// The static fill order's key (every level unsent): best first.
-fn static_key(
-    decisions: &[Arc<Decision>],
-    near: &[Near],
-    at_user: usize,
-    id: NodeId,
-) -> StaticKey {
+fn static_key(decisions: &[Arc<Decision>], near: &[Near], at_user: usize, id: NodeId) -> StaticKey {
     let at = id as usize;
     let ring = near[at].ring();
     (
@@ -288,9 +283,7 @@ fn sort_by_static_key(
         let (mut before, mut after) = (split, split);
         while before > 0 || after < group.len() {
             let take_before = match (before.checked_sub(1), group.get(after)) {
-                (Some(b), Some(&a)) => {
-                    at_user - group[b] as usize <= a as usize - at_user
-                }
+                (Some(b), Some(&a)) => at_user - group[b] as usize <= a as usize - at_user,
                 (Some(_), None) => true,
                 _ => false,
             };
