@@ -330,7 +330,7 @@ fn chosen(bytes: &[u8], p: usize) -> bool {
 mod tests {
     // Token counts need the vocabulary.
     #[cfg(feature = "tokens")]
-    mod o200k {
+    pub(super) mod o200k {
         use proptest::prelude::*;
 
         use super::super::*;
@@ -577,7 +577,7 @@ mod tests {
 
         /// The real trees of `tests/fixtures/answers/`, each rendered whole in
         /// JSON and in outline.
-        fn renderings() -> Vec<(String, String)> {
+        pub(in crate::tokens) fn renderings() -> Vec<(String, String)> {
             let gate = Gate::embedded_default().unwrap();
             let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers");
             let mut files: Vec<_> = std::fs::read_dir(dir)

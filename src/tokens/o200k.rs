@@ -70,7 +70,8 @@ fn word(table: &[u8], index: usize) -> u32 {
 }
 
 /// Tokens in the vocabulary.
-pub(crate) fn num_tokens() -> usize {
+#[cfg(test)]
+fn num_tokens() -> usize {
     LENS.len()
 }
 
@@ -294,5 +295,253 @@ impl<'t> Iterator for Splits<'t> {
         }
         self.last = end;
         Some(&self.text[start..end])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use serde::de::IgnoredAny;
+
+    use super::*;
+
+    fn bpe() -> &'static bpe_openai::byte_pair_encoding::BytePairEncoding {
+        &bpe_openai::o200k_base().bpe
+    }
+
+    /// bpe's `BytePairEncoding` as it serializes (MessagePack, its fields
+    /// in order): its own derived tables, private otherwise.
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Derived {
+        all_tokens: IgnoredAny,
+        token_starts: Vec<u32>,
+        bytes_hash_to_token: IgnoredAny,
+        split_table: Vec<(u32, u32)>,
+        pair_lookup: HashMap<(u32, u32), u32>,
+        longest_searcher: IgnoredAny,
+        overlapping_searcher: IgnoredAny,
+        overlapping_searcher_rev: IgnoredAny,
+        next_prefix_match: Vec<u32>,
+        hash_factor: IgnoredAny,
+    }
+
+    /// What build.rs derived is what bpe derives from the same vocabulary:
+    /// a new vocabulary or derivation in bpe fails here.
+    #[test]
+    fn the_tables_are_what_bpe_derives() {
+        let bytes = rmp_serde::to_vec(bpe()).unwrap();
+        let derived: Derived = rmp_serde::from_slice(&bytes).unwrap();
+        let n = bpe().num_tokens();
+        assert_eq!(num_tokens(), n);
+        assert_eq!(derived.token_starts.len(), n + 1);
+        assert_eq!(derived.split_table.len(), n);
+        assert_eq!(derived.next_prefix_match.len(), n);
+        for token in 0..n as u32 {
+            let (start, end) = (
+                derived.token_starts[token as usize],
+                derived.token_starts[token as usize + 1],
+            );
+            assert_eq!(token_len(token), (end - start) as usize, "length of {token}");
+            assert_eq!(
+                next_prefix(token).unwrap_or(NONE),
+                derived.next_prefix_match[token as usize],
+                "next prefix of {token}"
+            );
+            assert_eq!(
+                split_of(token),
+                derived.split_table[token as usize],
+                "split of {token}"
+            );
+            // The trie: a token's bytes are their own longest prefix token.
+            assert_eq!(next_match(bpe().token_bytes(token)), Some(token));
+        }
+        let merges = (0..n as u32).filter(|&t| split_of(t) != (t, t)).count();
+        assert_eq!(merges, derived.pair_lookup.len());
+        for (&(left, right), &token) in &derived.pair_lookup {
+            assert_eq!(pair_lookup(left, right), Some(token), "{left} {right}");
+        }
+        // Pairs that merge into nothing: a token with itself, reversed pairs.
+        let mut misses = 0;
+        for (&(left, right), _) in derived.pair_lookup.iter().take(20_000) {
+            for pair in [(right, left), (left, left), (right, right)] {
+                if !derived.pair_lookup.contains_key(&pair) {
+                    assert_eq!(pair_lookup(pair.0, pair.1), None, "{pair:?}");
+                    misses += 1;
+                }
+            }
+        }
+        assert!(misses > 10_000, "{misses}");
+    }
+
+    #[test]
+    fn every_token_alone_counts_one() {
+        for token in 0..bpe().num_tokens() as u32 {
+            let bytes = bpe().token_bytes(token);
+            assert_eq!(count_till_limit(bytes, usize::MAX), Some(1), "{token}");
+            assert_eq!(count_till_limit(bytes, 1), Some(1), "{token}");
+            assert_eq!(count_till_limit(bytes, 0), None, "{token}");
+        }
+        assert_eq!(count_till_limit(b"", 0), Some(0));
+    }
+
+    /// Every string of the real trees (keys and values), whole.
+    fn fixture_strings() -> Vec<String> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers");
+        let mut out = Vec::new();
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        files.sort();
+        for file in files {
+            let value: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+            let mut stack = vec![value];
+            while let Some(value) = stack.pop() {
+                match value {
+                    serde_json::Value::String(s) => out.push(s),
+                    serde_json::Value::Array(values) => stack.extend(values),
+                    serde_json::Value::Object(map) => {
+                        for (key, value) in map {
+                            out.push(key);
+                            stack.push(value);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Texts heavy in what o200k's pre-tokenizer and merges tell apart,
+    /// from a fixed seed.
+    fn generated() -> Vec<String> {
+        const ATOMS: &[&str] = &[
+            "中文", "漢字かな交じり", "한국어", "の", "テスト", "😀", "👍🏽", "👨\u{200d}👩\u{200d}👧",
+            "🏳\u{fe0f}\u{200d}🌈", "\u{200d}", "\u{fe0f}", "e\u{301}", "a\u{308}\u{301}",
+            "\u{301}", "\u{20dd}", "\u{5bf}", "\u{93f}", "नमस्ते", "ภาษาไทย", "مرحبا", "שלום",
+            "Привет", "Ελληνικά", "0", "42", "1234567", "٣٤٥", "०१२", "০৯", "๑๒๓", "０１２",
+            "²³", "Ⅻ", "½", " ", "  ", "   ", "\t", "\n", "\r\n", "\n\n", " \n ", "\u{a0}",
+            "\u{3000}", "\u{2009}", "'s", "'S", "'ll", "'LL", "'d", "'re", "'ve", "'m", "'t",
+            "\u{2019}s", "don't", "I'm", "\u{0}", "\u{7f}", "\u{85}", "\u{2028}", "\u{2029}",
+            "word", "Title", "ALLCAPS", "camelCase", "snake_case", "x", "Q", ",", ".", "...",
+            "/", "//", "\\", "\"", "{", "}", "[", "]", "(", ")", "<", ">", "-", "--", "_", "$",
+            "#", "@", "&", "*", "+", "=", "|", "~", "`", "^", "%", "!", "?", ";", ":", "«", "»",
+            "—", "€", "ß", "ſ", "İ", "ǅ", "ʰ", "ﬁ", "\u{1f1fa}\u{1f1f8}", "\u{e000}",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        (0..3000)
+            .map(|_| {
+                let len = (next() % 40) as usize;
+                (0..len)
+                    .map(|_| ATOMS[(next() % ATOMS.len() as u64) as usize])
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn corpus() -> Vec<String> {
+        let mut texts = fixture_strings();
+        texts.extend(
+            crate::tokens::tests::o200k::renderings()
+                .into_iter()
+                .map(|(_, text)| text),
+        );
+        texts.extend(generated());
+        texts
+    }
+
+    /// `bytes` counted here and by bpe, alone and at every limit around
+    /// the count.
+    fn assert_counts(bytes: &[u8]) {
+        let n = bpe().count(bytes);
+        assert_eq!(count_till_limit(bytes, usize::MAX), Some(n), "{bytes:?}");
+        for limit in [0, n.saturating_sub(1), n, n + 1] {
+            assert_eq!(
+                count_till_limit(bytes, limit),
+                bpe().count_till_limit(bytes, limit),
+                "{bytes:?} at {limit}"
+            );
+        }
+    }
+
+    /// Every pair of adjacent tokens bpe-openai encodes the corpus into
+    /// counts as bpe counts it, and so does every text, pre-tokenized the
+    /// same way.
+    #[test]
+    fn counts_what_bpe_openai_counts_on_the_corpus() {
+        let tokenizer = bpe_openai::o200k_base();
+        let mut pairs = HashSet::new();
+        let mut longest = 0;
+        for text in corpus() {
+            assert_eq!(
+                split(&text).collect::<Vec<_>>(),
+                tokenizer.split(&text).collect::<Vec<_>>(),
+                "{text:?}"
+            );
+            let n = tokenizer.count(text.as_str());
+            let count = |limit: usize| {
+                let mut total = 0;
+                for piece in split(&text) {
+                    total += count_till_limit(piece.as_bytes(), limit - total)?;
+                }
+                Some(total)
+            };
+            for limit in [usize::MAX, 0, n.saturating_sub(1), n, n + 1] {
+                let expected = (n <= limit).then_some(n);
+                assert_eq!(count(limit), expected, "{text:?} at {limit}");
+            }
+            let tokens = tokenizer.encode(text.as_str());
+            pairs.extend(tokens.windows(2).map(|w| (w[0], w[1])));
+            longest = longest.max(tokens.len());
+        }
+        assert!(pairs.len() > 20_000, "{} pairs", pairs.len());
+        for (left, right) in pairs {
+            let bytes = [bpe().token_bytes(left), bpe().token_bytes(right)].concat();
+            assert_counts(&bytes);
+        }
+        // The trie against bpe's Aho-Corasick automaton, at every position
+        // of the generated texts.
+        for text in generated() {
+            let bytes = text.as_bytes();
+            for at in 0..bytes.len() {
+                assert_eq!(
+                    next_match(&bytes[at..]),
+                    bpe().encode_greedy(&bytes[at..]).first().copied(),
+                    "{text:?} at {at}"
+                );
+            }
+        }
+        assert!(longest > 1000, "{longest}");
+    }
+
+    /// Whole texts without pre-tokenizing (long pieces, much backtracking):
+    /// the early stop at every limit around the count.
+    #[test]
+    fn counts_unsplit_texts_as_bpe_does() {
+        for text in generated() {
+            assert_counts(text.as_bytes());
+        }
+        for text in crate::tokens::tests::o200k::renderings() {
+            let bytes = &text.1.as_bytes()[..text.1.len().min(3000)];
+            assert_counts(bytes);
+        }
+    }
+
+    #[test]
+    fn warm_up_builds_the_pretokenizer() {
+        warm_up();
+        assert_eq!(split("Hello world  x").collect::<Vec<_>>(), ["Hello", " world", " ", " x"]);
     }
 }
