@@ -471,17 +471,23 @@ mod o200k {
         }
 
         /// The trie as a double array (layout.rs), breadth first: each
-        /// node's children placed at the first free slots that fit them
-        /// under a base no other node has.
+        /// node's children placed at the first free slots (a linked list
+        /// of them) that fit them under a base no other node has, else in
+        /// a fresh block of 256 past the end.
         fn double_array(&self) -> Vec<u8> {
+            const END: usize = usize::MAX;
+            /// Free slots tried before a fresh block.
+            const TRIES: usize = 4096;
             // Slots 1..256 stay empty: a leaf's base is 0, so a step from a
             // leaf lands there (or on the root, which has no flag) and stops.
-            let mut units = vec![0u32; 512];
-            let mut values = vec![NONE; 512];
+            let mut units = vec![0u32; 256];
+            let mut values = vec![NONE; 256];
             let mut taken = vec![true; 256];
-            taken.resize(512, false);
-            let mut bases = vec![false; 512];
-            let mut first_free = 256;
+            let mut bases = vec![false; 256];
+            // The free slots, a doubly linked list in slot order.
+            let (mut next, mut prev) = (vec![END; 256], vec![END; 256]);
+            let (mut head, mut tail) = (END, END);
+            let mut block_bases: Vec<u16> = Vec::new();
             let mut slot_of = vec![0u32; self.nodes.len()];
             let mut queue = VecDeque::from([0usize]);
             while let Some(node) = queue.pop_front() {
@@ -489,44 +495,72 @@ mod o200k {
                 let Some(&(first, _)) = children.first() else {
                     continue;
                 };
-                while first_free < taken.len() && taken[first_free] {
-                    first_free += 1;
-                }
                 let fits = |base: usize, taken: &[bool], bases: &[bool]| {
                     !bases.get(base).copied().unwrap_or(false)
-                        && children
-                            .iter()
-                            .all(|&(b, _)| !taken.get(base ^ usize::from(b)).copied().unwrap_or(false))
+                        && children.iter().all(|&(b, _)| {
+                            !taken.get(base ^ usize::from(b)).copied().unwrap_or(false)
+                        })
                 };
                 let mut base = None;
-                let mut slot = first_free;
-                for _ in 0..4096 {
-                    while slot < taken.len() && taken[slot] {
-                        slot += 1;
+                let mut slot = head;
+                for _ in 0..TRIES {
+                    if slot == END {
+                        break;
                     }
                     let candidate = slot ^ usize::from(first);
                     if fits(candidate, &taken, &bases) {
                         base = Some(candidate);
                         break;
                     }
-                    slot += 1;
+                    slot = next[slot];
                 }
-                // Else a fresh block past the end.
-                let base = base.unwrap_or(taken.len().next_multiple_of(256));
+                let base = base.unwrap_or(taken.len());
                 let end = (base | 255) + 1;
-                if taken.len() < end {
-                    taken.resize(end, false);
-                    units.resize(end, 0);
-                    values.resize(end, NONE);
-                    bases.resize(end, false);
+                for fresh in taken.len()..end {
+                    taken.push(false);
+                    units.push(0);
+                    values.push(NONE);
+                    bases.push(false);
+                    next.push(END);
+                    prev.push(tail);
+                    match tail {
+                        END => head = fresh,
+                        t => next[t] = fresh,
+                    }
+                    tail = fresh;
                 }
                 bases[base] = true;
                 assert!(base < 1 << (32 - BASE_SHIFT), "the double array fits");
                 let at = slot_of[node] as usize;
                 units[at] |= (base as u32) << BASE_SHIFT;
+                let mut take = |slot: usize, taken: &mut Vec<bool>| {
+                    taken[slot] = true;
+                    match prev[slot] {
+                        END => head = next[slot],
+                        p => next[p] = next[slot],
+                    }
+                    match next[slot] {
+                        END => tail = prev[slot],
+                        n => prev[n] = prev[slot],
+                    }
+                };
+                // A block whose 256 bases are all used can take no child in
+                // its free slots: they leave the list (and stay empty).
+                let block = base / 256;
+                if block_bases.len() <= block {
+                    block_bases.resize(block + 1, 0);
+                }
+                block_bases[block] += 1;
+                if block_bases[block] == 256 {
+                    for slot in block * 256..(block + 1) * 256 {
+                        if !taken[slot] {
+                            take(slot, &mut taken);
+                        }
+                    }
+                }
                 for &(byte, child) in children {
                     let slot = base ^ usize::from(byte);
-                    taken[slot] = true;
+                    take(slot, &mut taken);
                     units[slot] = CHILD | u32::from(byte);
                     values[slot] = self.nodes[child as usize].1;
                     slot_of[child as usize] = slot as u32;
