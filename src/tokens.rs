@@ -161,6 +161,15 @@ pub fn warm_up() {
     o200k::warm_up();
 }
 
+/// o200k_base tokens in `text`, without a meter's memory: the counter
+/// alone, for the benches (`internals`).
+#[cfg(all(feature = "tokens", feature = "internals"))]
+pub fn count_o200k(text: &str) -> usize {
+    o200k::split(text)
+        .map(|piece| o200k::count_till_limit(piece.as_bytes(), usize::MAX).unwrap_or(0))
+        .sum()
+}
+
 /// The unit's name, for messages.
 pub fn unit(budget: Budget) -> &'static str {
     match budget {
