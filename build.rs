@@ -362,7 +362,10 @@ mod o200k {
         };
         write("o200k_trie.bin", &trie.double_array());
         write("o200k_lens.bin", &lens);
-        write("o200k_next_prefix.bin", &words(&mut next_prefix.iter().copied()));
+        write(
+            "o200k_next_prefix.bin",
+            &words(&mut next_prefix.iter().copied()),
+        );
         write(
             "o200k_split.bin",
             &words(&mut split.iter().flat_map(|&(l, r)| [l, r])),

@@ -15,9 +15,9 @@ pub use crate::policy::{
     Decision, ElementInput, Evaluator, Inside, Redaction, RequestInput, RequestPlan,
 };
 pub use crate::render::{json, json_element_fragment, outline, outline_element_fragment};
-pub use crate::trim::{fill_prefixes, projections, request_input, trim_with, Decider};
 #[cfg(feature = "tokens")]
 pub use crate::tokens::count_o200k;
+pub use crate::trim::{fill_prefixes, projections, request_input, trim_with, Decider};
 use crate::Policy;
 
 /// The per-request plan the policy returns for `request` (cached across
