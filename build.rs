@@ -287,6 +287,7 @@ fn raw_strings(source: &str) -> Vec<String> {
 
 #[cfg(feature = "tokens")]
 #[path = "src/tokens/o200k/layout.rs"]
+#[allow(dead_code, reason = "LOOKAHEAD is the splitter's, at run time")]
 mod layout;
 
 /// The o200k_base tables of `src/tokens/o200k.rs`, in the layout of
@@ -371,6 +372,40 @@ mod o200k {
             &words(&mut split.iter().flat_map(|&(l, r)| [l, r])),
         );
         write("o200k_pairs.bin", &words(&mut slots.into_iter()));
+        pretokenizer(out);
+    }
+
+    /// The pre-tokenizer's patterns as one dense DFA (anchored starts only:
+    /// each piece is matched where the last ended), and `o200k_dfa.rs`,
+    /// the expression of its aligned bytes; `&[]` (the regex is compiled
+    /// at run time) if it does not determinize within the limits.
+    fn pretokenizer(out: &Path) {
+        use regex_automata::dfa::{dense, StartKind};
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .start_kind(StartKind::Anchored)
+                    .minimize(true)
+                    .determinize_size_limit(Some(256 << 20))
+                    .dfa_size_limit(Some(16 << 20)),
+            )
+            .build_many(&super::layout::PATTERNS);
+        let expression = match dfa {
+            Ok(dfa) => {
+                let (bytes, pad) = dfa.to_bytes_little_endian();
+                let bytes = &bytes[pad..];
+                std::fs::write(out.join("o200k_pretokenizer.dfa"), bytes).expect("write the DFA");
+                format!(
+                    "{{ static A: Aligned<[u8; {}]> = Aligned {{ align: [], bytes: *include_bytes!(concat!(env!(\"OUT_DIR\"), \"/o200k_pretokenizer.dfa\")) }}; &A.bytes }}",
+                    bytes.len()
+                )
+            }
+            Err(error) => {
+                println!("cargo:warning=the o200k pre-tokenizer is compiled at run time: {error}");
+                "&[]".to_string()
+            }
+        };
+        std::fs::write(out.join("o200k_dfa.rs"), expression).expect("write o200k_dfa.rs");
     }
 
     /// bpe's `is_valid_token_pair`: whether BPE, merging by rank, keeps

@@ -48,7 +48,7 @@ use regex_automata::meta::Regex;
 use regex_automata::{Anchored, Input};
 
 mod layout;
-use layout::{pair_slot, BASE_SHIFT, CHILD, NONE, PAIR_SLOTS};
+use layout::{pair_slot, BASE_SHIFT, CHILD, LOOKAHEAD, NONE, PAIR_SLOTS, PATTERNS};
 
 /// The double-array trie: 8 bytes a slot (unit, value).
 static TRIE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_trie.bin"));
@@ -234,57 +234,71 @@ impl<'t> Backtrack<'t> {
     }
 }
 
-/// bpe-openai's o200k_base pre-tokenizer: tiktoken's pattern, its negative
-/// look-ahead `\s+(?!\S)` rewritten as a second pattern `\s+\s` whose last
-/// character [`Splits`] drops (and `\s+$` for the end of the text).
-static PRETOKENIZER: LazyLock<Regex> = LazyLock::new(|| {
-    let pat1 = [
-        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        "\\p{N}{1,3}",
-        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
-        "\\s*[\\r\\n]+",
-        "\\s+$",
-    ]
-    .join("|");
+/// The pre-tokenizer's dense DFA (build.rs), aligned as its deserializer
+/// wants (`u32`); empty if it did not determinize.
+#[repr(C)]
+struct Aligned<B: ?Sized> {
+    align: [u32; 0],
+    bytes: B,
+}
+static DFA_BYTES: &[u8] = include!(concat!(env!("OUT_DIR"), "/o200k_dfa.rs"));
+
+type Dfa = regex_automata::dfa::dense::DFA<&'static [u32]>;
+
+/// The pre-tokenizer's DFA, validated once (`DFA::from_bytes` checks every
+/// transition; no copy).
+static DFA: LazyLock<Option<Dfa>> = LazyLock::new(|| Some(Dfa::from_bytes(DFA_BYTES).ok()?.0));
+
+/// The same patterns compiled (bpe-openai's `Regex::new_many`): where the
+/// DFA is missing or gives up, which o200k's patterns never make it do.
+static REGEX: LazyLock<Regex> = LazyLock::new(|| {
     // Fixed patterns: a test builds them.
-    Regex::new_many(&[pat1.as_str(), "\\s+\\s", "\\s+"]).expect("the o200k patterns compile")
+    Regex::new_many(&PATTERNS).expect("the o200k patterns compile")
 });
 
-/// Which of [`PRETOKENIZER`]'s patterns end with one look-ahead character.
-const LOOKAHEAD: [bool; 3] = [false, true, false];
-
-/// Builds the pre-tokenizer now rather than on the first count.
+/// Loads the pre-tokenizer now rather than on the first count.
 pub(crate) fn warm_up() {
-    LazyLock::force(&PRETOKENIZER);
+    if LazyLock::force(&DFA).is_none() {
+        LazyLock::force(&REGEX);
+    }
 }
 
 /// The pieces o200k's pre-tokenizer cuts `text` into, in order.
 pub(crate) fn split(text: &str) -> Splits<'_> {
-    Splits {
-        pat: &PRETOKENIZER,
-        text,
-        last: 0,
-    }
+    Splits { text, last: 0 }
 }
 
 /// bpe-openai's `Splits`: each piece the first match anchored where the
-/// last ended, less its last character for the look-ahead pattern.
+/// last ended (leftmost-first, the patterns in order), less its last
+/// character for the look-ahead pattern.
 pub(crate) struct Splits<'t> {
-    pat: &'t Regex,
     text: &'t str,
     last: usize,
+}
+
+/// The end and pattern of the first match of [`PATTERNS`] at the start of
+/// `text`, anchored.
+fn find(text: &str) -> Option<(usize, usize)> {
+    let input = Input::new(text).anchored(Anchored::Yes);
+    if let Some(dfa) = &*DFA {
+        use regex_automata::dfa::Automaton;
+        if let Ok(found) = dfa.try_search_fwd(&input) {
+            return found.map(|m| (m.offset(), m.pattern().as_usize()));
+        }
+    }
+    REGEX
+        .find(input)
+        .map(|m| (m.range().end, m.pattern().as_usize()))
 }
 
 impl<'t> Iterator for Splits<'t> {
     type Item = &'t str;
 
     fn next(&mut self) -> Option<&'t str> {
-        let input = Input::new(&self.text[self.last..]).anchored(Anchored::Yes);
-        let m = self.pat.find(input)?;
+        let (len, pattern) = find(&self.text[self.last..])?;
         let start = self.last;
-        let mut end = self.last + m.range().end;
-        if LOOKAHEAD[m.pattern().as_usize()] {
+        let mut end = self.last + len;
+        if LOOKAHEAD[pattern] {
             // `\s+\s` matches two characters or more, so one is left
             // (bpe-openai asserts it); `end` then moves on.
             if let Some(last) = self.text[start..end].chars().next_back() {
@@ -644,6 +658,23 @@ mod tests {
         for text in crate::tokens::tests::o200k::renderings() {
             let bytes = &text.1.as_bytes()[..text.1.len().min(3000)];
             assert_counts(bytes);
+        }
+    }
+
+    /// The DFA build.rs wrote loads and splits as the compiled patterns do
+    /// (and so as bpe-openai, which the corpus test compares with).
+    #[test]
+    fn the_pretokenizer_dfa_finds_what_the_regex_finds() {
+        assert!(DFA.is_some(), "the DFA loads");
+        let regex = |text: &str| {
+            REGEX
+                .find(Input::new(text).anchored(Anchored::Yes))
+                .map(|m| (m.range().end, m.pattern().as_usize()))
+        };
+        for text in corpus() {
+            for (at, _) in text.char_indices().step_by(7) {
+                assert_eq!(find(&text[at..]), regex(&text[at..]), "{text:?} at {at}");
+            }
         }
     }
 

@@ -15,6 +15,9 @@
 //! - The pair table: [`PAIR_SLOTS`] `u32` slots, open-addressed, linear
 //!   probing from [`pair_slot`]; a slot holds a merged token (whose pair is
 //!   in the split table) or [`NONE`].
+//! - The pre-tokenizer: [`PATTERNS`] as a dense DFA (regex-automata's
+//!   serialized form, little-endian, anchored starts), when it determinizes
+//!   within the build's limits.
 
 /// No token (a slot's value, a prefix, a pair slot).
 pub const NONE: u32 = u32::MAX;
@@ -38,3 +41,23 @@ pub fn pair_slot(left: u32, right: u32) -> usize {
     let key = (u64::from(left) << 32) | u64::from(right);
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - PAIR_BITS)) as usize
 }
+
+/// bpe-openai's o200k_base pre-tokenizer, in its order of priority:
+/// tiktoken's pattern, its negative look-ahead `\s+(?!\S)` rewritten as
+/// `\s+\s`, whose last character the splitter drops ([`LOOKAHEAD`]), and
+/// `\s+`; `\s+$` in the first handles the end of the text.
+pub const PATTERNS: [&str; 3] = [
+    concat!(
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        "|\\p{N}{1,3}",
+        "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+        "|\\s*[\\r\\n]+",
+        "|\\s+$",
+    ),
+    "\\s+\\s",
+    "\\s+",
+];
+
+/// Which of [`PATTERNS`] end with one look-ahead character.
+pub const LOOKAHEAD: [bool; 3] = [false, true, false];
