@@ -7,9 +7,10 @@
 //! (`u32::from_le_bytes` at an index; no decoding, no allocation, no
 //! `unsafe`): a double-array trie for the longest token a text starts with,
 //! each token's length, next shorter prefix token and merge pair, and an
-//! open-addressed table from a pair to the token it merges into. Layout in
-//! `o200k/layout.rs`. Only the pre-tokenizer's regex is built at run time,
-//! once, on the first count ([`warm_up`]).
+//! open-addressed table from a pair to the token it merges into, and the
+//! pre-tokenizer's patterns as one dense DFA. Layout in `o200k/layout.rs`.
+//! Only the DFA's validation runs at run time, once, on the first count
+//! ([`warm_up`]).
 //!
 //! The counting ([`count_till_limit`]: bpe's backtracking encoder and its
 //! pair check) and the pre-tokenizer ([`split`]: bpe-openai's o200k
