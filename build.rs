@@ -11,7 +11,12 @@
 //!   The DFAs find the same matches as `regex::Regex` (leftmost-first, the
 //!   same syntax defaults): `src/tests/patterns.rs` compares them.
 //!
-//! BENCHMARKS.md, "Performance (issue 18)", "Step 2", has the figures.
+//! - with feature `tokens`, the o200k_base tables `tokens::o200k` counts
+//!   over, derived from bpe-openai's vocabulary (see [`o200k_tables`]) and
+//!   read in place at run time instead of decoding bpe-openai's own.
+//!
+//! BENCHMARKS.md, "Performance (issue 18)", "Step 2" and "Step 7", has the
+//! figures.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -31,8 +36,11 @@ const MAX_NEEDLES: usize = 16;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=policies/default.rego");
+    println!("cargo:rerun-if-changed=src/tokens/o200k/layout.rs");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let out = Path::new(&out);
+    #[cfg(feature = "tokens")]
+    o200k::tables(out);
     let source = std::fs::read_to_string("policies/default.rego").expect("policies/default.rego");
 
     let mut hasher = Sha256::new();
@@ -275,4 +283,338 @@ fn raw_strings(source: &str) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(feature = "tokens")]
+#[path = "src/tokens/o200k/layout.rs"]
+#[allow(dead_code, reason = "LOOKAHEAD is the splitter's, at run time")]
+mod layout;
+
+/// The o200k_base tables of `src/tokens/o200k.rs`, in the layout of
+/// `src/tokens/o200k/layout.rs`.
+#[cfg(feature = "tokens")]
+mod o200k {
+    use std::collections::{HashMap, VecDeque};
+    use std::path::Path;
+
+    use super::layout::{pair_slot, BASE_SHIFT, CHILD, NONE, PAIR_SLOTS};
+
+    /// Writes the tables to `out`. The vocabulary is bpe-openai's (its
+    /// public `token_bytes`); what `bpe::BytePairEncoding::from_dictionary`
+    /// derives from it (each token's next prefix token, the pair it was
+    /// merged from) is derived here the same way, and
+    /// `tokens::o200k`'s tests compare the result with bpe's own tables.
+    pub fn tables(out: &Path) {
+        let bpe = &bpe_openai::o200k_base().bpe;
+        let tokens: Vec<&[u8]> = (0..bpe.num_tokens() as u32)
+            .map(|id| bpe.token_bytes(id))
+            .collect();
+        let trie = Trie::new(&tokens);
+        for byte in 0..=255u8 {
+            assert!(trie.exact(&[byte]).is_some(), "byte {byte} is a token");
+        }
+        let lens: Vec<u8> = tokens
+            .iter()
+            .map(|t| u8::try_from(t.len()).expect("a token of at most 255 bytes"))
+            .collect();
+        // from_dictionary: the longest token that is a proper prefix.
+        let next_prefix: Vec<u32> = tokens
+            .iter()
+            .map(|t| trie.longest(&t[..t.len() - 1]))
+            .collect();
+        // from_dictionary: the first split, longest left part first, into
+        // two earlier tokens that BPE would itself keep apart.
+        let mut split: Vec<(u32, u32)> = Vec::with_capacity(tokens.len());
+        let mut pairs: HashMap<(u32, u32), u32> = HashMap::new();
+        for (id, token) in tokens.iter().enumerate() {
+            let id = id as u32;
+            let mut left = next_prefix[id as usize];
+            while left != NONE {
+                let rest = &token[tokens[left as usize].len()..];
+                if let Some(right) = trie.exact(rest) {
+                    if left < id && right < id && valid_pair(&pairs, &split, left, right) {
+                        pairs.insert((left, right), id);
+                        split.push((left, right));
+                        break;
+                    }
+                }
+                left = next_prefix[left as usize];
+            }
+            if left == NONE {
+                split.push((id, id));
+            }
+        }
+        let mut slots = vec![NONE; PAIR_SLOTS];
+        for (id, &(left, right)) in split.iter().enumerate() {
+            if left == id as u32 {
+                continue;
+            }
+            let mut slot = pair_slot(left, right);
+            while slots[slot] != NONE {
+                slot = (slot + 1) % PAIR_SLOTS;
+            }
+            slots[slot] = id as u32;
+        }
+        let words = |words: &mut dyn Iterator<Item = u32>| -> Vec<u8> {
+            words.flat_map(u32::to_le_bytes).collect()
+        };
+        let write = |name: &str, bytes: &[u8]| {
+            std::fs::write(out.join(name), bytes).expect("write an o200k table")
+        };
+        write("o200k_trie.bin", &trie.double_array());
+        write("o200k_lens.bin", &lens);
+        write(
+            "o200k_next_prefix.bin",
+            &words(&mut next_prefix.iter().copied()),
+        );
+        write(
+            "o200k_split.bin",
+            &words(&mut split.iter().flat_map(|&(l, r)| [l, r])),
+        );
+        write("o200k_pairs.bin", &words(&mut slots.into_iter()));
+        pretokenizer(out);
+    }
+
+    /// The pre-tokenizer's patterns as one dense DFA (anchored starts only:
+    /// each piece is matched where the last ended), and `o200k_dfa.rs`,
+    /// the expression of its aligned bytes; `&[]` (the regex is compiled
+    /// at run time) if it does not determinize within the limits.
+    fn pretokenizer(out: &Path) {
+        use regex_automata::dfa::{dense, StartKind};
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .start_kind(StartKind::Anchored)
+                    .minimize(true)
+                    .determinize_size_limit(Some(256 << 20))
+                    .dfa_size_limit(Some(16 << 20)),
+            )
+            .build_many(&super::layout::PATTERNS);
+        let expression = match dfa {
+            Ok(dfa) => {
+                let (bytes, pad) = dfa.to_bytes_little_endian();
+                let bytes = &bytes[pad..];
+                std::fs::write(out.join("o200k_pretokenizer.dfa"), bytes).expect("write the DFA");
+                format!(
+                    "{{ static A: Aligned<[u8; {}]> = Aligned {{ align: [], bytes: *include_bytes!(concat!(env!(\"OUT_DIR\"), \"/o200k_pretokenizer.dfa\")) }}; &A.bytes }}",
+                    bytes.len()
+                )
+            }
+            Err(error) => {
+                println!("cargo:warning=the o200k pre-tokenizer is compiled at run time: {error}");
+                "&[]".to_string()
+            }
+        };
+        std::fs::write(out.join("o200k_dfa.rs"), expression).expect("write o200k_dfa.rs");
+    }
+
+    /// bpe's `is_valid_token_pair`: whether BPE, merging by rank, keeps
+    /// `left` and `right` apart where they meet.
+    fn valid_pair(
+        pairs: &HashMap<(u32, u32), u32>,
+        split: &[(u32, u32)],
+        mut left: u32,
+        mut right: u32,
+    ) -> bool {
+        let mut limit = u32::MAX;
+        loop {
+            if let Some(&combined) = pairs.get(&(left, right)) {
+                if combined < limit {
+                    return false;
+                }
+            }
+            if left > right {
+                limit = left;
+                left = split[left as usize].1;
+                if left == limit {
+                    limit = right + 1;
+                    right = split[right as usize].0;
+                    if right + 1 == limit {
+                        return true;
+                    }
+                }
+            } else {
+                limit = right + 1;
+                right = split[right as usize].0;
+                if right + 1 == limit {
+                    limit = left;
+                    left = split[left as usize].1;
+                    if left == limit {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A byte trie of the tokens, one node a distinct prefix.
+    struct Trie {
+        /// Each node's children (by byte, ascending) and token.
+        nodes: Vec<(Vec<(u8, u32)>, u32)>,
+    }
+
+    impl Trie {
+        fn new(tokens: &[&[u8]]) -> Self {
+            let mut nodes = vec![(Vec::new(), NONE)];
+            for (id, token) in tokens.iter().enumerate() {
+                let mut node = 0;
+                for &byte in *token {
+                    node = match nodes[node].0.iter().find(|&&(b, _)| b == byte) {
+                        Some(&(_, child)) => child as usize,
+                        None => {
+                            let child = nodes.len();
+                            nodes.push((Vec::new(), NONE));
+                            nodes[node].0.push((byte, child as u32));
+                            child
+                        }
+                    };
+                }
+                assert_eq!(nodes[node].1, NONE, "token {id} is unique");
+                nodes[node].1 = id as u32;
+            }
+            for node in &mut nodes {
+                node.0.sort_unstable();
+            }
+            Trie { nodes }
+        }
+
+        fn child(&self, node: usize, byte: u8) -> Option<usize> {
+            let children = &self.nodes[node].0;
+            let at = children.binary_search_by_key(&byte, |&(b, _)| b).ok()?;
+            Some(children[at].1 as usize)
+        }
+
+        /// The token `bytes` are, if any.
+        fn exact(&self, bytes: &[u8]) -> Option<u32> {
+            let mut node = 0;
+            for &byte in bytes {
+                node = self.child(node, byte)?;
+            }
+            Some(self.nodes[node].1).filter(|&t| t != NONE)
+        }
+
+        /// The longest token that is a prefix of `bytes`, or [`NONE`].
+        fn longest(&self, bytes: &[u8]) -> u32 {
+            let (mut node, mut best) = (0, NONE);
+            for &byte in bytes {
+                let Some(child) = self.child(node, byte) else {
+                    break;
+                };
+                node = child;
+                if self.nodes[node].1 != NONE {
+                    best = self.nodes[node].1;
+                }
+            }
+            best
+        }
+
+        /// The trie as a double array (layout.rs), breadth first: each
+        /// node's children placed at the first free slots (a linked list
+        /// of them) that fit them under a base no other node has, else in
+        /// a fresh block of 256 past the end.
+        fn double_array(&self) -> Vec<u8> {
+            const END: usize = usize::MAX;
+            /// Free slots tried before a fresh block.
+            const TRIES: usize = 4096;
+            // Slots 1..256 stay empty: a leaf's base is 0, so a step from a
+            // leaf lands there (or on the root, which has no flag) and stops.
+            let mut units = vec![0u32; 256];
+            let mut values = vec![NONE; 256];
+            let mut taken = vec![true; 256];
+            let mut bases = vec![false; 256];
+            // The free slots, a doubly linked list in slot order.
+            let (mut next, mut prev) = (vec![END; 256], vec![END; 256]);
+            let (mut head, mut tail) = (END, END);
+            let mut block_bases: Vec<u16> = Vec::new();
+            let mut slot_of = vec![0u32; self.nodes.len()];
+            let mut queue = VecDeque::from([0usize]);
+            while let Some(node) = queue.pop_front() {
+                let children = &self.nodes[node].0;
+                let Some(&(first, _)) = children.first() else {
+                    continue;
+                };
+                let fits = |base: usize, taken: &[bool], bases: &[bool]| {
+                    !bases.get(base).copied().unwrap_or(false)
+                        && children.iter().all(|&(b, _)| {
+                            !taken.get(base ^ usize::from(b)).copied().unwrap_or(false)
+                        })
+                };
+                let mut base = None;
+                let mut slot = head;
+                for _ in 0..TRIES {
+                    if slot == END {
+                        break;
+                    }
+                    let candidate = slot ^ usize::from(first);
+                    if fits(candidate, &taken, &bases) {
+                        base = Some(candidate);
+                        break;
+                    }
+                    slot = next[slot];
+                }
+                let base = base.unwrap_or(taken.len());
+                let end = (base | 255) + 1;
+                for fresh in taken.len()..end {
+                    taken.push(false);
+                    units.push(0);
+                    values.push(NONE);
+                    bases.push(false);
+                    next.push(END);
+                    prev.push(tail);
+                    match tail {
+                        END => head = fresh,
+                        t => next[t] = fresh,
+                    }
+                    tail = fresh;
+                }
+                bases[base] = true;
+                assert!(base < 1 << (32 - BASE_SHIFT), "the double array fits");
+                let at = slot_of[node] as usize;
+                units[at] |= (base as u32) << BASE_SHIFT;
+                let mut take = |slot: usize, taken: &mut Vec<bool>| {
+                    taken[slot] = true;
+                    match prev[slot] {
+                        END => head = next[slot],
+                        p => next[p] = next[slot],
+                    }
+                    match next[slot] {
+                        END => tail = prev[slot],
+                        n => prev[n] = prev[slot],
+                    }
+                };
+                // A block whose 256 bases are all used can take no child in
+                // its free slots: they leave the list (and stay empty).
+                let block = base / 256;
+                if block_bases.len() <= block {
+                    block_bases.resize(block + 1, 0);
+                }
+                block_bases[block] += 1;
+                if block_bases[block] == 256 {
+                    for slot in block * 256..(block + 1) * 256 {
+                        if !taken[slot] {
+                            take(slot, &mut taken);
+                        }
+                    }
+                }
+                for &(byte, child) in children {
+                    let slot = base ^ usize::from(byte);
+                    take(slot, &mut taken);
+                    units[slot] = CHILD | u32::from(byte);
+                    values[slot] = self.nodes[child as usize].1;
+                    slot_of[child as usize] = slot as u32;
+                    queue.push_back(child as usize);
+                }
+            }
+            units
+                .iter()
+                .zip(&values)
+                .flat_map(|(unit, value)| {
+                    let mut record = [0; 8];
+                    record[..4].copy_from_slice(&unit.to_le_bytes());
+                    record[4..].copy_from_slice(&value.to_le_bytes());
+                    record
+                })
+                .collect()
+        }
+    }
 }

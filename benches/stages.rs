@@ -48,6 +48,17 @@ fn stages(c: &mut Criterion) {
                 &outline,
                 |b, outline| b.iter(|| tokenizer.count(outline)),
             );
+            // The same count over ctxgate's precomputed tables (what
+            // `tokens::Meter` counts new text with).
+            assert_eq!(
+                ctxgate::internals::count_o200k(&outline),
+                tokenizer.count(&outline)
+            );
+            group.bench_with_input(
+                BenchmarkId::new("count o200k tokens of the outline, ctxgate", outline.len()),
+                &outline,
+                |b, outline| b.iter(|| ctxgate::internals::count_o200k(outline)),
+            );
         }
         let _ = outline;
         group.finish();

@@ -15,6 +15,8 @@ pub use crate::policy::{
     Decision, ElementInput, Evaluator, Inside, Redaction, RequestInput, RequestPlan,
 };
 pub use crate::render::{json, json_element_fragment, outline, outline_element_fragment};
+#[cfg(feature = "tokens")]
+pub use crate::tokens::count_o200k;
 pub use crate::trim::{fill_prefixes, projections, request_input, trim_with, Decider};
 use crate::Policy;
 

@@ -1,8 +1,13 @@
 //! Measuring output against a budget: bytes, or o200k_base tokens counted
-//! offline with `bpe-openai` (cargo feature `tokens`, on by default).
+//! offline (cargo feature `tokens`, on by default) over tables `build.rs`
+//! precomputes from bpe-openai's vocabulary ([`o200k`]).
 //!
-//! A token count is exact and costs, per text, a byte scan plus the o200k
-//! work for the parts of it not counted before (see [`Meter`]).
+//! A token count is exact (bpe-openai's, which is tiktoken's) and costs,
+//! per text, a byte scan plus the o200k work for the parts of it not
+//! counted before (see [`Meter`]).
+
+#[cfg(feature = "tokens")]
+mod o200k;
 
 #[cfg(feature = "tokens")]
 use foldhash::HashMap;
@@ -85,16 +90,13 @@ impl Meter {
     /// o200k_base tokens in `chunk`, pre-tokenized, or `None` past `limit`.
     #[cfg(feature = "tokens")]
     fn count_pieces(&mut self, chunk: &str, limit: usize) -> Option<usize> {
-        let tokenizer = bpe_openai::o200k_base();
         let mut total = 0;
-        for piece in tokenizer.split(chunk) {
+        for piece in o200k::split(chunk) {
             total += match self.pieces.get(piece) {
                 Some(&n) => n,
                 None => {
                     // Stops early inside one huge piece, too.
-                    let n = tokenizer
-                        .bpe
-                        .count_till_limit(piece.as_bytes(), limit - total)?;
+                    let n = o200k::count_till_limit(piece.as_bytes(), limit - total)?;
                     self.pieces.insert(piece.into(), n);
                     n
                 }
@@ -150,11 +152,22 @@ pub fn outer_cuts(text: &str) -> Option<(usize, usize)> {
     Some((first, last))
 }
 
-/// Loads the o200k_base vocabulary now (~100 ms, once per process) rather
-/// than on the first token budget. A no-op without the `tokens` feature.
+/// Loads o200k_base's pre-tokenizer now (its DFA validated, ~5 M
+/// instructions, once per process; the vocabulary's tables are
+/// precomputed and need no loading) rather than on the first token count.
+/// A no-op without the `tokens` feature.
 pub fn warm_up() {
     #[cfg(feature = "tokens")]
-    let _ = bpe_openai::o200k_base();
+    o200k::warm_up();
+}
+
+/// o200k_base tokens in `text`, without a meter's memory: the counter
+/// alone, for the benches (`internals`).
+#[cfg(all(feature = "tokens", feature = "internals"))]
+pub fn count_o200k(text: &str) -> usize {
+    o200k::split(text)
+        .map(|piece| o200k::count_till_limit(piece.as_bytes(), usize::MAX).unwrap_or(0))
+        .sum()
 }
 
 /// The unit's name, for messages.
@@ -326,7 +339,7 @@ fn chosen(bytes: &[u8], p: usize) -> bool {
 mod tests {
     // Token counts need the vocabulary.
     #[cfg(feature = "tokens")]
-    mod o200k {
+    pub(super) mod o200k {
         use proptest::prelude::*;
 
         use super::super::*;
@@ -573,7 +586,7 @@ mod tests {
 
         /// The real trees of `tests/fixtures/answers/`, each rendered whole in
         /// JSON and in outline.
-        fn renderings() -> Vec<(String, String)> {
+        pub(in crate::tokens) fn renderings() -> Vec<(String, String)> {
             let gate = Gate::embedded_default().unwrap();
             let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers");
             let mut files: Vec<_> = std::fs::read_dir(dir)

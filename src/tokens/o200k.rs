@@ -1,0 +1,690 @@
+//! o200k_base token counts over tables `build.rs` precomputes, read in place.
+//!
+//! bpe-openai decodes its MessagePack tables on first use (~330 M
+//! instructions: token vectors, FNV hash maps, an Aho-Corasick automaton).
+//! Counting needs less, and all of it is written by `build.rs` into
+//! `OUT_DIR` and embedded here (`include_bytes!`), then read where it lies
+//! (`u32::from_le_bytes` at an index; no decoding, no allocation, no
+//! `unsafe`): a double-array trie for the longest token a text starts with,
+//! each token's length, next shorter prefix token and merge pair, and an
+//! open-addressed table from a pair to the token it merges into, and the
+//! pre-tokenizer's patterns as one dense DFA. Layout in `o200k/layout.rs`.
+//! Only the DFA's validation runs at run time, once, on the first count
+//! ([`warm_up`]).
+//!
+//! The counting ([`count_till_limit`]: bpe's backtracking encoder and its
+//! pair check) and the pre-tokenizer ([`split`]: bpe-openai's o200k
+//! patterns and its emulated look-ahead) are copied from bpe 0.2.3
+//! (`backtrack_encoder.rs`, `bitfield.rs`, `byte_pair_encoding.rs`) and
+//! bpe-openai 0.3.2 (`lib.rs`), adapted to these tables:
+//!
+//! > Copyright (c) GitHub, Inc. (github/rust-gems, crates `bpe` and
+//! > `bpe-openai`), licensed under the MIT License:
+//! >
+//! > Permission is hereby granted, free of charge, to any person obtaining a
+//! > copy of this software and associated documentation files (the
+//! > "Software"), to deal in the Software without restriction, including
+//! > without limitation the rights to use, copy, modify, merge, publish,
+//! > distribute, sublicense, and/or sell copies of the Software, and to
+//! > permit persons to whom the Software is furnished to do so, subject to
+//! > the following conditions:
+//! >
+//! > The above copyright notice and this permission notice shall be included
+//! > in all copies or substantial portions of the Software.
+//! >
+//! > THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS
+//! > OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF
+//! > MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT.
+//! > IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY
+//! > CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT,
+//! > TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE
+//! > SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+//!
+//! The count equals `bpe_openai::o200k_base().count` on every text; the
+//! tests compare the tables with bpe's own and the counts with bpe-openai's.
+
+use std::sync::LazyLock;
+
+use regex_automata::meta::Regex;
+use regex_automata::{Anchored, Input};
+
+mod layout;
+use layout::{pair_slot, BASE_SHIFT, CHILD, LOOKAHEAD, NONE, PAIR_SLOTS, PATTERNS};
+
+/// The double-array trie: 8 bytes a slot (unit, value).
+static TRIE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_trie.bin"));
+/// Each token's length in bytes.
+static LENS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_lens.bin"));
+/// Each token's next shorter prefix token, or [`NONE`].
+static NEXT_PREFIX: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_next_prefix.bin"));
+/// Each token's merge pair (itself twice if it is not a merge).
+static SPLIT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_split.bin"));
+/// The merged token of a pair, by [`pair_slot`].
+static PAIRS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_pairs.bin"));
+
+/// The `u32` at word `index` of `table`. Indices come from the tables
+/// themselves (tokens, slots), which the tests check against bpe's.
+#[inline]
+fn word(table: &[u8], index: usize) -> u32 {
+    let at = index * 4;
+    u32::from_le_bytes([table[at], table[at + 1], table[at + 2], table[at + 3]])
+}
+
+/// Tokens in the vocabulary.
+#[cfg(test)]
+fn num_tokens() -> usize {
+    LENS.len()
+}
+
+/// The longest token `text` starts with; `None` only for an empty text
+/// (every byte is a token).
+#[inline]
+fn next_match(text: &[u8]) -> Option<u32> {
+    let mut node = 0;
+    let mut best = None;
+    for &byte in text {
+        let slot = (word(TRIE, 2 * node) >> BASE_SHIFT) as usize ^ usize::from(byte);
+        // Every base's block of 256 slots is in the array (build.rs).
+        if word(TRIE, 2 * slot) & 0x1ff != CHILD | u32::from(byte) {
+            break;
+        }
+        node = slot;
+        let value = word(TRIE, 2 * slot + 1);
+        if value != NONE {
+            best = Some(value);
+        }
+    }
+    best
+}
+
+#[inline]
+fn token_len(token: u32) -> usize {
+    usize::from(LENS[token as usize])
+}
+
+#[inline]
+fn next_prefix(token: u32) -> Option<u32> {
+    let prefix = word(NEXT_PREFIX, token as usize);
+    (prefix != NONE).then_some(prefix)
+}
+
+#[inline]
+fn split_of(token: u32) -> (u32, u32) {
+    let at = 2 * token as usize;
+    (word(SPLIT, at), word(SPLIT, at + 1))
+}
+
+/// The token `left` and `right` merge into, if any.
+#[inline]
+fn pair_lookup(left: u32, right: u32) -> Option<u32> {
+    let mut slot = pair_slot(left, right);
+    loop {
+        let token = word(PAIRS, slot);
+        if token == NONE {
+            return None;
+        }
+        if split_of(token) == (left, right) {
+            return Some(token);
+        }
+        slot = (slot + 1) % PAIR_SLOTS;
+    }
+}
+
+/// bpe's `is_valid_token_pair`: whether BPE, merging by rank, keeps `left`
+/// and `right` apart where they meet.
+fn is_valid_token_pair(mut left: u32, mut right: u32) -> bool {
+    // The largest token that can still be chosen across the split point.
+    let mut limit = u32::MAX;
+    loop {
+        // Whether BPE would choose another pair across the split point.
+        if let Some(combined) = pair_lookup(left, right) {
+            if combined < limit {
+                return false;
+            }
+        }
+        // Reverse the merge.
+        if left > right {
+            limit = left;
+            left = split_of(left).1;
+            if left == limit {
+                limit = right + 1;
+                right = split_of(right).0;
+                if right + 1 == limit {
+                    return true;
+                }
+            }
+        } else {
+            limit = right + 1;
+            right = split_of(right).0;
+            if right + 1 == limit {
+                limit = left;
+                left = split_of(left).1;
+                if left == limit {
+                    return true;
+                }
+            }
+        }
+    }
+}
+
+/// o200k tokens in `text` (one pre-tokenized piece, as bytes), or `None`
+/// past `limit`: bpe's `BytePairEncoding::count_till_limit`, which stops
+/// once the encoding holds more than `limit + 10` tokens (backtracking can
+/// pop up to a few of them again).
+pub(crate) fn count_till_limit(text: &[u8], limit: usize) -> Option<usize> {
+    let mut encoder = Backtrack::new(text);
+    let limit_with_buffer = limit.saturating_add(10);
+    while encoder.step().is_some() {
+        if encoder.tokens.len() > limit_with_buffer {
+            return None;
+        }
+    }
+    (encoder.tokens.len() <= limit).then_some(encoder.tokens.len())
+}
+
+/// bpe's `BacktrackEncoder`: the longest token at the current position,
+/// then shorter prefixes of it until the pair with the previous token is
+/// one BPE keeps and the position after it was not found a dead end;
+/// otherwise the previous token is popped. Visited dead ends are cleared
+/// bits.
+struct Backtrack<'t> {
+    text: &'t [u8],
+    tokens: Vec<u32>,
+    next_token: Option<u32>,
+    pos: usize,
+    /// One bit a position, set until the position is found a dead end.
+    bitfield: Vec<u64>,
+}
+
+impl<'t> Backtrack<'t> {
+    fn new(text: &'t [u8]) -> Self {
+        Backtrack {
+            text,
+            tokens: Vec::with_capacity(text.len() / 3),
+            next_token: next_match(text),
+            pos: 0,
+            bitfield: vec![u64::MAX; (text.len() + 1).div_ceil(64)],
+        }
+    }
+
+    fn is_set(&self, bit: usize) -> bool {
+        self.bitfield[bit / 64] & (1 << (bit % 64)) != 0
+    }
+
+    fn step(&mut self) -> Option<u32> {
+        let mut token = self.next_token?;
+        let last = self.tokens.last().copied();
+        loop {
+            let end_pos = self.pos + token_len(token);
+            if self.is_set(end_pos) && last.is_none_or(|last| is_valid_token_pair(last, token)) {
+                self.tokens.push(token);
+                self.pos = end_pos;
+                self.next_token = next_match(&self.text[end_pos..]);
+                break;
+            } else if let Some(shorter) = next_prefix(token) {
+                token = shorter;
+            } else {
+                self.bitfield[self.pos / 64] &= !(1 << (self.pos % 64));
+                self.tokens.pop();
+                self.pos -= last.map_or(0, token_len);
+                self.next_token = last;
+                break;
+            }
+        }
+        self.next_token
+    }
+}
+
+/// The pre-tokenizer's dense DFA (build.rs), aligned as its deserializer
+/// wants (`u32`); empty if it did not determinize.
+#[repr(C)]
+struct Aligned<B: ?Sized> {
+    align: [u32; 0],
+    bytes: B,
+}
+static DFA_BYTES: &[u8] = include!(concat!(env!("OUT_DIR"), "/o200k_dfa.rs"));
+
+type Dfa = regex_automata::dfa::dense::DFA<&'static [u32]>;
+
+/// The pre-tokenizer's DFA, validated once (`DFA::from_bytes` checks every
+/// transition; no copy).
+static DFA: LazyLock<Option<Dfa>> = LazyLock::new(|| Some(Dfa::from_bytes(DFA_BYTES).ok()?.0));
+
+/// The same patterns compiled (bpe-openai's `Regex::new_many`): where the
+/// DFA is missing or gives up, which o200k's patterns never make it do.
+static REGEX: LazyLock<Regex> = LazyLock::new(|| {
+    // Fixed patterns: a test builds them.
+    Regex::new_many(&PATTERNS).expect("the o200k patterns compile")
+});
+
+/// Loads the pre-tokenizer now rather than on the first count.
+pub(crate) fn warm_up() {
+    if LazyLock::force(&DFA).is_none() {
+        LazyLock::force(&REGEX);
+    }
+}
+
+/// The pieces o200k's pre-tokenizer cuts `text` into, in order.
+pub(crate) fn split(text: &str) -> Splits<'_> {
+    Splits { text, last: 0 }
+}
+
+/// bpe-openai's `Splits`: each piece the first match anchored where the
+/// last ended (leftmost-first, the patterns in order), less its last
+/// character for the look-ahead pattern.
+pub(crate) struct Splits<'t> {
+    text: &'t str,
+    last: usize,
+}
+
+/// The end and pattern of the first match of [`PATTERNS`] at the start of
+/// `text`, anchored.
+fn find(text: &str) -> Option<(usize, usize)> {
+    let input = Input::new(text).anchored(Anchored::Yes);
+    if let Some(dfa) = &*DFA {
+        use regex_automata::dfa::Automaton;
+        if let Ok(found) = dfa.try_search_fwd(&input) {
+            return found.map(|m| (m.offset(), m.pattern().as_usize()));
+        }
+    }
+    REGEX
+        .find(input)
+        .map(|m| (m.range().end, m.pattern().as_usize()))
+}
+
+impl<'t> Iterator for Splits<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        let (len, pattern) = find(&self.text[self.last..])?;
+        let start = self.last;
+        let mut end = self.last + len;
+        if LOOKAHEAD[pattern] {
+            // `\s+\s` matches two characters or more, so one is left
+            // (bpe-openai asserts it); `end` then moves on.
+            if let Some(last) = self.text[start..end].chars().next_back() {
+                if end - last.len_utf8() > start {
+                    end -= last.len_utf8();
+                }
+            }
+        }
+        self.last = end;
+        Some(&self.text[start..end])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use serde::de::IgnoredAny;
+
+    use super::*;
+
+    fn bpe() -> &'static bpe_openai::byte_pair_encoding::BytePairEncoding {
+        &bpe_openai::o200k_base().bpe
+    }
+
+    /// bpe's `BytePairEncoding` as it serializes (MessagePack, its fields
+    /// in order): its own derived tables, private otherwise.
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Derived {
+        all_tokens: IgnoredAny,
+        token_starts: Vec<u32>,
+        bytes_hash_to_token: IgnoredAny,
+        split_table: Vec<(u32, u32)>,
+        pair_lookup: HashMap<(u32, u32), u32>,
+        longest_searcher: IgnoredAny,
+        overlapping_searcher: IgnoredAny,
+        overlapping_searcher_rev: IgnoredAny,
+        next_prefix_match: Vec<u32>,
+        hash_factor: IgnoredAny,
+    }
+
+    /// What build.rs derived is what bpe derives from the same vocabulary:
+    /// a new vocabulary or derivation in bpe fails here.
+    #[test]
+    fn the_tables_are_what_bpe_derives() {
+        let bytes = rmp_serde::to_vec(bpe()).unwrap();
+        let derived: Derived = rmp_serde::from_slice(&bytes).unwrap();
+        let n = bpe().num_tokens();
+        assert_eq!(num_tokens(), n);
+        assert_eq!(derived.token_starts.len(), n + 1);
+        assert_eq!(derived.split_table.len(), n);
+        assert_eq!(derived.next_prefix_match.len(), n);
+        for token in 0..n as u32 {
+            let (start, end) = (
+                derived.token_starts[token as usize],
+                derived.token_starts[token as usize + 1],
+            );
+            assert_eq!(
+                token_len(token),
+                (end - start) as usize,
+                "length of {token}"
+            );
+            assert_eq!(
+                next_prefix(token).unwrap_or(NONE),
+                derived.next_prefix_match[token as usize],
+                "next prefix of {token}"
+            );
+            assert_eq!(
+                split_of(token),
+                derived.split_table[token as usize],
+                "split of {token}"
+            );
+            // The trie: a token's bytes are their own longest prefix token.
+            assert_eq!(next_match(bpe().token_bytes(token)), Some(token));
+        }
+        let merges = (0..n as u32).filter(|&t| split_of(t) != (t, t)).count();
+        assert_eq!(merges, derived.pair_lookup.len());
+        for (&(left, right), &token) in &derived.pair_lookup {
+            assert_eq!(pair_lookup(left, right), Some(token), "{left} {right}");
+        }
+        // Pairs that merge into nothing: a token with itself, reversed pairs.
+        let mut misses = 0;
+        for (&(left, right), _) in derived.pair_lookup.iter().take(20_000) {
+            for pair in [(right, left), (left, left), (right, right)] {
+                if !derived.pair_lookup.contains_key(&pair) {
+                    assert_eq!(pair_lookup(pair.0, pair.1), None, "{pair:?}");
+                    misses += 1;
+                }
+            }
+        }
+        assert!(misses > 10_000, "{misses}");
+    }
+
+    #[test]
+    fn every_token_alone_counts_one() {
+        for token in 0..bpe().num_tokens() as u32 {
+            let bytes = bpe().token_bytes(token);
+            assert_eq!(count_till_limit(bytes, usize::MAX), Some(1), "{token}");
+            assert_eq!(count_till_limit(bytes, 1), Some(1), "{token}");
+            assert_eq!(count_till_limit(bytes, 0), None, "{token}");
+        }
+        assert_eq!(count_till_limit(b"", 0), Some(0));
+    }
+
+    /// Every string of the real trees (keys and values), whole.
+    fn fixture_strings() -> Vec<String> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers");
+        let mut out = Vec::new();
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        files.sort();
+        for file in files {
+            let value: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+            let mut stack = vec![value];
+            while let Some(value) = stack.pop() {
+                match value {
+                    serde_json::Value::String(s) => out.push(s),
+                    serde_json::Value::Array(values) => stack.extend(values),
+                    serde_json::Value::Object(map) => {
+                        for (key, value) in map {
+                            out.push(key);
+                            stack.push(value);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Texts heavy in what o200k's pre-tokenizer and merges tell apart,
+    /// from a fixed seed.
+    fn generated() -> Vec<String> {
+        const ATOMS: &[&str] = &[
+            "中文",
+            "漢字かな交じり",
+            "한국어",
+            "の",
+            "テスト",
+            "😀",
+            "👍🏽",
+            "👨\u{200d}👩\u{200d}👧",
+            "🏳\u{fe0f}\u{200d}🌈",
+            "\u{200d}",
+            "\u{fe0f}",
+            "e\u{301}",
+            "a\u{308}\u{301}",
+            "\u{301}",
+            "\u{20dd}",
+            "\u{5bf}",
+            "\u{93f}",
+            "नमस्ते",
+            "ภาษาไทย",
+            "مرحبا",
+            "שלום",
+            "Привет",
+            "Ελληνικά",
+            "0",
+            "42",
+            "1234567",
+            "٣٤٥",
+            "०१२",
+            "০৯",
+            "๑๒๓",
+            "０１２",
+            "²³",
+            "Ⅻ",
+            "½",
+            " ",
+            "  ",
+            "   ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\n\n",
+            " \n ",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{2009}",
+            "'s",
+            "'S",
+            "'ll",
+            "'LL",
+            "'d",
+            "'re",
+            "'ve",
+            "'m",
+            "'t",
+            "\u{2019}s",
+            "don't",
+            "I'm",
+            "\u{0}",
+            "\u{7f}",
+            "\u{85}",
+            "\u{2028}",
+            "\u{2029}",
+            "word",
+            "Title",
+            "ALLCAPS",
+            "camelCase",
+            "snake_case",
+            "x",
+            "Q",
+            ",",
+            ".",
+            "...",
+            "/",
+            "//",
+            "\\",
+            "\"",
+            "{",
+            "}",
+            "[",
+            "]",
+            "(",
+            ")",
+            "<",
+            ">",
+            "-",
+            "--",
+            "_",
+            "$",
+            "#",
+            "@",
+            "&",
+            "*",
+            "+",
+            "=",
+            "|",
+            "~",
+            "`",
+            "^",
+            "%",
+            "!",
+            "?",
+            ";",
+            ":",
+            "«",
+            "»",
+            "—",
+            "€",
+            "ß",
+            "ſ",
+            "İ",
+            "ǅ",
+            "ʰ",
+            "ﬁ",
+            "\u{1f1fa}\u{1f1f8}",
+            "\u{e000}",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        (0..3000)
+            .map(|_| {
+                let len = (next() % 40) as usize;
+                (0..len)
+                    .map(|_| ATOMS[(next() % ATOMS.len() as u64) as usize])
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn corpus() -> Vec<String> {
+        let mut texts = fixture_strings();
+        texts.extend(
+            crate::tokens::tests::o200k::renderings()
+                .into_iter()
+                .map(|(_, text)| text),
+        );
+        texts.extend(generated());
+        texts
+    }
+
+    /// `bytes` counted here and by bpe, alone and at every limit around
+    /// the count.
+    fn assert_counts(bytes: &[u8]) {
+        let n = bpe().count(bytes);
+        assert_eq!(count_till_limit(bytes, usize::MAX), Some(n), "{bytes:?}");
+        for limit in [0, n.saturating_sub(1), n, n + 1] {
+            assert_eq!(
+                count_till_limit(bytes, limit),
+                bpe().count_till_limit(bytes, limit),
+                "{bytes:?} at {limit}"
+            );
+        }
+    }
+
+    /// Every pair of adjacent tokens bpe-openai encodes the corpus into
+    /// counts as bpe counts it, and so does every text, pre-tokenized the
+    /// same way.
+    #[test]
+    fn counts_what_bpe_openai_counts_on_the_corpus() {
+        let tokenizer = bpe_openai::o200k_base();
+        let mut pairs = HashSet::new();
+        let mut longest = 0;
+        for text in corpus() {
+            assert_eq!(
+                split(&text).collect::<Vec<_>>(),
+                tokenizer.split(&text).collect::<Vec<_>>(),
+                "{text:?}"
+            );
+            let n = tokenizer.count(text.as_str());
+            let count = |limit: usize| {
+                let mut total = 0;
+                for piece in split(&text) {
+                    total += count_till_limit(piece.as_bytes(), limit - total)?;
+                }
+                Some(total)
+            };
+            for limit in [usize::MAX, 0, n.saturating_sub(1), n, n + 1] {
+                let expected = (n <= limit).then_some(n);
+                assert_eq!(count(limit), expected, "{text:?} at {limit}");
+            }
+            let tokens = tokenizer.encode(text.as_str());
+            pairs.extend(tokens.windows(2).map(|w| (w[0], w[1])));
+            longest = longest.max(tokens.len());
+        }
+        assert!(pairs.len() > 20_000, "{} pairs", pairs.len());
+        for (left, right) in pairs {
+            let bytes = [bpe().token_bytes(left), bpe().token_bytes(right)].concat();
+            assert_counts(&bytes);
+        }
+        // The trie against bpe's Aho-Corasick automaton, at every position
+        // of the generated texts.
+        for text in generated() {
+            let bytes = text.as_bytes();
+            for at in 0..bytes.len() {
+                assert_eq!(
+                    next_match(&bytes[at..]),
+                    bpe().encode_greedy(&bytes[at..]).first().copied(),
+                    "{text:?} at {at}"
+                );
+            }
+        }
+        assert!(longest > 1000, "{longest}");
+    }
+
+    /// Whole texts without pre-tokenizing (long pieces, much backtracking):
+    /// the early stop at every limit around the count.
+    #[test]
+    fn counts_unsplit_texts_as_bpe_does() {
+        for text in generated() {
+            assert_counts(text.as_bytes());
+        }
+        for text in crate::tokens::tests::o200k::renderings() {
+            let bytes = &text.1.as_bytes()[..text.1.len().min(3000)];
+            assert_counts(bytes);
+        }
+    }
+
+    /// The DFA build.rs wrote loads and splits as the compiled patterns do
+    /// (and so as bpe-openai, which the corpus test compares with).
+    #[test]
+    fn the_pretokenizer_dfa_finds_what_the_regex_finds() {
+        assert!(DFA.is_some(), "the DFA loads");
+        let regex = |text: &str| {
+            REGEX
+                .find(Input::new(text).anchored(Anchored::Yes))
+                .map(|m| (m.range().end, m.pattern().as_usize()))
+        };
+        for text in corpus() {
+            for (at, _) in text.char_indices().step_by(7) {
+                assert_eq!(find(&text[at..]), regex(&text[at..]), "{text:?} at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn warm_up_builds_the_pretokenizer() {
+        warm_up();
+        assert_eq!(
+            split("Hello world  x").collect::<Vec<_>>(),
+            ["Hello", " world", " ", " x"]
+        );
+    }
+}
