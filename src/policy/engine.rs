@@ -1100,7 +1100,7 @@ impl Policy {
             Some(title) => plan
                 .title_patterns
                 .iter()
-                .filter(|(_, regex)| regex.is_match(title))
+                .filter(|(_, regex)| crate::redact::reads_as(regex, title))
                 .map(|(name, _)| name.clone())
                 .collect(),
             None => Vec::new(),

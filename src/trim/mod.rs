@@ -580,7 +580,7 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
             Some(title) if !plan.title_patterns.is_empty() => plan
                 .title_patterns
                 .iter()
-                .filter(|(_, regex)| regex.is_match(title))
+                .filter(|(_, regex)| crate::redact::reads_as(regex, title))
                 .map(|(name, _)| name.as_str())
                 .collect(),
             _ => Vec::new(),
