@@ -64,6 +64,12 @@ pub struct ElementInput<'a, A = Inside<'a>> {
     pub title_matches: Vec<&'a str>,
     /// Its ancestors' roles and subroles, nearest first (`input.inside`).
     pub inside: A,
+    /// Whether the floor masks it for a word other than its subrole: its
+    /// role is outside the language and the provider's word for it says
+    /// secure or password (`SecureTextField`, `PasswordBox`). Not part of
+    /// the policy's input; the floor ([`Floor::applies`]) reads the subrole
+    /// itself.
+    pub secure_role: bool,
 }
 
 /// One field of `input.element`, as the policy reads it.
@@ -101,6 +107,7 @@ pub(crate) fn field_shapes() -> [(&'static str, Field<'static>); FIELDS] {
         attributes: Vec::new(),
         title_matches: Vec::new(),
         inside: (),
+        secure_role: false,
     };
     probe.fields().map(|(name, field)| {
         let field = match field {
@@ -134,13 +141,15 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside: _,
+            secure_role,
         } = self;
         // A secure field's attribute values (its value, say) never reach
         // the policy, whoever built the projection.
-        let attributes: &[(&str, &serde_json::Value)] = match Floor::applies(*subrole) {
-            true => &[],
-            false => attributes,
-        };
+        let attributes: &[(&str, &serde_json::Value)] =
+            match *secure_role || Floor::applies(*subrole) {
+                true => &[],
+                false => attributes,
+            };
         [
             ("role", Field::Role(*role)),
             ("subrole", Field::Text(*subrole)),
@@ -173,6 +182,7 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside: _,
+            secure_role,
         } = self;
         ElementInput {
             role,
@@ -188,6 +198,7 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside,
+            secure_role,
         }
     }
 
@@ -429,6 +440,19 @@ impl Floor {
     /// `-` and other separators dropped), fullwidth forms as ASCII, the long
     /// s as `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
     pub fn applies(subrole: Option<&str>) -> bool {
+        Floor::says_secure(subrole)
+    }
+
+    /// Whether the floor masks an element: its subrole says secure or
+    /// password, or its role is outside the language and the provider's
+    /// word for it does (`SecureTextField`, `PasswordBox`: a provider that
+    /// names its widget classes as roles), read as [`Floor::applies`] reads
+    /// a subrole.
+    pub fn applies_to(role: &crate::model::RoleName, subrole: Option<&str>) -> bool {
+        Floor::says_secure(subrole) || (!role.is_known() && Floor::says_secure(Some(role.as_str())))
+    }
+
+    fn says_secure(subrole: Option<&str>) -> bool {
         const WORDS: [&[u8]; 3] = [b"secure", b"password", b"passwd"];
         let secure = |folded: &[u8]| {
             WORDS
@@ -555,6 +579,7 @@ mod tests {
                 .iter()
                 .map(|&(r, w)| (ROLES[r], w.map(|w| WORDS[w])))
                 .collect(),
+            secure_role: false,
         }
     }
 
@@ -627,8 +652,7 @@ mod tests {
         assert_eq!(json(&input)["element"]["attributes"], serde_json::json!({}));
         assert_eq!(Floor::of_reason(FLOOR_SECURE_TEXT), Some(Floor::SecureText));
         assert_eq!(Floor::of_reason("floor:other"), None);
-        let d =
-            crate::policy::engine::enforce(input.subrole, Arc::new(Decision::default())).unwrap();
+        let d = crate::policy::engine::enforce(&input, Arc::new(Decision::default())).unwrap();
         assert_eq!(d.mask, vec![Arc::<str>::from(FLOOR_SECURE_TEXT)]);
     }
 }
