@@ -180,6 +180,13 @@ fn table() -> Vec<(&'static str, String, String)> {
         ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl".into(), "[jwt]".into()),
         ("bearer", format!("Authorization: Bearer {}", chars(ALNUM, 16, 32)), "Authorization: Bearer [token]".into()),
         ("azure storage key", format!("AccountName=x;AccountKey={}==;EndpointSuffix=core.windows.net", chars(ALNUM, 17, 86)), "AccountName=x;AccountKey=[azure key];EndpointSuffix=core.windows.net".into()),
+        // Tabs, line breaks and `+` between groups (red team: a card
+        // wrapped in a narrow field, pasted from a table, or a form-encoded
+        // query string was sent).
+        ("tabs between groups", "card:\t4111\t1111\t1111\t1111".into(), "card:\t[card number]".into()),
+        ("a card wrapped over lines", "Card 4111 1111\n1111 1111 on file".into(), "Card [card number] on file".into()),
+        ("a card over CRLF lines", "4111\r\n1111\r\n1111\r\n1111".into(), "[card number]".into()),
+        ("form-encoded spaces", "?cc=4111+1111+1111+1111&exp=12%2F26".into(), "?cc=[card number]&exp=12%2F26".into()),
         // Hidden by what a reader does not see, or by a url's encoding: the
         // pattern finds the secret as read, and its whole original range
         // is replaced (issue: red team, invisible and percent-encoded).
