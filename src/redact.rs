@@ -397,7 +397,7 @@ fn broken(p: &Precompiled, text: &str, start: usize) -> Option<std::ops::Range<u
 ///   and variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF), which are
 ///   part of the char before them (replaced with it);
 /// - a space: every space separator (Zs) but the ASCII space;
-/// - `-`: the dashes U+2010–U+2015, U+2212, U+FE58 and U+FE63;
+/// - `-`: the hyphens and dashes U+2010–U+2013, U+2212, U+FE58 and U+FE63;
 /// - ASCII: the fullwidth forms U+FF01–U+FF5E;
 /// - the byte it encodes: a percent-escape of printable ASCII (`%41`), read
 ///   again up to three times (`%2541`, a url inside a url's query).
@@ -486,7 +486,9 @@ fn fold(c: char) -> Fold {
         '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
             Fold::To(' ')
         }
-        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Fold::To('-'),
+        // Not the em dash and the horizontal bar: no secret is grouped by
+        // them, and prose is full of them (each would cost a second search).
+        '\u{2010}'..='\u{2013}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Fold::To('-'),
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).map_or(Fold::Keep, Fold::To),
         // Cf: hidden, and neither a control (C1 controls and NEL stay:
         // they break lines, as the ASCII controls do) nor U+2028/U+2029.

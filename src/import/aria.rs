@@ -144,7 +144,7 @@ fn item_node(item: &str) -> Result<Node, String> {
     let secure = matches!(role, "textbox" | "searchbox")
         && name
             .as_deref()
-            .is_some_and(|n| crate::policy::Floor::names_password(n));
+            .is_some_and(crate::policy::Floor::names_password);
     let mut node = Node::new(role, if secure { Kind::Secure } else { entry.kind });
     node.id = attr("ref").flatten().map(str::to_string);
     node.focused = attr("active").is_some();
