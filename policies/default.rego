@@ -22,7 +22,8 @@
 #                             element as sent (reported by name, never value)
 # Precedence: deny > mask > keep > prune/scope > budget.
 # Floor: an element of any role whose subrole contains "secure" or "password"
-# (any case) is always masked (reason floor:secure-text), whatever this file says.
+# (any case), or whose role word outside the language does, is always masked
+# (reason floor:secure-text), whatever this file says.
 #
 # Every rule has a METADATA block: `ctxgate policy doc` turns them into the
 # reviewer's table. Keep rules cheap: else-chains, no regex, no imports;
@@ -75,14 +76,17 @@ title_patterns := {
 # METADATA
 # title: Redact payment card numbers
 # description: A run of digits (any script: ASCII, fullwidth, Arabic-Indic...)
-#   grouped by spaces, no-break or thin spaces, hyphens, en dashes or dots.
+#   grouped by spaces, no-break or thin spaces, tabs, line breaks (a number
+#   wrapped in a narrow field), hyphens, en dashes, dots or `+` (a url's
+#   encoded space); other spaces and dashes, and invisible characters,
+#   ctxgate reads as a person does before matching.
 #   ctxgate tries every window of 13 to 19 digits made of whole groups (each
 #   of at least 3 digits when there are several) and replaces the windows
 #   that pass the Luhn check, so a quantity, a year, an expiry or a CVV next
 #   to the number does not hide it.
 redact contains {
 	"id": "card-number",
-	"pattern": `\d+(?:[-. \x{A0}\x{2007}\x{2009}\x{202F}\x{3000}\x{2010}-\x{2013}\x{FF0D}]{1,3}\d+)*`,
+	"pattern": `\d+(?:[-.+ \t\r\n\x{A0}\x{2007}\x{2009}\x{202F}\x{3000}\x{2010}-\x{2013}\x{FF0D}]{1,3}\d+)*`,
 	"replace": "[card number]",
 	"luhn": true,
 }

@@ -377,6 +377,174 @@ fn broken(p: &Precompiled, text: &str, start: usize) -> Option<std::ops::Range<u
     (start < text.len()).then_some(start..text.len())
 }
 
+/// Text as a person reads it, for the patterns to search a second time:
+/// what a reader does not see is dropped and what reads as one character
+/// is that character, each char of the reading remembering the bytes of
+/// the original it stands for. A secret written with invisible or
+/// lookalike characters between its own (`4111\u{200B}1111…`,
+/// `Pass\u{AD}wort`, `ghp_…\u{FE0F}…`) or percent-encoded in a url
+/// (`%3DAKIA…`, `card%204111…`) is found in the reading, and the whole
+/// original range it came from is replaced. The reading is searched as
+/// well as, never instead of, the original (an invisible char that
+/// delimits a secret in the original glues it to a letter in the reading).
+///
+/// Read so:
+/// - dropped: format characters (general category Cf: zero-width chars,
+///   the soft hyphen, bidi controls, U+FEFF, tags, [`crate::escape`]'s
+///   table) and the blank Hangul fillers (U+115F, U+1160, U+3164,
+///   U+FFA0); combining marks that attach to any letter or digit (U+0300–
+///   U+036F, U+1AB0–U+1AFF, U+1DC0–U+1DFF, U+20D0–U+20FF, U+FE20–U+FE2F)
+///   and variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF), which are
+///   part of the char before them (replaced with it);
+/// - a space: every space separator (Zs) but the ASCII space;
+/// - `-`: the hyphens and dashes U+2010–U+2013, U+2212, U+FE58 and U+FE63;
+/// - ASCII: the fullwidth forms U+FF01–U+FF5E;
+/// - the byte it encodes: a percent-escape of printable ASCII (`%41`), read
+///   again up to three times (`%2541`, a url inside a url's query).
+pub(crate) struct Reading {
+    /// The text as read.
+    pub text: String,
+    /// Per byte of `text`: the original byte range of the char it is part
+    /// of (a percent-escape's three bytes, say).
+    from: Vec<(u32, u32)>,
+}
+
+/// Rounds of percent-decoding a reading does (`%253D` is `%3D`, then `=`).
+const PERCENT_ROUNDS: usize = 3;
+
+impl Reading {
+    /// `text` as read, or `None` when it reads as written (no char to drop
+    /// or fold, no percent-escape): the common case, decided without
+    /// building anything. Texts over 4 GiB are not read (their offsets
+    /// would not fit; no limit lets one in).
+    pub fn of(text: &str) -> Option<Reading> {
+        let needed = has_percent_escape(text.as_bytes())
+            || (!text.is_ascii() && text.chars().any(|c| fold(c) != Fold::Keep));
+        if !needed || u32::try_from(text.len()).is_err() {
+            return None;
+        }
+        let mut chars: Vec<(char, u32, u32)> = Vec::with_capacity(text.len());
+        for (at, c) in text.char_indices() {
+            let span = (at as u32, (at + c.len_utf8()) as u32);
+            match fold(c) {
+                Fold::Drop => {}
+                // A mark belongs to the char it follows: replaced with it.
+                Fold::Mark => {
+                    if let Some(last) = chars.last_mut().filter(|last| last.2 == span.0) {
+                        last.2 = span.1;
+                    }
+                }
+                Fold::Keep => chars.push((c, span.0, span.1)),
+                Fold::To(to) => chars.push((to, span.0, span.1)),
+            }
+        }
+        for _ in 0..PERCENT_ROUNDS {
+            if !decode_percent(&mut chars) {
+                break;
+            }
+        }
+        let mut text = String::with_capacity(chars.len());
+        let mut from = Vec::with_capacity(chars.len());
+        for &(c, start, end) in &chars {
+            text.push(c);
+            from.extend(std::iter::repeat_n((start, end), c.len_utf8()));
+        }
+        Some(Reading { text, from })
+    }
+
+    /// The original byte range a non-empty range of the reading stands for.
+    fn original(&self, start: usize, end: usize) -> (usize, usize) {
+        (self.from[start].0 as usize, self.from[end - 1].1 as usize)
+    }
+}
+
+/// What the reading does with one char.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    Keep,
+    /// Not read (a format char).
+    Drop,
+    /// Not read, and part of the char before it (a combining mark, a
+    /// variation selector).
+    Mark,
+    To(char),
+}
+
+fn fold(c: char) -> Fold {
+    if c.is_ascii() {
+        return Fold::Keep;
+    }
+    match c {
+        '\u{300}'..='\u{36F}'
+        | '\u{1AB0}'..='\u{1AFF}'
+        | '\u{1DC0}'..='\u{1DFF}'
+        | '\u{20D0}'..='\u{20FF}'
+        | '\u{FE00}'..='\u{FE0F}'
+        | '\u{FE20}'..='\u{FE2F}'
+        | '\u{E0100}'..='\u{E01EF}' => Fold::Mark,
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' => Fold::Drop,
+        '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
+            Fold::To(' ')
+        }
+        // Not the em dash and the horizontal bar: no secret is grouped by
+        // them, and prose is full of them (each would cost a second search).
+        '\u{2010}'..='\u{2013}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Fold::To('-'),
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).map_or(Fold::Keep, Fold::To),
+        // Cf: hidden, and neither a control (C1 controls and NEL stay:
+        // they break lines, as the ASCII controls do) nor U+2028/U+2029.
+        c if crate::escape::hidden(c)
+            && !c.is_control()
+            && !matches!(c, '\u{2028}' | '\u{2029}') =>
+        {
+            Fold::Drop
+        }
+        _ => Fold::Keep,
+    }
+}
+
+/// Whether ASCII text holds a `%` and two hex digits.
+fn has_percent_escape(bytes: &[u8]) -> bool {
+    memchr::memchr_iter(b'%', bytes).any(|at| {
+        bytes
+            .get(at + 1..at + 3)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    })
+}
+
+/// Decodes every percent-escape of printable ASCII in `chars` once, each
+/// decoded char standing for the original range of its three; whether
+/// any was.
+fn decode_percent(chars: &mut Vec<(char, u32, u32)>) -> bool {
+    let hex = |c: char| c.to_digit(16);
+    let mut out = Vec::with_capacity(chars.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].0 == '%' && i + 2 < chars.len() {
+            if let (Some(hi), Some(lo)) = (hex(chars[i + 1].0), hex(chars[i + 2].0)) {
+                let byte = hi * 16 + lo;
+                if (0x20..0x7F).contains(&byte) {
+                    out.push((char::from(byte as u8), chars[i].1, chars[i + 2].2));
+                    changed = true;
+                    i += 3;
+                    continue;
+                }
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    *chars = out;
+    changed
+}
+
+/// Whether `pattern` matches `text` or the way a person reads it
+/// ([`Reading`]): how title patterns are matched, so a title that reads
+/// `Password` is one whatever invisible chars it holds.
+pub fn reads_as(pattern: &Pattern, text: &str) -> bool {
+    pattern.is_match(text) || Reading::of(text).is_some_and(|r| pattern.is_match(&r.text))
+}
+
 /// A text pattern the policy declares; applied natively to every string
 /// that leaves, all patterns in one pass over the original text (see
 /// this module's doc for the boundary rule and how overlaps merge).
@@ -484,9 +652,7 @@ impl<'p> Redactor<'p> {
         }
         let mut spans = std::mem::take(&mut self.spans);
         spans.clear();
-        for (rule, pattern) in self.patterns.iter().enumerate() {
-            self.find(pattern, rule, text, &mut spans);
-        }
+        self.collect(text, &mut spans);
         if spans.is_empty() {
             self.spans = spans;
             return Cow::Borrowed(text);
@@ -517,6 +683,30 @@ impl<'p> Redactor<'p> {
         out.push_str(&text[at..]);
         self.spans = spans;
         Cow::Owned(out)
+    }
+
+    /// Every span of `text` any pattern wants replaced, in the text as
+    /// written and as read ([`Reading`]; its spans mapped back to the
+    /// original bytes they stand for).
+    fn collect(&mut self, text: &str, spans: &mut Vec<Span>) {
+        for (rule, pattern) in self.patterns.iter().enumerate() {
+            self.find(pattern, rule, text, spans);
+        }
+        let Some(reading) = Reading::of(text) else {
+            return;
+        };
+        let mut read = Vec::new();
+        for (rule, pattern) in self.patterns.iter().enumerate() {
+            self.find(pattern, rule, &reading.text, &mut read);
+        }
+        spans.extend(read.into_iter().map(|span| {
+            let (start, end) = reading.original(span.start, span.end);
+            Span {
+                start,
+                end,
+                rule: span.rule,
+            }
+        }));
     }
 
     /// Every span of `text` that `pattern` wants replaced, delimited by
@@ -704,12 +894,7 @@ impl<'p> Redactor<'p> {
     fn matches(&mut self, text: &str) -> bool {
         let mut spans = std::mem::take(&mut self.spans);
         spans.clear();
-        for (rule, pattern) in self.patterns.iter().enumerate() {
-            self.find(pattern, rule, text, &mut spans);
-            if !spans.is_empty() {
-                break;
-            }
-        }
+        self.collect(text, &mut spans);
         let found = !spans.is_empty();
         self.spans = spans;
         found
@@ -791,7 +976,7 @@ pub fn check_replacements(patterns: &[Redaction]) -> Result<()> {
             });
         }
         for other in patterns {
-            if other.regex.is_match(&r.replace) {
+            if reads_as(&other.regex, &r.replace) {
                 return Err(Error::PolicyEval {
                     rule: "redact".to_string(),
                     message: format!(

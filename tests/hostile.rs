@@ -674,6 +674,71 @@ fn the_floor_reads_a_subrole_as_a_person_does() {
     }
 }
 
+#[test]
+fn a_role_word_outside_the_language_that_says_password_is_masked_by_the_floor() {
+    // Red team: a provider that names its widget classes as roles
+    // (`SecureTextField`, `PasswordBox`) and gives no subrole had the
+    // field read as a `Group` with no secure subrole, and its value, its
+    // attributes and a selection inside it were sent.
+    for role in [
+        "SecureTextField",
+        "PasswordBox",
+        "password-input",
+        "ＰＡＳＳＷＯＲＤ",
+        "pass_wd",
+    ] {
+        let bytes = app(&format!(
+            r#"{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f","role":{},"title":"Field","attributes":{{"value":"{PASSWORD}"}},"content":[{{"type":"text","text":"{PASSWORD}"}}],"children":[{{"id":"sel","role":"Text","selected":true,"content":[{{"type":"text","text":"{PASSWORD}"}}]}}]}}]}}"#,
+            serde_json::to_string(role).unwrap()
+        ));
+        let out = trim(&bytes, &Request::new("app"));
+        assert_never_sent(&out, PASSWORD);
+        assert_eq!(
+            outcome(&out, "f"),
+            (Outcome::Masked, Some("floor:secure-text".into())),
+            "{role:?}"
+        );
+        // The selection inside it is never sent, nor is the field kept for it.
+        assert_never_sent(&trim(&bytes, &Request::new("selection")), PASSWORD);
+    }
+    // A word that does not say it stays a Group and is sent.
+    let bytes = app(
+        r#"{"id":"w","role":"Window","focused":true,"children":[{"id":"f","role":"PassportField","content":[{"type":"text","text":"sent"}]}]}"#,
+    );
+    assert!(trim(&bytes, &Request::new("app")).rendered.contains("sent"));
+}
+
+#[test]
+fn a_title_reads_as_a_person_reads_it_for_the_title_patterns() {
+    // Red team: the title patterns were matched on the text as written, so
+    // a soft hyphen (German UIs hyphenate `Pass\u{AD}wort`), a zero-width
+    // char, a fullwidth form or a non-breaking hyphen in a field's label
+    // left the field unmasked and its value was sent.
+    for title in [
+        "Pass\u{ad}wort",
+        "Pass\u{200b}word",
+        "P\u{200b}a\u{200b}s\u{200b}s\u{200b}w\u{200b}o\u{200b}r\u{200b}d",
+        "Passw\u{308}ord",
+        "ＰＡＳＳＷＯＲＤ",
+        "Your P\u{2060}IN",
+        "One\u{2011}time code",
+        "Verification\u{ad}code",
+        "pass\u{200d}code",
+    ] {
+        let bytes = app(&format!(
+            r#"{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f","role":"Text","title":{},"content":[{{"type":"text","text":"{PASSWORD}"}}]}}]}}"#,
+            serde_json::to_string(title).unwrap()
+        ));
+        let out = trim(&bytes, &Request::new("app"));
+        assert_never_sent(&out, PASSWORD);
+        assert_eq!(
+            outcome(&out, "f"),
+            (Outcome::Masked, Some("mask:secret-title".into())),
+            "{title:?}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Big binary content.
 

@@ -976,6 +976,12 @@ fn every_formats_secure_signal_makes_a_secure_field_with_only_the_marker() {
         ),
         (Format::Aria, "- textbox \"PIN or password\" [ref=e3]: hunter2", true),
         (Format::Aria, "- textbox \"Password\" [ref=e3]:\n  - /placeholder: Your password", false),
+        // A name that reads `password` as the floor reads a subrole (red
+        // team: the importer looked for the word as written, so these
+        // values were imported as text).
+        (Format::Aria, "- textbox \"Pass\u{ad}word\" [ref=e3]: hunter2", true),
+        (Format::Aria, "- textbox \"New pass word\" [ref=e3]: hunter2", true),
+        (Format::Aria, "- textbox \"ＰＡＳＳＷＯＲＤ\" [ref=e3]: hunter2", true),
     ];
     for (format, input, filled) in cases {
         let answer =
@@ -985,7 +991,16 @@ fn every_formats_secure_signal_makes_a_secure_field_with_only_the_marker() {
         let field = secure[0];
         let title = field.title.as_deref().unwrap_or_default();
         assert!(
-            ["PIN", "Password", "PIN or password", ""].contains(&title),
+            [
+                "PIN",
+                "Password",
+                "PIN or password",
+                "",
+                "Pass\u{ad}word",
+                "New pass word",
+                "ＰＡＳＳＷＯＲＤ"
+            ]
+            .contains(&title),
             "{input}"
         );
         let texts: Vec<String> = field

@@ -171,7 +171,7 @@ fn doc_names_every_rule_the_floor_and_the_matrix() {
     ));
     assert!(text.contains("| Document, focused | keep (enclosing-document, focus-path) · 100 | keep (enclosing-document, focus-path) · 100 | keep (focus-path) · 100 | keep (focus-path) · 100 |"));
     assert!(
-        text.contains("| card-number | `\\d+(?:[-. \\x{A0}\\x{2007}\\x{2009}\\x{202F}\\x{3000}\\x{2010}-\\x{2013}\\x{FF0D}]{1,3}\\d+)*` | `[card number]` | yes |")
+        text.contains("| card-number | `\\d+(?:[-.+ \\t\\r\\n\\x{A0}\\x{2007}\\x{2009}\\x{202F}\\x{3000}\\x{2010}-\\x{2013}\\x{FF0D}]{1,3}\\d+)*` | `[card number]` | yes |")
     );
 }
 

@@ -207,6 +207,45 @@ impl fmt::Display for RoleName {
     }
 }
 
+/// Whether a label (an imported field's name) says password, read as the
+/// floor reads a subrole: `Pass word`, `pass\u{AD}word`, `ＰＡＳＳＷＯＲＤ` do.
+pub(crate) fn names_password(label: &str) -> bool {
+    reads_with(label, &[b"password", b"passwd"])
+}
+
+/// Whether `s`, letters and digits only, lowercased, with fullwidth forms
+/// as ASCII, holds one of `words` (lowercase ASCII).
+pub(crate) fn reads_with(s: &str, words: &[&[u8]]) -> bool {
+    let secure = |folded: &[u8]| {
+        words
+            .iter()
+            .any(|w| folded.windows(w.len()).any(|window| window == *w))
+    };
+    // Asked for every element: a short ASCII subrole (nearly all of them)
+    // folds on the stack; the same folding as below.
+    if s.len() <= 64 && s.is_ascii() {
+        let mut folded = [0u8; 64];
+        let mut n = 0;
+        for b in s.bytes().filter(u8::is_ascii_alphanumeric) {
+            folded[n] = b.to_ascii_lowercase();
+            n += 1;
+        }
+        return secure(&folded[..n]);
+    }
+    let folded: String = s
+        .chars()
+        .map(|c| match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            '\u{017F}' => 's',
+            '\u{212A}' => 'k',
+            _ => c,
+        })
+        .flat_map(char::to_lowercase)
+        .filter(|c| c.is_alphanumeric())
+        .collect();
+    secure(folded.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

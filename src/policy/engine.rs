@@ -1100,7 +1100,7 @@ impl Policy {
             Some(title) => plan
                 .title_patterns
                 .iter()
-                .filter(|(_, regex)| regex.is_match(title))
+                .filter(|(_, regex)| crate::redact::reads_as(regex, title))
                 .map(|(name, _)| name.clone())
                 .collect(),
             None => Vec::new(),
@@ -1352,7 +1352,7 @@ impl Evaluator<'_> {
     /// distinct projection; later requests with the same request input get
     /// it from the policy's cache.
     pub fn decide(&mut self, element: &ElementInput<'_>) -> Result<Arc<Decision>> {
-        enforce(element.subrole, self.policy_decision(element)?)
+        enforce(element, self.policy_decision(element)?)
     }
 
     /// The policy's own decision, before the floor: from this request's
@@ -1546,10 +1546,15 @@ impl Decider for Evaluator<'_> {
 
 /// What holds whatever made a decision: its reasons are rule ids, and the
 /// floor masks secure text. The one place the floor is applied.
-pub(crate) fn enforce(subrole: Option<&str>, mut decision: Arc<Decision>) -> Result<Arc<Decision>> {
+pub(crate) fn enforce<A>(
+    element: &ElementInput<'_, A>,
+    mut decision: Arc<Decision>,
+) -> Result<Arc<Decision>> {
     check_reasons(&decision)?;
     let floor = Floor::SecureText;
-    if Floor::applies(subrole) && !decision.mask.iter().any(|r| &**r == floor.reason()) {
+    if (element.secure_role || Floor::applies(element.subrole))
+        && !decision.mask.iter().any(|r| &**r == floor.reason())
+    {
         let decision = Arc::make_mut(&mut decision);
         decision.mask.push(Arc::from(floor.reason()));
         decision.mask.sort();
@@ -1563,7 +1568,7 @@ pub(crate) fn decide(
     decider: &mut dyn Decider,
     element: &ElementInput<'_>,
 ) -> Result<Arc<Decision>> {
-    enforce(element.subrole, decider.decide(element)?)
+    enforce(element, decider.decide(element)?)
 }
 
 /// Refuses a decision with a reason that is not a rule id, from whatever

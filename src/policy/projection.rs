@@ -64,6 +64,12 @@ pub struct ElementInput<'a, A = Inside<'a>> {
     pub title_matches: Vec<&'a str>,
     /// Its ancestors' roles and subroles, nearest first (`input.inside`).
     pub inside: A,
+    /// Whether the floor masks it for a word other than its subrole: its
+    /// role is outside the language and the provider's word for it says
+    /// secure or password (`SecureTextField`, `PasswordBox`). Not part of
+    /// the policy's input; the floor ([`Floor::applies`]) reads the subrole
+    /// itself.
+    pub secure_role: bool,
 }
 
 /// One field of `input.element`, as the policy reads it.
@@ -101,6 +107,7 @@ pub(crate) fn field_shapes() -> [(&'static str, Field<'static>); FIELDS] {
         attributes: Vec::new(),
         title_matches: Vec::new(),
         inside: (),
+        secure_role: false,
     };
     probe.fields().map(|(name, field)| {
         let field = match field {
@@ -134,13 +141,15 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside: _,
+            secure_role,
         } = self;
         // A secure field's attribute values (its value, say) never reach
         // the policy, whoever built the projection.
-        let attributes: &[(&str, &serde_json::Value)] = match Floor::applies(*subrole) {
-            true => &[],
-            false => attributes,
-        };
+        let attributes: &[(&str, &serde_json::Value)] =
+            match *secure_role || Floor::applies(*subrole) {
+                true => &[],
+                false => attributes,
+            };
         [
             ("role", Field::Role(*role)),
             ("subrole", Field::Text(*subrole)),
@@ -173,6 +182,7 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside: _,
+            secure_role,
         } = self;
         ElementInput {
             role,
@@ -188,6 +198,7 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside,
+            secure_role,
         }
     }
 
@@ -429,37 +440,20 @@ impl Floor {
     /// `-` and other separators dropped), fullwidth forms as ASCII, the long
     /// s as `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
     pub fn applies(subrole: Option<&str>) -> bool {
-        const WORDS: [&[u8]; 3] = [b"secure", b"password", b"passwd"];
-        let secure = |folded: &[u8]| {
-            WORDS
-                .iter()
-                .any(|w| folded.windows(w.len()).any(|window| window == *w))
-        };
-        subrole.is_some_and(|s| {
-            // Asked for every element: a short ASCII subrole (nearly all of
-            // them) folds on the stack; the same folding as below.
-            if s.len() <= 64 && s.is_ascii() {
-                let mut folded = [0u8; 64];
-                let mut n = 0;
-                for b in s.bytes().filter(u8::is_ascii_alphanumeric) {
-                    folded[n] = b.to_ascii_lowercase();
-                    n += 1;
-                }
-                return secure(&folded[..n]);
-            }
-            let folded: String = s
-                .chars()
-                .map(|c| match c {
-                    '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-                    '\u{017F}' => 's',
-                    '\u{212A}' => 'k',
-                    _ => c,
-                })
-                .flat_map(char::to_lowercase)
-                .filter(|c| c.is_alphanumeric())
-                .collect();
-            secure(folded.as_bytes())
-        })
+        Floor::says_secure(subrole)
+    }
+
+    /// Whether the floor masks an element: its subrole says secure or
+    /// password, or its role is outside the language and the provider's
+    /// word for it does (`SecureTextField`, `PasswordBox`: a provider that
+    /// names its widget classes as roles), read as [`Floor::applies`] reads
+    /// a subrole.
+    pub fn applies_to(role: &crate::model::RoleName, subrole: Option<&str>) -> bool {
+        Floor::says_secure(subrole) || (!role.is_known() && Floor::says_secure(Some(role.as_str())))
+    }
+
+    fn says_secure(subrole: Option<&str>) -> bool {
+        subrole.is_some_and(|s| crate::model::reads_with(s, &[b"secure", b"password", b"passwd"]))
     }
 }
 
@@ -555,6 +549,7 @@ mod tests {
                 .iter()
                 .map(|&(r, w)| (ROLES[r], w.map(|w| WORDS[w])))
                 .collect(),
+            secure_role: false,
         }
     }
 
@@ -627,8 +622,7 @@ mod tests {
         assert_eq!(json(&input)["element"]["attributes"], serde_json::json!({}));
         assert_eq!(Floor::of_reason(FLOOR_SECURE_TEXT), Some(Floor::SecureText));
         assert_eq!(Floor::of_reason("floor:other"), None);
-        let d =
-            crate::policy::engine::enforce(input.subrole, Arc::new(Decision::default())).unwrap();
+        let d = crate::policy::engine::enforce(&input, Arc::new(Decision::default())).unwrap();
         assert_eq!(d.mask, vec![Arc::<str>::from(FLOOR_SECURE_TEXT)]);
     }
 }

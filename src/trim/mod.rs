@@ -538,7 +538,10 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
             if let Some(parent) = node.parent {
                 if (node.selected || contains_selection[at])
                     && !withheld[parent as usize]
-                    && !Floor::applies(tree.node(parent).element.subrole.as_deref())
+                    && !Floor::applies_to(
+                        &tree.node(parent).element.role,
+                        tree.node(parent).element.subrole.as_deref(),
+                    )
                 {
                     contains_selection[parent as usize] = true;
                 }
@@ -580,7 +583,7 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
             Some(title) if !plan.title_patterns.is_empty() => plan
                 .title_patterns
                 .iter()
-                .filter(|(_, regex)| regex.is_match(title))
+                .filter(|(_, regex)| crate::redact::reads_as(regex, title))
                 .map(|(name, _)| name.as_str())
                 .collect(),
             _ => Vec::new(),
@@ -588,7 +591,8 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         // A secure field's attribute values (its value, say) never reach
         // the policy, declared or not: nothing it could print or turn into
         // a reason. The floor masks the field whatever the policy decides.
-        let declared_names: &[String] = if Floor::applies(subrole) {
+        let secure_role = !element.role.is_known() && Floor::applies_to(&element.role, None);
+        let declared_names: &[String] = if secure_role || Floor::applies(subrole) {
             &[]
         } else {
             &plan.element_attributes
@@ -616,6 +620,7 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
                 .collect(),
             title_matches,
             inside: context,
+            secure_role,
         }
     }
 
