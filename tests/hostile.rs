@@ -709,6 +709,54 @@ fn a_role_word_outside_the_language_that_says_password_is_masked_by_the_floor() 
 }
 
 #[test]
+fn an_attribute_that_says_password_makes_the_floor_mask_the_field() {
+    // A provider that says "password" only in an attribute (an HTML
+    // input's `type`, AT-SPI's `text-input-type`, `autocomplete`) and gives
+    // no secure subrole had the field's value, its other attributes and a
+    // selection inside it sent.
+    for (name, value) in [
+        ("type", "password"),
+        ("inputType", "Password"),
+        ("text-input-type", "password"),
+        ("autocomplete", "current-password"),
+        ("autocomplete", "new-password"),
+        ("contentType", "secureText"),
+        ("AXType", "ＰＡＳＳＷＯＲＤ"),
+    ] {
+        let bytes = app(&format!(
+            r#"{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f","role":"Text","title":"Field","attributes":{{{}:{},"value":"{PASSWORD}"}},"content":[{{"type":"text","text":"{PASSWORD}"}}],"children":[{{"id":"sel","role":"Text","selected":true,"content":[{{"type":"text","text":"{PASSWORD}"}}]}}]}}]}}"#,
+            serde_json::to_string(name).unwrap(),
+            serde_json::to_string(value).unwrap()
+        ));
+        let out = trim(&bytes, &Request::new("app"));
+        assert_never_sent(&out, PASSWORD);
+        assert_eq!(
+            outcome(&out, "f"),
+            (Outcome::Masked, Some("floor:secure-text".into())),
+            "{name}: {value}"
+        );
+        assert_never_sent(&trim(&bytes, &Request::new("selection")), PASSWORD);
+    }
+    // Other attributes that name a password, and a type that does not say
+    // it, leave the field as it is.
+    for (name, value) in [
+        ("description", "Forgot your password?"),
+        ("type", "email"),
+        ("inputType", "passport"),
+    ] {
+        let bytes = app(&format!(
+            r#"{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f","role":"Text","attributes":{{{}:{}}},"content":[{{"type":"text","text":"sent"}}]}}]}}"#,
+            serde_json::to_string(name).unwrap(),
+            serde_json::to_string(value).unwrap()
+        ));
+        assert!(
+            trim(&bytes, &Request::new("app")).rendered.contains("sent"),
+            "{name}: {value}"
+        );
+    }
+}
+
+#[test]
 fn a_title_reads_as_a_person_reads_it_for_the_title_patterns() {
     // Red team: the title patterns were matched on the text as written, so
     // a soft hyphen (German UIs hyphenate `Pass\u{AD}wort`), a zero-width

@@ -66,7 +66,8 @@ pub struct ElementInput<'a, A = Inside<'a>> {
     pub inside: A,
     /// Whether the floor masks it for a word other than its subrole: its
     /// role is outside the language and the provider's word for it says
-    /// secure or password (`SecureTextField`, `PasswordBox`). Not part of
+    /// secure or password (`SecureTextField`, `PasswordBox`), or one of its
+    /// attributes says so ([`Floor::attribute_says_secure`]). Not part of
     /// the policy's input; the floor ([`Floor::applies`]) reads the subrole
     /// itself.
     pub secure_role: bool,
@@ -450,6 +451,21 @@ impl Floor {
     /// a subrole.
     pub fn applies_to(role: &crate::model::RoleName, subrole: Option<&str>) -> bool {
         Floor::says_secure(subrole) || (!role.is_known() && Floor::says_secure(Some(role.as_str())))
+    }
+
+    /// Whether an attribute says the element is a secure field: its name
+    /// holds `type`, `autocomplete` or `autofill` (`type`, `inputType`,
+    /// `text-input-type`, HTML's `autocomplete`) and its value, a string,
+    /// says secure or password, each read as [`Floor::applies`] reads a
+    /// subrole: `{"type": "password"}`, `{"autocomplete":
+    /// "current-password"}`. A provider that says it only there (an HTML
+    /// input's `type`, AT-SPI's `text-input-type:password`) gives no secure
+    /// subrole, and the value beside it would otherwise be sent.
+    pub fn attribute_says_secure(name: &str, value: &serde_json::Value) -> bool {
+        value.as_str().is_some_and(|value| {
+            crate::model::reads_with(name, &[b"type", b"autocomplete", b"autofill"])
+                && Floor::says_secure(Some(value))
+        })
     }
 
     fn says_secure(subrole: Option<&str>) -> bool {

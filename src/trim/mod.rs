@@ -591,7 +591,11 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         // A secure field's attribute values (its value, say) never reach
         // the policy, declared or not: nothing it could print or turn into
         // a reason. The floor masks the field whatever the policy decides.
-        let secure_role = !element.role.is_known() && Floor::applies_to(&element.role, None);
+        let secure_role = (!element.role.is_known() && Floor::applies_to(&element.role, None))
+            || element
+                .attributes
+                .iter()
+                .any(|(name, value)| Floor::attribute_says_secure(name, value));
         let declared_names: &[String] = if secure_role || Floor::applies(subrole) {
             &[]
         } else {
