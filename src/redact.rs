@@ -542,7 +542,32 @@ fn decode_percent(chars: &mut Vec<(char, u32, u32)>) -> bool {
 /// ([`Reading`]): how title patterns are matched, so a title that reads
 /// `Password` is one whatever invisible chars it holds.
 pub fn reads_as(pattern: &Pattern, text: &str) -> bool {
-    pattern.is_match(text) || Reading::of(text).is_some_and(|r| pattern.is_match(&r.text))
+    AsRead::new(text).is_match(pattern)
+}
+
+/// A text and the way a person reads it ([`Reading`]), read once for all
+/// the patterns matched against it (a title against every title pattern).
+pub struct AsRead<'t> {
+    text: &'t str,
+    reading: Option<Reading>,
+}
+
+impl<'t> AsRead<'t> {
+    pub fn new(text: &'t str) -> AsRead<'t> {
+        AsRead {
+            text,
+            reading: Reading::of(text),
+        }
+    }
+
+    /// Whether `pattern` matches the text as written or as read.
+    pub fn is_match(&self, pattern: &Pattern) -> bool {
+        pattern.is_match(self.text)
+            || self
+                .reading
+                .as_ref()
+                .is_some_and(|r| pattern.is_match(&r.text))
+    }
 }
 
 /// A text pattern the policy declares; applied natively to every string

@@ -580,12 +580,14 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         self.child_context.push(mine);
 
         let title_matches: Vec<&str> = match &element.title {
-            Some(title) if !plan.title_patterns.is_empty() => plan
-                .title_patterns
-                .iter()
-                .filter(|(_, regex)| crate::redact::reads_as(regex, title))
-                .map(|(name, _)| name.as_str())
-                .collect(),
+            Some(title) if !plan.title_patterns.is_empty() => {
+                let title = crate::redact::AsRead::new(title);
+                plan.title_patterns
+                    .iter()
+                    .filter(|(_, regex)| title.is_match(regex))
+                    .map(|(name, _)| name.as_str())
+                    .collect()
+            }
             _ => Vec::new(),
         };
         // A secure field's attribute values (its value, say) never reach
