@@ -674,6 +674,28 @@ fn the_floor_reads_a_subrole_as_a_person_does() {
     }
 }
 
+/// A window holding field `f` of `role` (JSON), titled `Field`, with
+/// `attributes` (JSON members, each followed by a comma) before its
+/// value, its value in its content, and a selected child holding it too.
+fn field_f(role: &str, attributes: &str) -> Vec<u8> {
+    app(&format!(
+        r#"{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f","role":{role},"title":"Field","attributes":{{{attributes}"value":"{PASSWORD}"}},"content":[{{"type":"text","text":"{PASSWORD}"}}],"children":[{{"id":"sel","role":"Text","selected":true,"content":[{{"type":"text","text":"{PASSWORD}"}}]}}]}}]}}"#
+    ))
+}
+
+/// The floor masks `f`, and its value is never sent, whole or as the
+/// selection inside it (nor is the field kept for that selection).
+fn assert_the_floor_masks_field_f(bytes: &[u8], what: &str) {
+    let out = trim(bytes, &Request::new("app"));
+    assert_never_sent(&out, PASSWORD);
+    assert_eq!(
+        outcome(&out, "f"),
+        (Outcome::Masked, Some("floor:secure-text".into())),
+        "{what}"
+    );
+    assert_never_sent(&trim(bytes, &Request::new("selection")), PASSWORD);
+}
+
 #[test]
 fn a_role_word_outside_the_language_that_says_password_is_masked_by_the_floor() {
     // Red team: a provider that names its widget classes as roles
@@ -687,19 +709,8 @@ fn a_role_word_outside_the_language_that_says_password_is_masked_by_the_floor() 
         "ＰＡＳＳＷＯＲＤ",
         "pass_wd",
     ] {
-        let bytes = app(&format!(
-            r#"{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f","role":{},"title":"Field","attributes":{{"value":"{PASSWORD}"}},"content":[{{"type":"text","text":"{PASSWORD}"}}],"children":[{{"id":"sel","role":"Text","selected":true,"content":[{{"type":"text","text":"{PASSWORD}"}}]}}]}}]}}"#,
-            serde_json::to_string(role).unwrap()
-        ));
-        let out = trim(&bytes, &Request::new("app"));
-        assert_never_sent(&out, PASSWORD);
-        assert_eq!(
-            outcome(&out, "f"),
-            (Outcome::Masked, Some("floor:secure-text".into())),
-            "{role:?}"
-        );
-        // The selection inside it is never sent, nor is the field kept for it.
-        assert_never_sent(&trim(&bytes, &Request::new("selection")), PASSWORD);
+        let role = serde_json::to_string(role).unwrap();
+        assert_the_floor_masks_field_f(&field_f(&role, ""), &role);
     }
     // A word that does not say it stays a Group and is sent.
     let bytes = app(
@@ -723,19 +734,12 @@ fn an_attribute_that_says_password_makes_the_floor_mask_the_field() {
         ("contentType", "secureText"),
         ("AXType", "ＰＡＳＳＷＯＲＤ"),
     ] {
-        let bytes = app(&format!(
-            r#"{{"id":"w","role":"Window","focused":true,"children":[{{"id":"f","role":"Text","title":"Field","attributes":{{{}:{},"value":"{PASSWORD}"}},"content":[{{"type":"text","text":"{PASSWORD}"}}],"children":[{{"id":"sel","role":"Text","selected":true,"content":[{{"type":"text","text":"{PASSWORD}"}}]}}]}}]}}"#,
+        let attribute = format!(
+            "{}:{},",
             serde_json::to_string(name).unwrap(),
             serde_json::to_string(value).unwrap()
-        ));
-        let out = trim(&bytes, &Request::new("app"));
-        assert_never_sent(&out, PASSWORD);
-        assert_eq!(
-            outcome(&out, "f"),
-            (Outcome::Masked, Some("floor:secure-text".into())),
-            "{name}: {value}"
         );
-        assert_never_sent(&trim(&bytes, &Request::new("selection")), PASSWORD);
+        assert_the_floor_masks_field_f(&field_f(r#""Text""#, &attribute), &attribute);
     }
     // Other attributes that name a password, and a type that does not say
     // it, leave the field as it is.
