@@ -1552,9 +1552,7 @@ pub(crate) fn enforce<A>(
 ) -> Result<Arc<Decision>> {
     check_reasons(&decision)?;
     let floor = Floor::SecureText;
-    if (element.secure_role || Floor::applies(element.subrole))
-        && !decision.mask.iter().any(|r| &**r == floor.reason())
-    {
+    if element.floor_masks() && !decision.mask.iter().any(|r| &**r == floor.reason()) {
         let decision = Arc::make_mut(&mut decision);
         decision.mask.push(Arc::from(floor.reason()));
         decision.mask.sort();

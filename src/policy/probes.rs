@@ -80,7 +80,7 @@ impl Probe {
                 .collect(),
             title_matches: self.title_matches.iter().map(String::as_str).collect(),
             inside: self.inside.iter().map(|r| (*r, None)).collect(),
-            secure_role: false,
+            secure_elsewhere: false,
         }
     }
 }

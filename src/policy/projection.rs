@@ -70,7 +70,7 @@ pub struct ElementInput<'a, A = Inside<'a>> {
     /// attributes says so ([`Floor::attribute_says_secure`]). Not part of
     /// the policy's input; the floor ([`Floor::applies`]) reads the subrole
     /// itself.
-    pub secure_role: bool,
+    pub secure_elsewhere: bool,
 }
 
 /// One field of `input.element`, as the policy reads it.
@@ -108,7 +108,7 @@ pub(crate) fn field_shapes() -> [(&'static str, Field<'static>); FIELDS] {
         attributes: Vec::new(),
         title_matches: Vec::new(),
         inside: (),
-        secure_role: false,
+        secure_elsewhere: false,
     };
     probe.fields().map(|(name, field)| {
         let field = match field {
@@ -142,15 +142,14 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside: _,
-            secure_role,
+            secure_elsewhere: _,
         } = self;
         // A secure field's attribute values (its value, say) never reach
         // the policy, whoever built the projection.
-        let attributes: &[(&str, &serde_json::Value)] =
-            match *secure_role || Floor::applies(*subrole) {
-                true => &[],
-                false => attributes,
-            };
+        let attributes: &[(&str, &serde_json::Value)] = match self.floor_masks() {
+            true => &[],
+            false => attributes,
+        };
         [
             ("role", Field::Role(*role)),
             ("subrole", Field::Text(*subrole)),
@@ -165,6 +164,13 @@ impl<'a, A> ElementInput<'a, A> {
             ("attributes", Field::Values(attributes)),
             ("title_matches", Field::Names(title_matches)),
         ]
+    }
+
+    /// Whether the secure-text floor masks it: its subrole says so
+    /// ([`Floor::applies`]), or its role word or an attribute does
+    /// (`secure_elsewhere`).
+    pub(crate) fn floor_masks(&self) -> bool {
+        self.secure_elsewhere || Floor::applies(self.subrole)
     }
 
     /// The same projection with its ancestors given another way.
@@ -183,7 +189,7 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside: _,
-            secure_role,
+            secure_elsewhere,
         } = self;
         ElementInput {
             role,
@@ -199,7 +205,7 @@ impl<'a, A> ElementInput<'a, A> {
             attributes,
             title_matches,
             inside,
-            secure_role,
+            secure_elsewhere,
         }
     }
 
@@ -565,7 +571,7 @@ mod tests {
                 .iter()
                 .map(|&(r, w)| (ROLES[r], w.map(|w| WORDS[w])))
                 .collect(),
-            secure_role: false,
+            secure_elsewhere: false,
         }
     }
 

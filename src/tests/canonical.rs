@@ -137,7 +137,7 @@ fn the_key_of_what_the_policy_reads_decides_generated_projections_as_the_full_ke
             attribute_names: names,
             title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
             inside,
-            secure_role: false,
+            secure_elsewhere: false,
         });
     }
     let mut fewer = 0;

@@ -62,7 +62,7 @@ fn projection(e: &Value) -> ElementInput<'_> {
             .unwrap_or_default(),
         title_matches: strings(&e["title_matches"]),
         inside,
-        secure_role: false,
+        secure_elsewhere: false,
     }
 }
 

@@ -37,7 +37,7 @@ fn element(role: Role) -> ElementInput<'static> {
         attributes: Vec::new(),
         title_matches: Vec::new(),
         inside: vec![(Role::Window, None), (Role::Application, None)].into(),
-        secure_role: false,
+        secure_elsewhere: false,
     }
 }
 

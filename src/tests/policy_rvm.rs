@@ -215,7 +215,7 @@ fn generated<'v>(
         attribute_names: names,
         title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
         inside,
-        secure_role: false,
+        secure_elsewhere: false,
     }
 }
 
@@ -319,7 +319,7 @@ fn a_policy_the_rvm_would_get_wrong_fails_with_the_interpreters_error() {
         attributes: vec![],
         title_matches: vec![],
         inside: Inside::new(),
-        secure_role: false,
+        secure_elsewhere: false,
     };
     let mut evaluator = policy.evaluator(&request("app")).unwrap();
     let message = Decider::decide(&mut evaluator, &element)

@@ -593,12 +593,12 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         // A secure field's attribute values (its value, say) never reach
         // the policy, declared or not: nothing it could print or turn into
         // a reason. The floor masks the field whatever the policy decides.
-        let secure_role = (!element.role.is_known() && Floor::applies_to(&element.role, None))
+        let secure_elsewhere = Floor::applies_to(&element.role, None)
             || element
                 .attributes
                 .iter()
                 .any(|(name, value)| Floor::attribute_says_secure(name, value));
-        let declared_names: &[String] = if secure_role || Floor::applies(subrole) {
+        let declared_names: &[String] = if secure_elsewhere || Floor::applies(subrole) {
             &[]
         } else {
             &plan.element_attributes
@@ -626,7 +626,7 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
                 .collect(),
             title_matches,
             inside: context,
-            secure_role,
+            secure_elsewhere,
         }
     }
 
