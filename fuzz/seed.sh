@@ -4,6 +4,10 @@
 #               real tree under tests/fixtures/realworld/raw imported with
 #               `ctxgate import` (trim seeds get a leading knob byte: budget
 #               and format);
+#   secrets     the same answers, with knob bytes for byte and token budgets
+#               (see fuzz_targets/secrets.rs), and the tree with a secret of
+#               every shape (benches/compare/secrets.py);
+#   outline     the trim seeds (its knob: a byte budget);
 #   policy      the shipped policy, the test policies and the case policies.
 # Run from anywhere; needs `cargo build --release` (or builds it).
 set -eu
@@ -13,7 +17,7 @@ raw=${REALWORLD_RAW:-$repo/tests/fixtures/realworld/raw}
 ctxgate=$repo/target/release/ctxgate
 [ -x "$ctxgate" ] || (cd "$repo" && cargo build --release --bin ctxgate)
 
-mkdir -p "$here/corpus/read" "$here/corpus/trim" "$here/corpus/policy"
+mkdir -p "$here/corpus/read" "$here/corpus/trim" "$here/corpus/secrets" "$here/corpus/outline" "$here/corpus/policy"
 n=0
 add_answer() { # file name
     n=$((n + 1))
@@ -21,9 +25,18 @@ add_answer() { # file name
     # Knob byte: budget 64 + 16·(k & 0x7f) bytes, outline when k ≥ 0x80.
     { printf '\077'; cat "$1"; } >"$here/corpus/trim/$2"
     { printf '\237'; cat "$1"; } >"$here/corpus/trim/$2.outline"
+    cp "$here/corpus/trim/$2" "$here/corpus/outline/$2"
+    # secrets' knob: 16 + 24·(k & 0x3f) bytes (a quarter of it in tokens
+    # when k & 0x40), outline when k ≥ 0x80.
+    { printf '\037'; cat "$1"; } >"$here/corpus/secrets/$2"
+    { printf '\337'; cat "$1"; } >"$here/corpus/secrets/$2.tokens-outline"
 }
 
-for f in "$repo"/examples/*.json "$repo"/tests/cases/check/*.json "$repo"/tests/cases/trim/*/answer.json; do
+python3 "$repo/benches/compare/secrets.py" "$here/corpus/read/secrets.json" >/dev/null
+{ printf '\077'; cat "$here/corpus/read/secrets.json"; } >"$here/corpus/secrets/secrets.json"
+{ printf '\377'; cat "$here/corpus/read/secrets.json"; } >"$here/corpus/secrets/secrets.json.tokens-outline"
+
+for f in "$repo"/tests/fixtures/answers/*.json "$repo"/examples/*.json "$repo"/tests/cases/check/*.json "$repo"/tests/cases/trim/*/answer.json; do
     [ -f "$f" ] || continue
     add_answer "$f" "$(echo "${f#"$repo"/}" | tr / _)"
 done
@@ -54,6 +67,6 @@ for f in "$repo"/policies/*.rego "$repo"/tests/policies/*.rego "$repo"/tests/pol
     cp "$f" "$here/corpus/policy/$(echo "${f#"$repo"/}" | tr / _)"
 done
 
-for t in read trim policy; do
+for t in read trim secrets outline policy; do
     echo "corpus/$t: $(ls "$here/corpus/$t" | wc -l) files"
 done

@@ -582,7 +582,7 @@ fn expected_lines(root: &Value) -> Vec<Line> {
 }
 
 /// Every invariant of one outline against the JSON of the same answer.
-fn round_trips(outline_text: &str, json_text: &str) -> Result<(), TestCaseError> {
+pub(crate) fn round_trips(outline_text: &str, json_text: &str) -> Result<(), TestCaseError> {
     let hidden = hidden_chars();
     for line in outline_text.split('\n') {
         prop_assert!(!hidden.is_match(line), "a raw control in {line:?}");
