@@ -535,7 +535,10 @@ mod tests {
     const BREAKS: usize = 14;
 
     fn apply(v: &mut Value, at: &str, other: &str, how: usize) {
-        let other_id = v.pointer(&format!("{other}/id")).cloned().unwrap_or(json!("x"));
+        let other_id = v
+            .pointer(&format!("{other}/id"))
+            .cloned()
+            .unwrap_or(json!("x"));
         let e = v.pointer_mut(at).unwrap();
         let mut attribute = |name: &str, value: Value| {
             if !e["attributes"].is_object() {
@@ -550,7 +553,10 @@ mod tests {
             3 => e["role"] = json!("Application"),
             4 => e["role"] = json!("button"),
             5 => e["role"] = json!("Sprocket"),
-            6 => attribute("related", json!([{"relation": "labelledBy", "id": other_id}])),
+            6 => attribute(
+                "related",
+                json!([{"relation": "labelledBy", "id": other_id}]),
+            ),
             7 => attribute(
                 "related",
                 json!([{"relation": "x", "id": "no-such-id"}, 1, {"relation": "y", "url": "u"}]),
@@ -570,7 +576,10 @@ mod tests {
         let pointers = element_pointers(answer);
         let mut v = answer.clone();
         for &(at, other, how) in breaks {
-            let (at, other) = (&pointers[at % pointers.len()], &pointers[other % pointers.len()]);
+            let (at, other) = (
+                &pointers[at % pointers.len()],
+                &pointers[other % pointers.len()],
+            );
             apply(&mut v, at, other, how);
         }
         let text = serde_json::to_string(&v).unwrap();
@@ -634,7 +643,11 @@ mod tests {
         for input in &inputs {
             by_shape += usize::from(same(input, &limits));
         }
-        assert!(by_shape > 200, "only {by_shape} of {} checked by the shape", inputs.len());
+        assert!(
+            by_shape > 200,
+            "only {by_shape} of {} checked by the shape",
+            inputs.len()
+        );
     }
 
     proptest! {

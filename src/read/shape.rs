@@ -140,7 +140,9 @@ impl<'a> Shape<'a> {
 
     /// Every element's attributes the checker reads, in document order.
     pub(crate) fn all_attributes(&self) -> impl Iterator<Item = (u32, &Attributes)> {
-        self.attributes.iter().map(|(at, attributes)| (*at, attributes))
+        self.attributes
+            .iter()
+            .map(|(at, attributes)| (*at, attributes))
     }
 
     /// The children of `at`, in order.
