@@ -653,8 +653,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-        /// Generated trees with up to five of the breakages above, ids
-        /// escaped or not: the same report both ways.
+        /// Generated trees with up to seven of the breakages above (two near
+        /// the root), ids escaped or not: the same report both ways.
         #[test]
         fn generated_trees_and_their_breakages_check_alike(
             n in 1usize..300,
