@@ -17,7 +17,8 @@ use crate::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Requirement};
 use crate::limits::Limits;
-use crate::model::{related_entry, Answer, Role, Tree, STATES};
+use crate::model::{related_entry, Answer, Attributes, Role, RoleName, Tree, STATES};
+use crate::read::Shape;
 
 /// The result of checking one input.
 #[derive(Debug, Clone, Serialize)]
@@ -112,7 +113,26 @@ pub(crate) fn with_conforming<'a, R>(
 
 /// Reads and checks an answer's bytes. `Err` only when the input cannot be
 /// read at all (not JSON, over a limit).
+///
+/// A clean reading (most answers) builds no tree: the checker reads the
+/// answer's [`Shape`] (ids, roles, the tree's links, the few attributes a
+/// rule reads), a third of the memory, and finds what [`check`] finds in
+/// the answer read whole. Anything else is read whole.
 pub fn check_bytes(bytes: &[u8], limits: &Limits) -> Result<CheckReport> {
+    if let Some(shape) = crate::read::read_shape(bytes, limits)? {
+        let findings = check_indexed(&shape);
+        return Ok(CheckReport {
+            conforms: !findings.iter().any(Finding::is_error),
+            upgraded_from: None,
+            elements: shape.len(),
+            findings,
+        });
+    }
+    check_bytes_whole(bytes, limits)
+}
+
+/// [`check_bytes`] of the answer read whole.
+fn check_bytes_whole(bytes: &[u8], limits: &Limits) -> Result<CheckReport> {
     let checked = read_checked(bytes, limits, None)?;
     let elements = checked
         .answer
@@ -156,6 +176,100 @@ pub fn check(answer: &Answer) -> Vec<Finding> {
 
 /// [`check`] of the tree that indexes an answer.
 pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
+    check_indexed(tree)
+}
+
+/// What the rules read of a tree: the [`Tree`] of an answer read whole, or
+/// the [`Shape`] read for the checker alone ([`check_bytes`]). Both give
+/// positions in document order; the rules are checked over either by the
+/// one [`check_indexed`].
+trait Indexed {
+    fn len(&self) -> usize;
+    /// What the first pass reads of one element, found once (a shape keeps
+    /// of the attributes only those a rule finds something in or reads: a
+    /// state's name, an `author` that is not a string, `related`).
+    fn element(&self, at: u32) -> Seen<'_>;
+    fn id(&self, at: u32) -> &str;
+    fn focused(&self, at: u32) -> bool;
+    /// [`Indexed::attributes`] of every element that has them, in order.
+    fn all_attributes(&self) -> impl Iterator<Item = (u32, &Attributes)>;
+    fn children(&self, at: u32) -> impl Iterator<Item = u32> + '_;
+    fn pointer(&self, at: u32) -> String;
+}
+
+/// One element as the first pass reads it.
+struct Seen<'s> {
+    id: &'s str,
+    role: &'s RoleName,
+    parent: Option<u32>,
+    focused: bool,
+    attributes: Option<&'s Attributes>,
+}
+
+impl Indexed for Tree<'_, '_> {
+    fn len(&self) -> usize {
+        Tree::len(self)
+    }
+    fn element(&self, at: u32) -> Seen<'_> {
+        let node = self.node(at);
+        Seen {
+            id: &node.element.id,
+            role: &node.element.role,
+            parent: node.parent,
+            focused: node.focused,
+            attributes: Some(&node.element.attributes),
+        }
+    }
+    fn id(&self, at: u32) -> &str {
+        &self.node(at).element.id
+    }
+    fn focused(&self, at: u32) -> bool {
+        self.node(at).focused
+    }
+    fn all_attributes(&self) -> impl Iterator<Item = (u32, &Attributes)> {
+        let nodes = self.nodes().iter().enumerate();
+        nodes.map(|(at, node)| (at as u32, &node.element.attributes))
+    }
+    fn children(&self, at: u32) -> impl Iterator<Item = u32> + '_ {
+        Tree::children(self, at)
+    }
+    fn pointer(&self, at: u32) -> String {
+        Tree::pointer(self, at)
+    }
+}
+
+impl Indexed for Shape<'_> {
+    fn len(&self) -> usize {
+        Shape::len(self)
+    }
+    fn element(&self, at: u32) -> Seen<'_> {
+        Seen {
+            id: Shape::id(self, at),
+            role: Shape::role(self, at),
+            parent: Shape::parent(self, at),
+            focused: Shape::focused(self, at),
+            attributes: Shape::attributes(self, at),
+        }
+    }
+    fn id(&self, at: u32) -> &str {
+        Shape::id(self, at)
+    }
+    fn focused(&self, at: u32) -> bool {
+        Shape::focused(self, at)
+    }
+    fn all_attributes(&self) -> impl Iterator<Item = (u32, &Attributes)> {
+        Shape::all_attributes(self)
+    }
+    fn children(&self, at: u32) -> impl Iterator<Item = u32> + '_ {
+        Shape::children(self, at)
+    }
+    fn pointer(&self, at: u32) -> String {
+        Shape::pointer(self, at)
+    }
+}
+
+/// The rules over either index of a tree ([`Indexed`]).
+fn check_indexed<T: Indexed>(tree: &T) -> Vec<Finding> {
     let mut findings = Vec::new();
     // Each id's first place. Ids are the provider's, but the table lives for
     // one check, with a seed of its own, and nothing of it leaves: a fast
@@ -166,23 +280,25 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
     let mut first_place = ids.table();
     let mut has_related = false;
 
-    for (at, node) in tree.nodes().iter().enumerate() {
-        let at = at as u32;
-        let element = node.element;
-        let id = || Some(element.id.to_string());
+    for at in 0..tree.len() as u32 {
+        let Seen {
+            id: element_id,
+            role,
+            parent,
+            focused,
+            attributes,
+        } = tree.element(at);
+        let id = || Some(element_id.to_string());
         let pointer = || tree.pointer(at);
 
         // R3: the root is an Application; roles come from the language.
-        match (node.parent, element.role.read(), element.role.is_known()) {
+        match (parent, role.read(), role.is_known()) {
             (None, Role::Application, true) => {}
             (None, _, _) => findings.push(Finding::error(
                 Requirement::R3,
                 "/root",
                 id(),
-                format!(
-                    "the root must be an `Application`, found `{}`",
-                    element.role
-                ),
+                format!("the root must be an `Application`, found `{role}`"),
             )),
             (Some(_), Role::Application, _) => findings.push(Finding::warning(
                 Requirement::R3,
@@ -195,24 +311,22 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
                 pointer(),
                 id(),
                 format!(
-                    "role `{}` is not in the role language; it is read as `Group`{}",
-                    element.role,
-                    crate::suggest::role(element.role.as_str())
+                    "role `{role}` is not in the role language; it is read as `Group`{}",
+                    crate::suggest::role(role.as_str())
                 ),
             )),
             _ => {}
         }
 
         // R4: ids are unique.
-        if !element.id.is_empty() {
+        if !element_id.is_empty() {
             if let Some(first) = ids.first(&mut first_place, at) {
                 findings.push(Finding::error(
                     Requirement::R4,
                     pointer(),
                     id(),
                     format!(
-                        "id `{}` is repeated; it first appears at {}",
-                        element.id,
+                        "id `{element_id}` is repeated; it first appears at {}",
                         tree.pointer(first)
                     ),
                 ));
@@ -220,7 +334,7 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
         }
 
         // R1: no state repeated under attributes; 4.3: reserved attributes.
-        for (name, value) in element.attributes.iter() {
+        for (name, value) in attributes.into_iter().flat_map(Attributes::iter) {
             match name.as_str() {
                 state if STATES.contains(&state) => findings.push(Finding::error(
                     Requirement::R1,
@@ -243,22 +357,22 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
         }
 
         // R6 and 4.1's focus rule.
-        if node.focused {
-            match node.parent {
+        if focused {
+            match parent {
                 None => findings.push(Finding::error(
                     Requirement::R6,
                     "/root",
                     id(),
                     "the root is not on the focus path, which starts at the root's child; remove `focused` from the root",
                 )),
-                Some(parent) if parent != 0 && !tree.node(parent).focused => {
+                Some(parent) if parent != 0 && !tree.focused(parent) => {
                     findings.push(Finding::error(
                         Requirement::R6,
                         pointer(),
                         id(),
                         format!(
                             "focused element under an unfocused parent (id `{}`): the focus path must be unbroken from the root's child down",
-                            tree.node(parent).element.id
+                            tree.id(parent)
                         ),
                     ));
                 }
@@ -268,24 +382,21 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
     }
 
     // Two focused siblings: the path would fork.
-    for (at, node) in tree.nodes().iter().enumerate() {
-        if !(node.focused || at == 0) {
+    for at in 0..tree.len() as u32 {
+        if !(tree.focused(at) || at == 0) {
             continue;
         }
-        let focused: Vec<u32> = tree
-            .children(at as u32)
-            .filter(|&c| tree.node(c).focused)
-            .collect();
+        let focused: Vec<u32> = tree.children(at).filter(|&c| tree.focused(c)).collect();
         if let [first, rest @ ..] = focused.as_slice() {
             let first = *first;
             for &other in rest {
                 findings.push(Finding::error(
                     Requirement::R6,
                     tree.pointer(other),
-                    Some(tree.node(other).element.id.to_string()),
+                    Some(tree.id(other).to_string()),
                     format!(
                         "two focused siblings: this one and `{}` at {}; the focus path is one path",
-                        tree.node(first).element.id,
+                        tree.id(first),
                         tree.pointer(first)
                     ),
                 ));
@@ -294,14 +405,14 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
     }
 
     // related ids that name no element.
-    for (at, node) in tree.nodes().iter().enumerate().filter(|_| has_related) {
-        for link in node.element.attributes.related() {
+    for (at, attributes) in tree.all_attributes().filter(|_| has_related) {
+        for link in attributes.related() {
             if let crate::model::RelatedTarget::Id(target) = link.target {
                 if ids.find(&first_place, target).is_none() {
                     findings.push(Finding::warning(
                         Requirement::Schema,
-                        format!("{}/attributes/related", tree.pointer(at as u32)),
-                        Some(node.element.id.to_string()),
+                        format!("{}/attributes/related", tree.pointer(at)),
+                        Some(tree.id(at).to_string()),
                         format!("`related` names id `{target}`, which is not in this answer"),
                     ));
                 }
@@ -313,13 +424,13 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
 
 /// The first place of each id: a hash table of positions in the tree,
 /// hashed and compared by the id they name.
-struct Ids<'p, 't, 'a> {
-    tree: &'p Tree<'t, 'a>,
+struct Ids<'p, T> {
+    tree: &'p T,
     hasher: foldhash::fast::RandomState,
 }
 
-impl<'p, 't, 'a> Ids<'p, 't, 'a> {
-    fn new(tree: &'p Tree<'t, 'a>) -> Self {
+impl<'p, T: Indexed> Ids<'p, T> {
+    fn new(tree: &'p T) -> Self {
         Ids {
             tree,
             hasher: foldhash::fast::RandomState::default(),
@@ -331,7 +442,7 @@ impl<'p, 't, 'a> Ids<'p, 't, 'a> {
     }
 
     fn id(&self, at: u32) -> &str {
-        &self.tree.node(at).element.id
+        self.tree.id(at)
     }
 
     /// The place where `at`'s id first appears, when before `at`; `at` is
@@ -383,6 +494,185 @@ fn check_related(
                 id(),
                 "a `related` entry must be `{\"relation\": string, \"id\": string}` or `{\"relation\": string, \"url\": string}`",
             ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::read::differential::{element_pointers, fixtures, mutate, MUTATIONS};
+
+    /// What a check gave, in a form two checks can be compared by.
+    fn outcome(report: Result<CheckReport>) -> String {
+        match report {
+            Ok(report) => format!("ok {report:?}"),
+            Err(err) => format!("err {:?} {err} {:?}", err.kind(), err.pointer()),
+        }
+    }
+
+    /// Checks `bytes` by its shape (where it is read that way) and read
+    /// whole, and requires the same report; says whether the shape was read.
+    fn same(bytes: &[u8], limits: &Limits) -> bool {
+        let whole = outcome(check_bytes_whole(bytes, limits));
+        let now = outcome(check_bytes(bytes, limits));
+        assert!(
+            now == whole,
+            "the shape and the whole answer check differently on {}\nshape: {}\nwhole: {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(400)]),
+            &now[..now.len().min(2_000)],
+            &whole[..whole.len().min(2_000)],
+        );
+        matches!(crate::read::read_shape(bytes, limits), Ok(Some(_)))
+    }
+
+    /// Ways to break the rules that need the whole tree (and not the
+    /// reading): the element at `at`, with `other` another element's
+    /// pointer, broken the `how`-th way, written as text.
+    const BREAKS: usize = 14;
+
+    fn apply(v: &mut Value, at: &str, other: &str, how: usize) {
+        let other_id = v
+            .pointer(&format!("{other}/id"))
+            .cloned()
+            .unwrap_or(json!("x"));
+        let e = v.pointer_mut(at).unwrap();
+        let mut attribute = |name: &str, value: Value| {
+            if !e["attributes"].is_object() {
+                e["attributes"] = json!({});
+            }
+            e["attributes"][name] = value;
+        };
+        match how {
+            0 => e["id"] = other_id,
+            1 => e["focused"] = json!(true),
+            2 => e["focused"] = json!(false),
+            3 => e["role"] = json!("Application"),
+            4 => e["role"] = json!("button"),
+            5 => e["role"] = json!("Sprocket"),
+            6 => attribute(
+                "related",
+                json!([{"relation": "labelledBy", "id": other_id}]),
+            ),
+            7 => attribute(
+                "related",
+                json!([{"relation": "x", "id": "no-such-id"}, 1, {"relation": "y", "url": "u"}]),
+            ),
+            8 => attribute("related", json!("not a list")),
+            9 => attribute("author", json!(3)),
+            10 => attribute("author", json!("Ada")),
+            11 => attribute("visible", json!(true)),
+            12 => e["id"] = json!(""),
+            _ => e["role"] = json!("Group"),
+        }
+    }
+
+    /// The answer with each (element, other element, way) applied, as text;
+    /// ids written with escapes when `escaped` (the reader's owned strings).
+    fn broken(answer: &Value, breaks: &[(usize, usize, usize)], escaped: bool) -> Vec<u8> {
+        let pointers = element_pointers(answer);
+        let mut v = answer.clone();
+        for &(at, other, how) in breaks {
+            let (at, other) = (
+                &pointers[at % pointers.len()],
+                &pointers[other % pointers.len()],
+            );
+            apply(&mut v, at, other, how);
+        }
+        let text = serde_json::to_string(&v).unwrap();
+        if !escaped {
+            return text.into_bytes();
+        }
+        // Every `"id":"…"` value's letters as `\u` escapes.
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find(r#""id":""#) {
+            let (head, tail) = rest.split_at(i + 6);
+            out.push_str(head);
+            let end = tail.find('"').unwrap();
+            for c in tail[..end].chars() {
+                match c {
+                    'a'..='z' => out.push_str(&format!("\\u{:04x}", c as u32)),
+                    c => out.push(c),
+                }
+            }
+            rest = &tail[end..];
+        }
+        out.push_str(rest);
+        out.into_bytes()
+    }
+
+    /// Every fixture tree, the check cases, and the reader's breakages of
+    /// each: the report checked by the shape is the report checked on the
+    /// answer read whole (the shape read for the clean ones).
+    #[test]
+    fn checking_the_shape_finds_what_checking_the_whole_answer_finds() {
+        let limits = Limits::default();
+        let mut by_shape = 0;
+        let mut inputs = Vec::new();
+        let cases = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/check");
+        for file in std::fs::read_dir(cases).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|x| x == "json") {
+                inputs.push(std::fs::read(path).unwrap());
+            }
+        }
+        for (_, bytes) in fixtures() {
+            let value: Value = serde_json::from_slice(&bytes).unwrap();
+            let pointers = element_pointers(&value);
+            for how in 0..MUTATIONS {
+                inputs.push(mutate(&value, pointers.last().unwrap(), how));
+            }
+            let n = pointers.len();
+            for how in 0..BREAKS {
+                inputs.push(broken(&value, &[(n - 1, n / 2, how)], false));
+                inputs.push(broken(&value, &[(n / 2, n - 1, how), (0, 1, 1)], true));
+            }
+            // Ancestors and their descendants with attributes a rule reads
+            // (a shape takes an element's at its end, after its subtree's).
+            let nested: Vec<_> = [0, 1, 2, n / 3, n / 2, n - 1]
+                .into_iter()
+                .flat_map(|at| [(at, 0, 7), (at, 0, 11), (at, at + 1, 6)])
+                .collect();
+            inputs.push(broken(&value, &nested, false));
+            inputs.push(bytes);
+        }
+        for input in &inputs {
+            by_shape += usize::from(same(input, &limits));
+        }
+        assert!(
+            by_shape > 200,
+            "only {by_shape} of {} checked by the shape",
+            inputs.len()
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Generated trees with up to seven of the breakages above (two near
+        /// the root), ids escaped or not: the same report both ways.
+        #[test]
+        fn generated_trees_and_their_breakages_check_alike(
+            n in 1usize..300,
+            seed in 0u64..1_000,
+            breaks in prop::collection::vec((0usize..300, 0usize..300, 0..BREAKS), 0..6),
+            near_the_root in prop::collection::vec((0usize..4, 0usize..300, 0..BREAKS), 0..3),
+            escaped in any::<bool>(),
+            how in 0..MUTATIONS,
+            at in 0usize..300,
+        ) {
+            let limits = Limits::default();
+            let answer = serde_json::to_value(crate::synth::synth(n, seed)).unwrap();
+            let breaks: Vec<_> = breaks.into_iter().chain(near_the_root).collect();
+            let bytes = broken(&answer, &breaks, escaped);
+            prop_assert!(same(&bytes, &limits));
+            let value: Value = serde_json::from_slice(&bytes).unwrap();
+            let pointers = element_pointers(&value);
+            same(&mutate(&value, &pointers[at % pointers.len()], how), &limits);
         }
     }
 }

@@ -16,6 +16,10 @@
 //! is to find. So it never makes a finding, and what it reads is what the
 //! lenient pass reads (`read::differential` holds the three readers equal).
 //!
+//! For the checker alone ([`super::read_shape`]) it keeps no element: each
+//! is read whole, then what the checker reads of it moves into the context's
+//! [`super::Shape`] and the rest is dropped.
+//!
 //! It recurses once per element, as the lenient pass does, making sure of
 //! stack room first (`stacker`), and the depth is bounded by `max_depth`.
 
@@ -275,6 +279,9 @@ impl<'de> Fast<'de> {
         if ctx.depth > ctx.limits.max_depth {
             return Err(Doubt);
         }
+        if let Some(shape) = &mut ctx.shape {
+            shape.open();
+        }
         let mut element = Element::default();
         let mut seen: u16 = 0;
         let mut role: Option<Cow<'de, str>> = None;
@@ -353,6 +360,9 @@ impl<'de> Fast<'de> {
             return Err(Doubt);
         }
         ctx.depth -= 1;
+        if let Some(shape) = &mut ctx.shape {
+            shape.close(&mut element);
+        }
         ctx.siblings.push(element);
         Ok(())
     }
@@ -369,6 +379,11 @@ impl<'de> Fast<'de> {
             if !self.more(b']')? {
                 break;
             }
+        }
+        if ctx.shape.is_some() {
+            // The shape holds them: no element outlives its reading.
+            ctx.siblings.truncate(start);
+            return Ok(Vec::new());
         }
         Ok(ctx.siblings.drain(start..).collect())
     }

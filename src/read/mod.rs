@@ -78,7 +78,10 @@ mod element;
 mod fast;
 mod fields;
 mod scan;
+mod shape;
 mod value;
+
+pub(crate) use shape::Shape;
 
 use element::{AnswerSeed, BlockScratch};
 use scan::{line_column, scan_nesting};
@@ -193,6 +196,30 @@ fn read_one_pass_with<'a>(
         }
     };
     finish_one_pass(raw, &ctx, limits, deadline)
+}
+
+/// The shape of a clean answer, for the checker alone: `Some` exactly when
+/// [`read_until`] would read it in one pass by the fast reader (a 0.2.x
+/// answer with no finding: the same checks of [`finish_one_pass`]), `None`
+/// for anything else, which the caller reads whole. No element is kept
+/// (`Shape`). The same `Err` as [`read_until`] for an input over
+/// `max_input_bytes`.
+pub(crate) fn read_shape<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Option<Shape<'a>>> {
+    let bytes = within_size(bytes, limits)?;
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    let _one_pass = value::OnePass::start();
+    let mut ctx = Ctx::new(limits, None, true);
+    ctx.shape = Some(Shape::default());
+    let raw = match fast::read_answer(text, &mut ctx) {
+        Ok(raw) => raw,
+        Err(fast::Stop::Deadline(deadline)) => return Err(deadline),
+        Err(fast::Stop::Doubt) => return Ok(None),
+    };
+    let shape = ctx.shape.take();
+    let clean = finish_one_pass(raw, &ctx, limits, None)?.is_some();
+    Ok(shape.filter(|_| clean).map(Shape::finish))
 }
 
 /// The lenient pass over `text` in one pass (the context says so): `Err`
@@ -544,6 +571,9 @@ struct Ctx<'l, 'de> {
     order: Vec<u32>,
     /// One element's attributes as they are read ([`value::AttributesSeed`]).
     pairs: Vec<(String, Value)>,
+    /// Reading for the checker alone ([`read_shape`], the fast reader
+    /// only): what it reads of each element, which is then dropped.
+    shape: Option<Shape<'de>>,
 }
 
 impl<'l> Ctx<'l, '_> {
@@ -563,6 +593,7 @@ impl<'l> Ctx<'l, '_> {
             block: BlockScratch::default(),
             order: Vec::new(),
             pairs: Vec::new(),
+            shape: None,
         }
     }
 
