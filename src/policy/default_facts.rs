@@ -29,6 +29,16 @@ pub(super) const SUBROLE_TESTS: Option<&[(Op, Case, &str)]> = Some(&[
     (Op::Contains, Case::Lower, "secure"),
 ]);
 
+/// `rule_reads`: what each per-element rule defined reads, in `ELEMENT_RULES`
+/// order: (rule, fields as `RuleReads::fields`, whether `input.inside`).
+pub(super) const RULE_READS: Option<&[(&str, u16, bool)]> = Some(&[
+    ("mask", 0x0883, false),
+    ("keep", 0x010d, false),
+    ("prune", 0x0010, false),
+    ("priority", 0x002d, true),
+    ("strip", 0x030c, false),
+]);
+
 /// `string_constants`: the rule ids the policy writes, sorted, each once.
 pub(super) const CONSTANTS: &[&str] = &[
     "ai-api-key",

@@ -31,7 +31,7 @@ use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
 use super::default_facts;
-use super::projection::{Decider, ElementInput, Floor, ProjectionKey, Reads};
+use super::projection::{Decider, ElementInput, Floor, ProjectionKey, Reads, RuleReads};
 use super::recursion::RuleHead;
 use super::source::{eval_error, is_time_limit, policy_error, PolicyFile};
 use super::{Action, Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
@@ -232,6 +232,11 @@ struct Rvm {
     /// constants; `tests::policy_rvm` compares its plans on both paths).
     /// Any VM error makes the interpreter evaluate the whole plan.
     plan: Option<Vec<(&'static str, usize)>>,
+    /// What each of `entries` reads of a projection ([`rule_reads`]), when
+    /// known: a rule's value is then memoised per request by that alone
+    /// (`Evaluator::rule_memo`), shared by projections that differ only
+    /// where it does not read.
+    reads: Option<Vec<RuleReads>>,
 }
 
 impl Rvm {
@@ -260,7 +265,22 @@ impl Rvm {
             loaded,
             entries,
             plan,
+            reads: None,
         })
+    }
+
+    /// With what its rules read, each named (`None`, or other rules than
+    /// `entries` in another order: not used).
+    fn with_reads(mut self, reads: Option<Vec<(&str, RuleReads)>>) -> Rvm {
+        self.reads = reads
+            .filter(|reads| {
+                reads
+                    .iter()
+                    .map(|(rule, _)| *rule)
+                    .eq(self.entries.iter().map(|(rule, _)| *rule))
+            })
+            .map(|reads| reads.into_iter().map(|(_, r)| r).collect());
+        self
     }
 
     fn vm(&self, limit: Duration) -> RegoVM {
@@ -637,6 +657,124 @@ pub(crate) fn rvm_subset(
     true
 }
 
+/// What each of `names` (per-element rules of a policy in [`rvm_subset`])
+/// reads of a projection, through every rule it refers to
+/// ([`RuleReads`]); `None` when that cannot be told (a head not found
+/// among the tokens). Found as [`super::recursion::find_recursion`] finds
+/// rules' bodies: a definition runs from its head to the next head of its
+/// file. In it, `input.element.FIELD` reads that field, `input.element`
+/// otherwise every field, `input.inside` the ancestors (as [`Reads`]
+/// says); `input.action` and `input.app` are the request's, the same for
+/// every projection of it; an identifier naming a rule reads what that rule
+/// reads; `data` other than as `data.ctxgate.NAME` reads everything.
+/// `tests::canonical` decides every projection with these and with the
+/// whole key and compares.
+pub(crate) fn rule_reads(
+    files: &[(&PolicyFile, &[super::token::Token])],
+    heads: &[RuleHead],
+    rules: &BTreeSet<String>,
+    names: &[&str],
+) -> Option<Vec<RuleReads>> {
+    use super::token::{Token, TokenKind};
+    let word = |tokens: &[Token], at: usize, w: &str| {
+        tokens
+            .get(at)
+            .is_some_and(|t| t.kind != TokenKind::Str && t.text == w)
+    };
+    // Each rule's own reads (`None`: everything) and the rules it names.
+    let mut own: HashMap<&str, Option<RuleReads>> = HashMap::new();
+    let mut refers: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+    for (file, tokens) in files {
+        let mut starts: Vec<(usize, &str)> = Vec::new();
+        for head in heads.iter().filter(|h| h.file == file.name) {
+            let at = tokens
+                .iter()
+                .position(|t| t.line == head.line && t.col == head.col)?;
+            // Only rules named in one part (`data.ctxgate.NAME`).
+            let name = head.path.strip_prefix("data.ctxgate.")?;
+            if name.contains('.') {
+                return None;
+            }
+            starts.push((at, name));
+        }
+        starts.sort();
+        // Two heads at one token (`a.b contains …`): not told apart.
+        if starts.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        for (n, &(start, name)) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).map_or(tokens.len(), |(next, _)| *next);
+            let body = &tokens[start..end];
+            let reads = own.entry(name).or_insert(Some(RuleReads {
+                fields: 0,
+                inside: false,
+            }));
+            let named = refers.entry(name).or_default();
+            for (k, t) in body.iter().enumerate() {
+                if t.kind != TokenKind::Ident {
+                    continue;
+                }
+                match t.text.as_str() {
+                    "input" if word(body, k + 1, ".") => {
+                        let Some(r) = reads.as_mut() else { continue };
+                        if word(body, k + 2, "inside") {
+                            r.inside = true;
+                        } else if word(body, k + 2, "element") {
+                            let field = (word(body, k + 3, "."))
+                                .then(|| body.get(k + 4))
+                                .flatten()
+                                .filter(|f| f.kind == TokenKind::Ident);
+                            match field {
+                                // A name that is no field reads nothing.
+                                Some(f) => r.fields |= RuleReads::field(&f.text).unwrap_or(0),
+                                None => r.fields = RuleReads::ALL.fields,
+                            }
+                        }
+                    }
+                    "input" => *reads = None,
+                    "data"
+                        if word(body, k + 1, ".")
+                            && word(body, k + 2, "ctxgate")
+                            && word(body, k + 3, ".")
+                            && body.get(k + 4).is_some_and(|n| n.kind == TokenKind::Ident) => {}
+                    "data" => *reads = None,
+                    other if rules.contains(other) && other != name => {
+                        named.insert(rules.get(other).expect("contained").as_str());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    // Each name's reads through what it names, depth-first without
+    // recursion (the policy has none: its load refused it).
+    let through = |name: &str| -> Option<RuleReads> {
+        let mut all = RuleReads {
+            fields: 0,
+            inside: false,
+        };
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut todo = vec![name];
+        while let Some(next) = todo.pop() {
+            if !seen.insert(next) {
+                continue;
+            }
+            // A rule with no body found: everything.
+            let reads = (*own.get(next)?)?;
+            all.fields |= reads.fields;
+            all.inside |= reads.inside;
+            todo.extend(refers.get(next).into_iter().flatten().copied());
+        }
+        Some(all)
+    };
+    Some(
+        names
+            .iter()
+            .map(|name| through(name).unwrap_or(RuleReads::ALL))
+            .collect(),
+    )
+}
+
 /// What of a projection a policy in [`rvm_subset`] can read, from its
 /// tokens, refusing whatever it does not know ([`Reads`]): only there is
 /// every read of the input spelled out (no calls but the subset's, no
@@ -896,9 +1034,23 @@ impl Policy {
             true => reads_of(&tokens, &rules),
             false => Reads::default(),
         };
+        let element_rules: Vec<&str> = ELEMENT_RULES
+            .into_iter()
+            .filter(|r| rules.contains(*r))
+            .collect();
+        let reads_by_rule = || {
+            let files: Vec<_> = files
+                .iter()
+                .zip(&tokens)
+                .map(|(f, t)| (f, t.as_slice()))
+                .collect();
+            let reads = rule_reads(&files, &heads, &rules, &element_rules)?;
+            Some(element_rules.iter().copied().zip(reads).collect())
+        };
         let rvm = program
             .filter(|_| subset)
-            .and_then(|program| Rvm::new(program, &rules, false, false));
+            .and_then(|program| Rvm::new(program, &rules, false, false))
+            .map(|rvm| rvm.with_reads(reads_by_rule()));
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = Constants::Found(
             files
@@ -946,7 +1098,15 @@ impl Policy {
                 (OnceLock::from(Mutex::new(engine)), rules, program)
             }
         };
-        let rvm = program.and_then(|program| Rvm::new(program, &rules, from_bytes, true));
+        let reads = default_facts::RULE_READS.map(|reads| {
+            reads
+                .iter()
+                .map(|&(rule, fields, inside)| (rule, RuleReads { fields, inside }))
+                .collect()
+        });
+        let rvm = program
+            .and_then(|program| Rvm::new(program, &rules, from_bytes, true))
+            .map(|rvm| rvm.with_reads(reads));
         tracing::debug!(rvm = rvm.is_some(), "embedded default loaded");
         Ok(Policy {
             hash: hash_files(&files),
@@ -1027,6 +1187,21 @@ impl Policy {
     #[cfg(test)]
     pub(crate) fn loaded_program(&self) -> bool {
         self.rvm.as_ref().is_some_and(|rvm| rvm.loaded)
+    }
+
+    /// What each per-element rule on the VM reads, when known
+    /// ([`rule_reads`]): (rule, `RuleReads::fields`, inside).
+    #[cfg(test)]
+    pub(crate) fn rule_reads(&self) -> Option<Vec<(&'static str, u16, bool)>> {
+        let rvm = self.rvm.as_ref()?;
+        let reads = rvm.reads.as_ref()?;
+        Some(
+            rvm.entries
+                .iter()
+                .zip(reads)
+                .map(|((rule, _), r)| (*rule, r.fields, r.inside))
+                .collect(),
+        )
     }
 
     /// What of a projection the decisions are keyed by.
@@ -1120,6 +1295,7 @@ impl Policy {
             use_rvm: true,
             exact_keys: false,
             memo: Table::new(),
+            rule_memo: Vec::new(),
             evaluations: 0,
             deadline: None,
             timed_out: Cell::new(false),
@@ -1335,6 +1511,11 @@ pub struct Evaluator<'p> {
     /// policy reads of it (on only in tests of the two keys).
     exact_keys: bool,
     memo: Table,
+    /// Per entry of the policy's [`Rvm`], the rule's values by the key of
+    /// what it reads ([`ElementInput::key_of`]), when that is known: a
+    /// projection not decided yet runs on the VM only the rules whose
+    /// value no other projection of the request has given.
+    rule_memo: Vec<HashMap<ProjectionKey, Value>>,
     evaluations: usize,
     /// The request's deadline: no evaluation runs past it.
     deadline: Option<Deadline>,
@@ -1420,53 +1601,72 @@ impl Evaluator<'_> {
     }
 
     fn evaluate(&mut self, element: &ElementInput<'_>) -> Result<Decision> {
-        let input = element.rego_input(&self.request_value);
         if self.use_rvm {
-            if let Some(decision) = self.evaluate_rvm(element, &input)? {
+            if let Some(decision) = self.evaluate_rvm(element)? {
                 return Ok(decision);
             }
         }
+        let input = element.rego_input(&self.request_value);
         self.evaluate_interpreted(element, input)
     }
 
     /// The decision through the RVM, or `None` when the VM failed (the
-    /// interpreter then decides, giving its result or its error).
-    fn evaluate_rvm(
-        &mut self,
-        element: &ElementInput<'_>,
-        input: &Value,
-    ) -> Result<Option<Decision>> {
+    /// interpreter then decides, giving its result or its error). A rule
+    /// whose value the request's per-rule memo holds for what it reads of
+    /// this projection is not run (never with [`Evaluator::exact`], the
+    /// reference of the keys); the input is built only if one is.
+    fn evaluate_rvm(&mut self, element: &ElementInput<'_>) -> Result<Option<Decision>> {
         let policy = self.policy;
         let Some(rvm) = &policy.rvm else {
             return Ok(None);
         };
+        let memo = rvm.reads.as_ref().filter(|_| !self.exact_keys);
+        if memo.is_some() && self.rule_memo.is_empty() {
+            self.rule_memo = vec![HashMap::new(); rvm.entries.len()];
+        }
         let limit = self.limit();
-        let vm = match &mut self.vm {
-            Some(vm) => {
-                if self.deadline.is_some() {
-                    vm.set_execution_timer_config(Some(timer(limit)));
-                }
-                vm
-            }
-            None => self.vm.insert(rvm.vm(limit)),
-        };
-        vm.set_input(input.clone());
+        let mut input_set = false;
+        let mut ran = 0;
         let mut values = Vec::with_capacity(rvm.entries.len());
-        for &(rule, index) in &rvm.entries {
+        for (at, &(rule, index)) in rvm.entries.iter().enumerate() {
             if !asked(policy, rule, element) {
                 continue;
             }
+            let key = memo.map(|reads| element.key_of(&policy.reads, reads[at]));
+            if let Some(value) = key.as_ref().and_then(|key| self.rule_memo[at].get(key)) {
+                values.push((rule, value.clone()));
+                continue;
+            }
+            let vm = match &mut self.vm {
+                Some(vm) => {
+                    if self.deadline.is_some() && !input_set {
+                        vm.set_execution_timer_config(Some(timer(limit)));
+                    }
+                    vm
+                }
+                None => self.vm.insert(rvm.vm(limit)),
+            };
+            if !input_set {
+                vm.set_input(element.rego_input(&self.request_value));
+                input_set = true;
+            }
             match vm.execute_entry_point_by_index(index) {
-                Ok(value) => values.push((rule, value)),
+                Ok(value) => {
+                    ran += 1;
+                    if let Some(key) = key {
+                        self.rule_memo[at].insert(key, value.clone());
+                    }
+                    values.push((rule, value));
+                }
                 Err(err) => {
                     tracing::trace!(rule, error = %err, "rvm failed; interpreting");
                     return Ok(None);
                 }
             }
         }
+        self.evaluations += ran;
         let mut decision = Decision::default();
         for (rule, value) in values {
-            self.evaluations += 1;
             apply(&mut decision, rule, &value, &policy.constants)?;
         }
         Ok(Some(decision))
@@ -1828,15 +2028,60 @@ pub(crate) fn request_json(request: &RequestInput) -> serde_json::Value {
     serde_json::json!({ "action": action, "app": app })
 }
 
+/// A per-request rule's value as JSON: what printing it as regorus does
+/// (`to_json_str`) and parsing that back gives. Built directly
+/// (`serde_json::to_value`, over the same `Serialize`: the same keys,
+/// order, integers and errors), ~5× cheaper than the round trip, for any
+/// value nested less deeply than [`DIRECT_DEPTH`] that holds no float; any
+/// other takes the round trip (a deep one fails where serde_json's parser
+/// does, 128 levels; a float comes back as that parser reads it).
 fn to_json(value: &Value, rule: &str) -> Result<serde_json::Value> {
     if *value == Value::Undefined {
         return Ok(serde_json::Value::Null);
+    }
+    if nested_less_than(value, DIRECT_DEPTH) {
+        let direct = serde_json::to_value(value)
+            .map_err(|e| shape(rule, format!("the value of `{rule}` cannot be read: {e}")))?;
+        // A float printed and parsed again may come back another float
+        // (serde_json's parser rounds): those keep the round trip.
+        if !holds_float(&direct) {
+            return Ok(direct);
+        }
     }
     let text = value
         .to_json_str()
         .map_err(|e| shape(rule, format!("the value of `{rule}` cannot be read: {e}")))?;
     serde_json::from_str(&text)
         .map_err(|e| shape(rule, format!("the value of `{rule}` cannot be read: {e}")))
+}
+
+/// Whether a JSON value holds a number that is not an integer.
+fn holds_float(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Number(n) => n.is_f64(),
+        serde_json::Value::Array(items) => items.iter().any(holds_float),
+        serde_json::Value::Object(map) => map.values().any(holds_float),
+        _ => false,
+    }
+}
+
+/// How deeply a value [`to_json`] builds directly may nest.
+const DIRECT_DEPTH: usize = 64;
+
+/// Whether `value` nests arrays, sets and objects less than `depth` deep
+/// (a scalar: 0). Recurses at most `depth` levels.
+fn nested_less_than(value: &Value, depth: usize) -> bool {
+    let Some(inner) = depth.checked_sub(1) else {
+        return false;
+    };
+    match value {
+        Value::Array(items) => items.iter().all(|v| nested_less_than(v, inner)),
+        Value::Set(items) => items.iter().all(|v| nested_less_than(v, inner)),
+        Value::Object(fields) => fields
+            .iter()
+            .all(|(k, v)| nested_less_than(k, inner) && nested_less_than(v, inner)),
+        _ => true,
+    }
 }
 
 fn shape(rule: &str, message: String) -> Error {
@@ -2059,6 +2304,77 @@ mod tests {
     use super::*;
 
     fn assert_send_sync<T: Send + Sync>() {}
+
+    /// [`to_json`]'s direct path gives what printing and parsing gave, for
+    /// every kind of value a rule can give, and the round trip's error past
+    /// serde_json's nesting limit.
+    #[test]
+    fn a_rule_value_reads_as_its_printed_json_parses() {
+        let printed = |v: &Value| -> std::result::Result<serde_json::Value, String> {
+            serde_json::from_str(&v.to_json_str().unwrap()).map_err(|e| e.to_string())
+        };
+        let mut values: Vec<Value> = [
+            r#"null"#,
+            r#"true"#,
+            r#"0"#,
+            r#"-7"#,
+            r#"0.1"#,
+            r#"1e300"#,
+            r#"-2.5e-300"#,
+            r#"18446744073709551615"#,
+            r#"18446744073709551616"#,
+            r#"123456789012345678901234567890123"#,
+            r#"5.0"#,
+            r#""x\u0000 é 東京 \ud83d\ude00 \"q\"""#,
+            r#"[1, [2, {"b": [3.25, null], "a": "z"}], {}]"#,
+            r#"{"tokens": 8000}"#,
+            r#"{"id": "x", "pattern": "\\d+", "luhn": true}"#,
+        ]
+        .iter()
+        .map(|json| Value::from_json_str(json).unwrap())
+        .collect();
+        // A set, an object with keys that are not strings (one printing as
+        // a string key does), undefined inside.
+        let mut set = Value::new_set();
+        for v in [Value::from("b"), Value::from(2i64), Value::from("a")] {
+            set.as_set_mut().unwrap().insert(v);
+        }
+        let mut object = Value::new_object();
+        for (k, v) in [
+            (Value::from(1i64), Value::from("one")),
+            (Value::from("1"), Value::from("string one")),
+            (Value::from(true), Value::Undefined),
+            (set.clone(), Value::from(0.5f64)),
+        ] {
+            object.as_object_mut().unwrap().insert(k, v);
+        }
+        values.extend([set, object]);
+        // Nested to either side of the direct path's bound and past the
+        // parser's.
+        for depth in [
+            DIRECT_DEPTH - 1,
+            DIRECT_DEPTH,
+            DIRECT_DEPTH + 1,
+            127,
+            128,
+            129,
+            300,
+        ] {
+            let mut v = Value::from("leaf");
+            for _ in 0..depth {
+                v = Value::from(vec![v]);
+            }
+            values.push(v);
+        }
+        for value in &values {
+            let direct = to_json(value, "budget").map_err(|e| e.to_string());
+            match printed(value) {
+                Ok(json) => assert_eq!(direct, Ok(json), "{value}"),
+                Err(e) => assert!(direct.unwrap_err().contains(&e), "{e}"),
+            }
+        }
+        assert!(values.iter().any(|v| printed(v).is_err()));
+    }
 
     #[test]
     fn policy_is_send_and_sync() {

@@ -141,8 +141,19 @@ mod tests {
             name: DEFAULT_NAME.to_string(),
             source: DEFAULT_SOURCE.to_string(),
         }];
-        let (_, rules, _) = compile_with_heads(&files, true).unwrap();
-        let reads = reads_of(&[super::super::token::tokenize(DEFAULT_SOURCE)], &rules);
+        let (_, rules, heads) = compile_with_heads(&files, true).unwrap();
+        let tokens = super::super::token::tokenize(DEFAULT_SOURCE);
+        let reads = reads_of(std::slice::from_ref(&tokens), &rules);
+        let element_rules: Vec<&str> = super::super::engine::ELEMENT_RULES
+            .into_iter()
+            .filter(|r| rules.contains(*r))
+            .collect();
+        let rule_reads = super::super::engine::rule_reads(
+            &[(&files[0], tokens.as_slice())],
+            &heads,
+            &rules,
+            &element_rules,
+        );
         let mut constants = string_constants(DEFAULT_SOURCE);
         constants.sort();
         constants.dedup();
@@ -175,6 +186,19 @@ mod tests {
                         "    (Op::{:?}, Case::{:?}, {:?}),\n",
                         t.op, t.case, t.needle
                     );
+                }
+                out += "]);\n\n";
+            }
+        }
+        out += "/// `rule_reads`: what each per-element rule defined reads, in `ELEMENT_RULES`\n";
+        out += "/// order: (rule, fields as `RuleReads::fields`, whether `input.inside`).\n";
+        out += "pub(super) const RULE_READS: Option<&[(&str, u16, bool)]> = ";
+        match &rule_reads {
+            None => out += "None;\n\n",
+            Some(all) => {
+                out += "Some(&[\n";
+                for (rule, r) in element_rules.iter().zip(all) {
+                    out += &format!("    ({rule:?}, {:#06x}, {}),\n", r.fields, r.inside);
                 }
                 out += "]);\n\n";
             }

@@ -240,12 +240,20 @@ impl<'a, A> ElementInput<'a, A> {
     /// The fields' bytes, unambiguous (tags and lengths), for the key.
     /// With `reads`, the subrole is written as what the policy can learn
     /// of it ([`Reads::subrole`]).
-    fn key_bytes(&self, out: &mut Vec<u8>, reads: &Reads) {
+    /// `fields`: bit `k` keeps the `k`-th field of [`ElementInput::fields`]
+    /// ([`RuleReads::ALL`]: every one); the others are left out.
+    fn key_bytes(&self, out: &mut Vec<u8>, reads: &Reads, fields: u16) {
         fn text(out: &mut Vec<u8>, s: &str) {
             out.extend_from_slice(&(s.len() as u64).to_le_bytes());
             out.extend_from_slice(s.as_bytes());
         }
-        for (name, field) in self.fields() {
+        let kept = self
+            .fields()
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| fields >> k & 1 == 1)
+            .map(|(_, field)| field);
+        for (name, field) in kept {
             if let (Some(tests), Field::Text(subrole)) = (&reads.subrole, field) {
                 if name == "subrole" {
                     out.push(7);
@@ -297,9 +305,20 @@ impl ElementInput<'_> {
     /// subrole as its tests' outcomes, the ancestors as their number).
     /// With [`Reads::default`] (everything) it is [`ElementInput::key`].
     pub(crate) fn key_for(&self, reads: &Reads) -> ProjectionKey {
+        self.key_of(reads, RuleReads::ALL)
+    }
+
+    /// The key of what one rule can read of the projection under a policy
+    /// that reads `reads` of it: [`ElementInput::key_for`] of `rule`'s
+    /// fields alone, and of the ancestors only when it reads them. Two
+    /// projections with one such key give the rule one value (the
+    /// evaluator's per-rule memo, `engine::rule_reads`).
+    pub(crate) fn key_of(&self, reads: &Reads, rule: RuleReads) -> ProjectionKey {
         let mut out = Vec::with_capacity(64);
-        self.key_bytes(&mut out, reads);
-        if reads.inside_count_only {
+        self.key_bytes(&mut out, reads, rule.fields);
+        if !rule.inside {
+            out.push(9);
+        } else if reads.inside_count_only {
             out.push(8);
             out.extend_from_slice(&(self.inside.len() as u64).to_le_bytes());
         } else {
@@ -338,6 +357,36 @@ pub(crate) struct Reads {
     /// is there at all): their outcomes are all the policy sees of it.
     /// `None`: read some other way, so the whole string counts.
     pub subrole: Option<Vec<SubroleTest>>,
+}
+
+/// What one per-element rule reads of a projection, through every rule it
+/// refers to (`engine::rule_reads`, from the policy's tokens, for a policy
+/// in `engine::rvm_subset`): its value is the same for two projections
+/// that agree on these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RuleReads {
+    /// Bit `k`: the `k`-th field of [`ElementInput::fields`].
+    pub fields: u16,
+    /// Whether it reads `input.inside` (as [`Reads`] says: its count, or
+    /// all of it).
+    pub inside: bool,
+}
+
+impl RuleReads {
+    /// Everything.
+    pub const ALL: RuleReads = RuleReads {
+        fields: (1 << FIELDS) - 1,
+        inside: true,
+    };
+
+    /// The bit of the field named `name` as the policy reads it
+    /// (`input.element.NAME`), if it is one.
+    pub(crate) fn field(name: &str) -> Option<u16> {
+        field_shapes()
+            .iter()
+            .position(|(field, _)| *field == name)
+            .map(|k| 1 << k)
+    }
 }
 
 /// How a policy reads a subrole: `contains(lower(input.element.subrole),

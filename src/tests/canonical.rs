@@ -197,3 +197,69 @@ fn what_a_policy_reads_is_found_from_its_tokens_and_refused_when_in_doubt() {
         assert_eq!(policy.reads().subrole.is_some(), subrole, "{body}");
     }
 }
+
+/// What each rule reads, through the rules it names, is found from the
+/// policy's tokens (`engine::rule_reads`), and is everything where in
+/// doubt; the per-rule memo keys a rule's value by it alone.
+#[test]
+fn what_each_rule_reads_is_found_through_the_rules_it_names() {
+    let bit = |names: &[&str]| -> u16 {
+        // `ElementInput::fields`'s order.
+        let all = [
+            "role",
+            "subrole",
+            "selected",
+            "focused",
+            "visible",
+            "hovered",
+            "has_title",
+            "has_content",
+            "contains_selection",
+            "attribute_names",
+            "attributes",
+            "title_matches",
+        ];
+        names
+            .iter()
+            .map(|n| 1 << all.iter().position(|f| f == n).unwrap())
+            .sum()
+    };
+    let all = (1 << 12) - 1;
+    // (policy body, the `deny` rule's fields, whether it reads the ancestors)
+    let cases: Vec<(&str, u16, bool)> = vec![
+        ("deny contains \"d\" if input.element.focused", bit(&["focused"]), false),
+        ("deny contains \"d\" if count(input.inside) > 2", 0, true),
+        ("deny contains \"d\" if input.action.name == \"app\"", 0, false),
+        // Through a helper, named bare or as data, in either order.
+        ("deny contains \"d\" if h\n\nh if input.element.role == \"Text\"\n\nh if input.element.hovered", bit(&["role", "hovered"]), false),
+        ("h if input.element.selected\n\ndeny contains \"d\" if data.ctxgate.h", bit(&["selected"]), false),
+        ("deny contains \"d\" if { h; not k }\n\nh if k\n\nk if count(input.element.attribute_names) > 1", bit(&["attribute_names"]), false),
+        // Another rule's reads are not this one's.
+        ("deny contains \"d\" if input.element.visible\n\nmask contains \"m\" if input.element.has_title", bit(&["visible"]), false),
+        // Partial definitions add up.
+        ("deny contains \"d\" if input.element.visible\n\ndeny contains \"e\" if contains(lower(input.element.subrole), \"x\")", bit(&["visible", "subrole"]), false),
+        // The element whole: every field.
+        ("deny contains \"d\" if { e := input.element; e.focused }", all, false),
+        // A name that is no field reads nothing the key holds.
+        ("deny contains \"d\" if input.element.nothing", 0, false),
+    ];
+    for (body, fields, inside) in cases {
+        let files = vec![("p.rego".to_string(), format!("package ctxgate\n\n{body}\n"))];
+        let (policy, _) = Policy::unchecked(files).unwrap_or_else(|e| panic!("{body}: {e}"));
+        let reads = policy
+            .rule_reads()
+            .unwrap_or_else(|| panic!("{body}: not on the VM"));
+        let deny = reads.iter().find(|(r, ..)| *r == "deny").unwrap();
+        assert_eq!((deny.1, deny.2), (fields, inside), "{body}");
+    }
+    // The default's, fixed by its bytes (`default_facts`).
+    let default = Policy::embedded_default().unwrap();
+    let reads = default.rule_reads().unwrap();
+    let prune = reads.iter().find(|(r, ..)| *r == "prune").unwrap();
+    assert_eq!((prune.1, prune.2), (bit(&["visible"]), false));
+    let priority = reads.iter().find(|(r, ..)| *r == "priority").unwrap();
+    assert_eq!(
+        (priority.1, priority.2),
+        (bit(&["role", "selected", "focused", "hovered"]), true)
+    );
+}

@@ -300,9 +300,12 @@ fn decisions_are_memoised_per_projection_and_cached_across_requests() {
     assert_eq!(distinct, 10);
     let mut first = policy.evaluator(&request("window")).unwrap();
     let decisions: Vec<_> = tree.iter().map(|e| first.decide(e).unwrap()).collect();
-    // The default policy defines mask, keep, prune and priority: four
-    // evaluations per distinct projection, none for repeats.
-    assert_eq!(first.evaluations(), distinct * 4);
+    // The default policy defines mask, keep, prune and priority, each run
+    // once per distinct value of what it reads (`engine::rule_reads`):
+    // mask, keep and priority tell the 5 roles apart, prune the 2
+    // visibilities; none runs again for a repeat. Without the per-rule
+    // memo, four per distinct projection (40).
+    assert_eq!(first.evaluations(), 5 + 5 + 2 + 5);
     let mut second = policy.evaluator(&request("window")).unwrap();
     for (e, d) in tree.iter().zip(&decisions) {
         assert!(Arc::ptr_eq(&second.decide(e).unwrap(), d));
@@ -505,7 +508,7 @@ fn cost_per_projection() {
         inputs.len(),
         evaluator.evaluations()
     );
-    assert_eq!(evaluator.evaluations(), inputs.len() * 4);
+    assert!(evaluator.evaluations() <= inputs.len() * 4);
 }
 
 /// Loading deserializes the default's RVM program (or compiles it, for the
@@ -1016,5 +1019,6 @@ fn strip_is_evaluated_only_for_elements_with_attributes() {
         evaluator.decide(&with).unwrap().strip,
         vec![Arc::<str>::from("author")]
     );
-    assert_eq!(evaluator.evaluations(), 3);
+    // `prune` reads nothing of either: its value is the request's memo's.
+    assert_eq!(evaluator.evaluations(), 2);
 }

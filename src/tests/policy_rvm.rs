@@ -132,9 +132,11 @@ fn the_rvm_path_decides_every_fixture_tree_as_the_interpreter_does() {
         |b| b.interpreted(),
         &mut |case| {
             let pair = case.pair;
-            assert_eq!(
-                pair.first.evaluations(),
-                pair.second.evaluations(),
+            // The VM runs a rule only for what no other projection of
+            // the request gave it already (the per-rule memo): never more
+            // than the interpreter's one per rule per projection.
+            assert!(
+                pair.first.evaluations() <= pair.second.evaluations(),
                 "{}",
                 pair.label
             );
@@ -245,9 +247,11 @@ fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
             if fast.uses_rvm() {
                 on_rvm.insert(name.to_string());
             }
-            assert_eq!(
-                pair.first.evaluations(),
-                pair.second.evaluations(),
+            // The VM runs a rule only for what no other projection of
+            // the request gave it already (the per-rule memo): never more
+            // than the interpreter's one per rule per projection.
+            assert!(
+                pair.first.evaluations() <= pair.second.evaluations(),
                 "{}",
                 pair.label
             );
