@@ -550,6 +550,9 @@ pub fn reads_as(pattern: &Pattern, text: &str) -> bool {
 pub struct AsRead<'t> {
     text: &'t str,
     reading: Option<Reading>,
+    /// For a title: the text (as read, when it reads otherwise) with
+    /// [`crate::lookalike`]'s letters as Latin ones, when it holds one.
+    skeleton: Option<String>,
 }
 
 impl<'t> AsRead<'t> {
@@ -557,6 +560,22 @@ impl<'t> AsRead<'t> {
         AsRead {
             text,
             reading: Reading::of(text),
+            skeleton: None,
+        }
+    }
+
+    /// A title, read as [`AsRead::new`] reads a text and also with the
+    /// letters of other scripts that look like Latin ones read as those
+    /// (`Раѕѕword` is `Password`): a title pattern only masks, so reading
+    /// more titles as a secret's is the safe error. Not for redaction,
+    /// which would replace a Cyrillic word that reads as a secret's.
+    pub fn title(text: &'t str) -> AsRead<'t> {
+        let reading = Reading::of(text);
+        let skeleton = crate::lookalike::skeleton(reading.as_ref().map_or(text, |r| &r.text));
+        AsRead {
+            text,
+            reading,
+            skeleton,
         }
     }
 
@@ -567,6 +586,10 @@ impl<'t> AsRead<'t> {
                 .reading
                 .as_ref()
                 .is_some_and(|r| pattern.is_match(&r.text))
+            || self
+                .skeleton
+                .as_deref()
+                .is_some_and(|s| pattern.is_match(s))
     }
 }
 

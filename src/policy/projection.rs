@@ -475,7 +475,7 @@ impl Floor {
     }
 
     fn says_secure(subrole: Option<&str>) -> bool {
-        subrole.is_some_and(|s| crate::model::reads_with(s, &[b"secure", b"password", b"passwd"]))
+        subrole.is_some_and(crate::model::says_secret)
     }
 }
 
