@@ -90,13 +90,46 @@ pub(crate) fn latin(c: char) -> Option<char> {
     })
 }
 
-/// `text` with every letter of the set read as its Latin letter, or `None`
-/// when it holds none (the common case, decided without building anything).
+/// `text` with the letters of the set read as their Latin letters in every
+/// word that would then read as Latin (a run of letters, each ASCII or in
+/// the set: `Раѕѕword`, `ΡΙΝ`), or `None` when no word would (the common
+/// case, decided without building anything). A word of its own script
+/// that happens to hold lookalikes is left as it is: in `ПОТРЕБИТЕЛ`
+/// (Bulgarian, "user") `П`, `Б`, `И` and `Л` are not Latin, so its `ОТР`
+/// is not read as `OTP`. A spoof of a Latin word must look Latin whole.
 pub(crate) fn skeleton(text: &str) -> Option<String> {
     if text.is_ascii() || !text.chars().any(|c| latin(c).is_some()) {
         return None;
     }
-    Some(text.chars().map(|c| latin(c).unwrap_or(c)).collect())
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if !c.is_alphabetic() {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        let end = rest
+            .char_indices()
+            .find(|(_, c)| !c.is_alphabetic())
+            .map_or(rest.len(), |(at, _)| at);
+        let word = &rest[..end];
+        // Fullwidth Latin letters are Latin (the readers fold them too).
+        let latin_whole = word.chars().all(|c| {
+            c.is_ascii()
+                || latin(c).is_some()
+                || matches!(c, '\u{FF21}'..='\u{FF3A}' | '\u{FF41}'..='\u{FF5A}')
+        });
+        if latin_whole && !word.is_ascii() {
+            out.extend(word.chars().map(|c| latin(c).unwrap_or(c)));
+            changed = true;
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[end..];
+    }
+    changed.then_some(out)
 }
 
 #[cfg(test)]
@@ -109,6 +142,11 @@ mod tests {
         assert_eq!(skeleton("ΡΙΝ").as_deref(), Some("PIN"));
         assert_eq!(skeleton("рin").as_deref(), Some("pin"));
         assert_eq!(skeleton("Password"), None);
+        assert_eq!(skeleton("ПОТРЕБИТЕЛ"), None);
+        assert_eq!(
+            skeleton("ПОТРЕБИТЕЛ ОТР").as_deref(),
+            Some("ПОТРЕБИТЕЛ OTP")
+        );
         assert_eq!(skeleton("東京 Zürich"), None);
         // Every letter of the set is a letter, read as an ASCII letter.
         for c in ('\u{80}'..='\u{2FFF}').filter(|c| latin(*c).is_some()) {

@@ -231,6 +231,8 @@ fn words_that_only_hold_a_short_secret_word_are_not_masked_by_the_floor() {
         "DescriptionTerm",
         "AXTextField",
         "PassportField",
+        "ПОТРЕБИТЕЛ",
+        "СЕКРЕТАР",
     ] {
         let s = json(word);
         for (place, bytes) in [

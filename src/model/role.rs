@@ -218,7 +218,7 @@ pub(crate) fn names_password(label: &str) -> bool {
 /// as read (letters and digits only, lowercased): long enough that no
 /// common word holds them (`AXSecureTextField`, `current-password`,
 /// `one-time-code`, `creditCardSecurityCode`, `passphrase`).
-pub(crate) const SECRET_ANYWHERE: &[&[u8]] = &[
+pub(crate) const SECRET_ANYWHERE: [&[u8]; 7] = [
     b"secure",
     b"password",
     b"passwd",
@@ -238,49 +238,90 @@ pub(crate) const SECRET_ANYWHERE: &[&[u8]] = &[
 /// (`smsOTPCode`, `creditCardSecurityCode`), iOS's text content types
 /// (`oneTimeCode`) and the password-like roles of the OS trees (`PIN`,
 /// `pwd`).
-pub(crate) const SECRET_WHOLE: &[&[u8]] = &[
+pub(crate) const SECRET_WHOLE: [&[u8]; 9] = [
     b"pwd", b"pin", b"otp", b"totp", b"hotp", b"cvv", b"cvc", b"csc", b"secret",
 ];
+
+/// The floor's vocabulary.
+const SECRET: Vocabulary<7, 9> = Vocabulary::new(SECRET_ANYWHERE, SECRET_WHOLE);
+
+/// Words to find in a text ([`reads_words`]), each with the letters it
+/// holds, computed once.
+pub(crate) struct Vocabulary<const A: usize, const W: usize> {
+    anywhere: [&'static [u8]; A],
+    whole: [&'static [u8]; W],
+    anywhere_letters: [u32; A],
+    whole_letters: [u32; W],
+}
+
+impl<const A: usize, const W: usize> Vocabulary<A, W> {
+    /// Words (lowercase ASCII) found anywhere, and words found whole.
+    pub(crate) const fn new(anywhere: [&'static [u8]; A], whole: [&'static [u8]; W]) -> Self {
+        let mut anywhere_letters = [0; A];
+        let mut whole_letters = [0; W];
+        let mut i = 0;
+        while i < A {
+            anywhere_letters[i] = letters(anywhere[i]);
+            i += 1;
+        }
+        let mut i = 0;
+        while i < W {
+            whole_letters[i] = letters(whole[i]);
+            i += 1;
+        }
+        Vocabulary {
+            anywhere,
+            whole,
+            anywhere_letters,
+            whole_letters,
+        }
+    }
+}
+
+/// The ASCII letters `text` holds, in any case, as bits.
+const fn letters(text: &[u8]) -> u32 {
+    let mut seen = 0;
+    let mut i = 0;
+    while i < text.len() {
+        let b = (text[i] | 0x20).wrapping_sub(b'a');
+        if b < 26 {
+            seen |= 1 << b;
+        }
+        i += 1;
+    }
+    seen
+}
 
 /// Whether `s` says it holds a secret: one of [`SECRET_ANYWHERE`] anywhere
 /// in it, or one of [`SECRET_WHOLE`] as a whole word, read as
 /// [`reads_words`] reads.
 pub(crate) fn says_secret(s: &str) -> bool {
-    reads_words(s, SECRET_ANYWHERE, SECRET_WHOLE)
+    reads_words(s, &SECRET)
 }
 
-/// Whether `s`, letters and digits only, lowercased, with fullwidth forms
-/// as ASCII and the lookalikes of [`crate::lookalike`] as the Latin
-/// letters they look like, holds one of `words` (lowercase ASCII).
-pub(crate) fn reads_with(s: &str, words: &[&[u8]]) -> bool {
-    reads_words(s, words, &[])
-}
-
-/// Whether `s` holds one of `anywhere` anywhere, or one of `whole` as a
-/// whole word (see [`SECRET_WHOLE`] for where words end), read so:
-/// letters and digits only (other chars end a word; invisible format chars
-/// and combining marks are not read at all, so `P\u{AD}IN` is `PIN`),
-/// lowercased, fullwidth forms as ASCII, the long s as `s`, the Kelvin
-/// sign as `k`, and [`crate::lookalike`]'s letters as Latin ones.
-pub(crate) fn reads_words(s: &str, anywhere: &[&[u8]], whole: &[&[u8]]) -> bool {
+/// Whether `s` holds one of the vocabulary's words anywhere, or one of
+/// its whole words as a whole word (see [`SECRET_WHOLE`] for where words
+/// end), read so: letters and digits only (other chars end a word;
+/// invisible format chars and combining marks are not read at all, so
+/// `P\u{AD}IN` is `PIN`), lowercased, fullwidth forms as ASCII, the long s
+/// as `s`, the Kelvin sign as `k`, and the words that look Latin read as
+/// Latin ([`crate::lookalike::skeleton`]: `Раѕѕword`, not `ПОТРЕБИТЕЛ`).
+pub(crate) fn reads_words<const A: usize, const W: usize>(
+    s: &str,
+    words: &Vocabulary<A, W>,
+) -> bool {
     // Asked for every element: a short ASCII subrole (nearly all of them)
     // folds on the stack; the same folding as below.
     if s.len() <= 64 && s.is_ascii() {
         // A text that reads with a word holds each of its letters, in some
         // case: most (`pane`, `value`) are turned away by the letters they
         // hold, without folding.
-        let letters = |text: &[u8]| {
-            text.iter()
-                .fold(0u32, |seen, b| match (b | 0x20).wrapping_sub(b'a') {
-                    i @ 0..26 => seen | 1 << i,
-                    _ => seen,
-                })
-        };
         let held = letters(s.as_bytes());
-        if !anywhere
+        if !words
+            .anywhere_letters
             .iter()
-            .chain(whole)
-            .any(|w| letters(w) & !held == 0)
+            .chain(&words.whole_letters)
+            .any(|w| w & !held == 0)
         {
             return false;
         }
@@ -290,11 +331,26 @@ pub(crate) fn reads_words(s: &str, anywhere: &[&[u8]], whole: &[&[u8]]) -> bool 
             ends: 0,
         };
         fold_words(s, &mut folded);
-        return folded.holds(anywhere, whole);
+        return folded.holds(words, held);
     }
+    let skeleton = crate::lookalike::skeleton(s);
+    let s = skeleton.as_deref().unwrap_or(s);
     let mut folded = (Vec::with_capacity(s.len()), Vec::with_capacity(s.len() + 1));
     fold_words(s, &mut folded);
-    folded.holds(anywhere, whole)
+    let held = letters(folded.bytes());
+    folded.holds(words, held)
+}
+
+/// The words of `list` whose letters (`masks`) are all `held`.
+fn candidates<'a>(
+    list: &'a [&'static [u8]],
+    masks: &'a [u32],
+    held: u32,
+) -> impl Iterator<Item = &'static [u8]> + 'a {
+    list.iter()
+        .zip(masks)
+        .filter(move |(_, mask)| *mask & !held == 0)
+        .map(|(w, _)| *w)
 }
 
 /// Where [`fold_words`] writes: the folded bytes and where words end.
@@ -306,19 +362,19 @@ trait Words {
     fn bytes(&self) -> &[u8];
     fn ends_at(&self, at: usize) -> bool;
 
-    fn holds(&self, anywhere: &[&[u8]], whole: &[&[u8]]) -> bool {
+    /// Whether the folded text holds a word of `words` (only those whose
+    /// letters are all `held` can be in it).
+    fn holds<const A: usize, const W: usize>(&self, words: &Vocabulary<A, W>, held: u32) -> bool {
         let text = self.bytes();
-        anywhere
-            .iter()
-            .any(|w| text.windows(w.len()).any(|window| window == *w))
-            || whole.iter().any(|w| {
-                (0..=text.len().saturating_sub(w.len())).any(|at| {
-                    text[at..].starts_with(w)
-                        && (at == 0 || self.ends_at(at))
-                        && (at + w.len() == text.len() || self.ends_at(at + w.len()))
-                        && !(at + 1..at + w.len()).any(|inside| self.ends_at(inside))
-                })
-            })
+        let word_at = |at: usize, w: &[u8]| {
+            text[at..].starts_with(w)
+                && (at + w.len() == text.len() || self.ends_at(at + w.len()))
+                && !(at + 1..at + w.len()).any(|inside| self.ends_at(inside))
+        };
+        candidates(&words.anywhere, &words.anywhere_letters, held)
+            .any(|w| text.windows(w.len()).any(|window| window == w))
+            || candidates(&words.whole, &words.whole_letters, held)
+                .any(|w| (0..text.len()).any(|at| (at == 0 || self.ends_at(at)) && word_at(at, w)))
     }
 }
 
@@ -392,7 +448,7 @@ fn fold_words(s: &str, out: &mut impl Words) {
             '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
             '\u{017F}' => 's',
             '\u{212A}' => 'k',
-            c => crate::lookalike::latin(c).unwrap_or(c),
+            c => c,
         };
         if !c.is_alphanumeric() {
             if !invisible(c) {
@@ -481,11 +537,12 @@ mod tests {
         /// words' pieces, other letters, digits and separators.
         #[test]
         fn the_short_ascii_path_reads_as_the_general_fold(s in "(pass|PASS|word|Word|wd|se|secure|SeCure|cure|type|Ty|pe|auto|complete|fill|pin|PIN|Pin|otp|OTP|cvv|secret|[a-zA-Z]|[0-9]|[ _.:/-]){0,12}") {
-            let words: &[&[u8]] = &[b"secure", b"password", b"passwd", b"type", b"autocomplete", b"autofill"];
+            let words = Vocabulary::new([b"secure", b"password", b"passwd", b"type", b"autocomplete", b"autofill"], SECRET_WHOLE);
             let mut general = (Vec::new(), Vec::new());
             fold_words(&s, &mut general);
-            proptest::prop_assert_eq!(reads_words(&s, words, SECRET_WHOLE), general.holds(words, SECRET_WHOLE));
-            proptest::prop_assert_eq!(says_secret(&s), general.holds(SECRET_ANYWHERE, SECRET_WHOLE));
+            // Every word a candidate: the letters held filter nothing out.
+            proptest::prop_assert_eq!(reads_words(&s, &words), general.holds(&words, u32::MAX));
+            proptest::prop_assert_eq!(says_secret(&s), general.holds(&SECRET, u32::MAX));
         }
 
         /// A whole word is found as the words a plain split finds: at
@@ -516,7 +573,7 @@ mod tests {
                 words.last_mut().unwrap().push(c.to_ascii_lowercase());
             }
             let expected = words.iter().any(|w| w == "pin" || w == "otp");
-            proptest::prop_assert_eq!(reads_words(&s, &[], &[b"pin", b"otp"]), expected, "{:?}", words);
+            proptest::prop_assert_eq!(reads_words(&s, &Vocabulary::new([], [b"pin", b"otp"])), expected, "{:?}", words);
         }
     }
 

@@ -468,9 +468,10 @@ impl Floor {
     /// input's `type`, AT-SPI's `text-input-type:password`) gives no secure
     /// subrole, and the value beside it would otherwise be sent.
     pub fn attribute_says_secure(name: &str, value: &serde_json::Value) -> bool {
+        const NAMES: crate::model::Vocabulary<3, 0> =
+            crate::model::Vocabulary::new([b"type", b"autocomplete", b"autofill"], []);
         value.as_str().is_some_and(|value| {
-            crate::model::reads_with(name, &[b"type", b"autocomplete", b"autofill"])
-                && Floor::says_secure(Some(value))
+            crate::model::reads_words(name, &NAMES) && Floor::says_secure(Some(value))
         })
     }
 
