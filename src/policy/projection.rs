@@ -414,7 +414,7 @@ pub(crate) struct ProjectionKey(Box<[u8]>);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Floor {
-    /// Secure text: any role whose subrole says `secure` or `password`
+    /// Secure text: any role whose subrole says it holds a secret
     /// ([`Floor::applies`]) is masked, with the reason [`Floor::reason`].
     SecureText,
 }
@@ -439,13 +439,18 @@ impl Floor {
     }
 
     /// Whether the secure-text floor masks an element with this subrole:
-    /// one that contains `secure` or `password` (or `passwd`), whatever the
-    /// element's role (a provider's unknown role, read as `Group`,
-    /// included).
+    /// one that says it holds a secret, whatever the element's role (a
+    /// provider's unknown role, read as `Group`, included): `secure`,
+    /// `password`, `passwd`, `passcode`, `passphrase`, `onetimecode` or
+    /// `securitycode` anywhere in its letters and digits, or `pwd`, `pin`,
+    /// `otp`, `totp`, `hotp`, `cvv`, `cvc`, `csc` or `secret` as a whole
+    /// word (`userPin`, `OTPCode`, `cvv2`; not `spinbutton`, `footprint`).
     ///
-    /// The subrole is read as a person reads it: letters only (spaces, `_`,
-    /// `-` and other separators dropped), fullwidth forms as ASCII, the long
-    /// s as `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
+    /// The subrole is read as a person reads it: any case, separators
+    /// ending words, invisible chars not read, fullwidth forms as ASCII,
+    /// the long s as `s`, words that look Latin in Cyrillic, Greek or
+    /// Armenian letters as Latin — so `pass_word`, `ＰＡＳＳＷＯＲＤ`, `ſecure`
+    /// and `Раѕѕword` count.
     pub fn applies(subrole: Option<&str>) -> bool {
         Floor::says_secure(subrole)
     }
