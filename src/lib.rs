@@ -21,6 +21,7 @@ pub mod import;
 #[doc(hidden)]
 pub mod internals;
 mod limits;
+mod lookalike;
 mod model;
 mod policy;
 mod read;

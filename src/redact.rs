@@ -399,8 +399,12 @@ fn broken(p: &Precompiled, text: &str, start: usize) -> Option<std::ops::Range<u
 /// - a space: every space separator (Zs) but the ASCII space;
 /// - `-`: the hyphens and dashes U+2010–U+2013, U+2212, U+FE58 and U+FE63;
 /// - ASCII: the fullwidth forms U+FF01–U+FF5E;
-/// - the byte it encodes: a percent-escape of printable ASCII (`%41`), read
-///   again up to three times (`%2541`, a url inside a url's query).
+/// - the char it encodes: an escape of printable ASCII, read again up to
+///   three times (`%2541`, a url inside a url's query; `&amp;#52;`): a
+///   percent-escape (`%41`), an HTML numeric character reference (`&#52;`,
+///   `&#x34;`), HTML's named references for ASCII (`&amp;`, `&lt;`, `&gt;`,
+///   `&quot;`, `&apos;`; `&nbsp;` as a space) and a JSON or JavaScript
+///   `\u` escape (`\u0034`): app text that carries HTML or JSON source.
 pub(crate) struct Reading {
     /// The text as read.
     pub text: String,
@@ -409,7 +413,7 @@ pub(crate) struct Reading {
     from: Vec<(u32, u32)>,
 }
 
-/// Rounds of percent-decoding a reading does (`%253D` is `%3D`, then `=`).
+/// Rounds of decoding escapes a reading does (`%253D` is `%3D`, then `=`).
 const PERCENT_ROUNDS: usize = 3;
 
 impl Reading {
@@ -418,7 +422,7 @@ impl Reading {
     /// building anything. Texts over 4 GiB are not read (their offsets
     /// would not fit; no limit lets one in).
     pub fn of(text: &str) -> Option<Reading> {
-        let needed = has_percent_escape(text.as_bytes())
+        let needed = has_escape(text.as_bytes())
             || (!text.is_ascii() && text.chars().any(|c| fold(c) != Fold::Keep));
         if !needed || u32::try_from(text.len()).is_err() {
             return None;
@@ -439,7 +443,7 @@ impl Reading {
             }
         }
         for _ in 0..PERCENT_ROUNDS {
-            if !decode_percent(&mut chars) {
+            if !decode_escapes(&mut chars) {
                 break;
             }
         }
@@ -502,34 +506,96 @@ fn fold(c: char) -> Fold {
     }
 }
 
-/// Whether ASCII text holds a `%` and two hex digits.
-fn has_percent_escape(bytes: &[u8]) -> bool {
-    memchr::memchr_iter(b'%', bytes).any(|at| {
-        bytes
+/// Whether text holds an escape [`decode_escapes`] may decode: a `%` and
+/// two hex digits, a `&` and a `#` or a letter, a `\u` and a hex digit.
+fn has_escape(bytes: &[u8]) -> bool {
+    memchr::memchr3_iter(b'%', b'&', b'\\', bytes).any(|at| match bytes[at] {
+        b'%' => bytes
             .get(at + 1..at + 3)
-            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)),
+        b'&' => {
+            bytes
+                .get(at + 1)
+                .is_some_and(|b| *b == b'#' || b.is_ascii_alphabetic())
+                && memchr::memchr(b';', &bytes[at..bytes.len().min(at + 12)]).is_some()
+        }
+        _ => {
+            bytes.get(at + 1) == Some(&b'u') && bytes.get(at + 2).is_some_and(u8::is_ascii_hexdigit)
+        }
     })
 }
 
-/// Decodes every percent-escape of printable ASCII in `chars` once, each
-/// decoded char standing for the original range of its three; whether
-/// any was.
-fn decode_percent(chars: &mut Vec<(char, u32, u32)>) -> bool {
-    let hex = |c: char| c.to_digit(16);
+/// The char an escape at the start of `chars` encodes and how many chars
+/// it takes, if it encodes printable ASCII (or, `&nbsp;`, a space): a
+/// percent-escape (`%34`), an HTML numeric character reference (`&#52;`,
+/// `&#x34;`) or one of HTML's named references for ASCII (`&amp;`,
+/// `&lt;`, `&gt;`, `&quot;`, `&apos;`, `&nbsp;`), or a JSON (or
+/// JavaScript) `\u` escape of four hex digits (`\u0034`).
+fn escape_at(chars: &[(char, u32, u32)]) -> Option<(char, usize)> {
+    let at = |i: usize| chars.get(i).map(|c| c.0);
+    let printable = |code: u32| (0x20..0x7F).contains(&code).then(|| char::from(code as u8));
+    match at(0)? {
+        '%' => {
+            let code = at(1)?.to_digit(16)? * 16 + at(2)?.to_digit(16)?;
+            Some((printable(code)?, 3))
+        }
+        '\\' if at(1) == Some('u') => {
+            let mut code = 0;
+            for i in 2..6 {
+                code = code * 16 + at(i)?.to_digit(16)?;
+            }
+            Some((printable(code)?, 6))
+        }
+        '&' if at(1) == Some('#') => {
+            let (radix, first) = match at(2)? {
+                'x' | 'X' => (16, 3),
+                _ => (10, 2),
+            };
+            let mut code: u32 = 0;
+            let mut i = first;
+            // Seven digits at most: leading zeros allowed, no overflow.
+            while let Some(d) = at(i).and_then(|c| c.to_digit(radix)) {
+                if i - first == 7 {
+                    return None;
+                }
+                code = code * radix + d;
+                i += 1;
+            }
+            (i > first && at(i) == Some(';')).then_some(())?;
+            Some((printable(code)?, i + 1))
+        }
+        '&' => {
+            const NAMED: &[(&str, char)] = &[
+                ("amp;", '&'),
+                ("lt;", '<'),
+                ("gt;", '>'),
+                ("quot;", '"'),
+                ("apos;", '\''),
+                ("nbsp;", ' '),
+            ];
+            NAMED.iter().find_map(|(name, to)| {
+                name.chars()
+                    .enumerate()
+                    .all(|(i, c)| at(1 + i) == Some(c))
+                    .then_some((*to, 1 + name.len()))
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Decodes every escape of [`escape_at`] in `chars` once, each decoded
+/// char standing for the original range of its escape; whether any was.
+fn decode_escapes(chars: &mut Vec<(char, u32, u32)>) -> bool {
     let mut out = Vec::with_capacity(chars.len());
     let mut changed = false;
     let mut i = 0;
     while i < chars.len() {
-        if chars[i].0 == '%' && i + 2 < chars.len() {
-            if let (Some(hi), Some(lo)) = (hex(chars[i + 1].0), hex(chars[i + 2].0)) {
-                let byte = hi * 16 + lo;
-                if (0x20..0x7F).contains(&byte) {
-                    out.push((char::from(byte as u8), chars[i].1, chars[i + 2].2));
-                    changed = true;
-                    i += 3;
-                    continue;
-                }
-            }
+        if let Some((c, len)) = escape_at(&chars[i..]) {
+            out.push((c, chars[i].1, chars[i + len - 1].2));
+            changed = true;
+            i += len;
+            continue;
         }
         out.push(chars[i]);
         i += 1;
@@ -550,6 +616,9 @@ pub fn reads_as(pattern: &Pattern, text: &str) -> bool {
 pub struct AsRead<'t> {
     text: &'t str,
     reading: Option<Reading>,
+    /// For a title: the text (as read, when it reads otherwise) with
+    /// [`crate::lookalike`]'s letters as Latin ones, when it holds one.
+    skeleton: Option<String>,
 }
 
 impl<'t> AsRead<'t> {
@@ -557,6 +626,22 @@ impl<'t> AsRead<'t> {
         AsRead {
             text,
             reading: Reading::of(text),
+            skeleton: None,
+        }
+    }
+
+    /// A title, read as [`AsRead::new`] reads a text and also with the
+    /// letters of other scripts that look like Latin ones read as those
+    /// (`Раѕѕword` is `Password`): a title pattern only masks, so reading
+    /// more titles as a secret's is the safe error. Not for redaction,
+    /// which would replace a Cyrillic word that reads as a secret's.
+    pub fn title(text: &'t str) -> AsRead<'t> {
+        let reading = Reading::of(text);
+        let skeleton = crate::lookalike::skeleton(reading.as_ref().map_or(text, |r| &r.text));
+        AsRead {
+            text,
+            reading,
+            skeleton,
         }
     }
 
@@ -567,6 +652,10 @@ impl<'t> AsRead<'t> {
                 .reading
                 .as_ref()
                 .is_some_and(|r| pattern.is_match(&r.text))
+            || self
+                .skeleton
+                .as_deref()
+                .is_some_and(|s| pattern.is_match(s))
     }
 }
 

@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Escaping of provider text for output and diagnostics.
     &["escape"],
+    // Letters of other scripts read as the Latin ones they look like.
+    &["lookalike"],
     // Leaves: plain data with no other dependency inside the crate.
     &["finding", "limits"],
     &["error"],

@@ -498,28 +498,29 @@ fn as_read(text: &str) -> String {
                 | '\u{e0020}'..='\u{e007f}')
         })
         .collect();
+    // Escapes of printable ASCII, decoded three rounds: `%HH`, `&#D;`,
+    // `&#xH;`, `\uHHHH`, found by regex (an independent decoder).
+    let escape = regex::Regex::new(
+        r"%([0-9A-Fa-f]{2})|&#([0-9]{1,7});|&#[xX]([0-9A-Fa-f]{1,7});|\\u([0-9A-Fa-f]{4})",
+    )
+    .unwrap();
     for _ in 0..3 {
-        let mut out = String::new();
-        let mut rest = read.as_str();
-        while let Some(at) = rest.find('%') {
-            out.push_str(&rest[..at]);
-            let byte = rest
-                .get(at + 1..at + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .filter(|b| (0x20..0x7f).contains(b));
-            match byte {
-                Some(b) => {
-                    out.push(char::from(b));
-                    rest = &rest[at + 3..];
-                }
-                None => {
-                    out.push('%');
-                    rest = &rest[at + 1..];
-                }
-            }
-        }
-        out.push_str(rest);
-        read = out;
+        read = escape
+            .replace_all(&read, |c: &regex::Captures| {
+                let (digits, radix) = match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+                    (Some(d), ..) => (d, 16),
+                    (_, Some(d), ..) => (d, 10),
+                    (_, _, Some(d), _) => (d, 16),
+                    (.., Some(d)) => (d, 16),
+                    _ => unreachable!(),
+                };
+                u32::from_str_radix(digits.as_str(), radix)
+                    .ok()
+                    .filter(|b| (0x20..0x7f).contains(b))
+                    .and_then(char::from_u32)
+                    .map_or_else(|| c[0].to_string(), String::from)
+            })
+            .into_owned();
     }
     read
 }
@@ -550,8 +551,19 @@ fn disguised() -> impl Strategy<Value = (String, String)> {
             for (i, c) in chars.iter().enumerate() {
                 let hide = hides.iter().find(|h| usize::from(h.0) % chars.len() == i);
                 match hide {
-                    Some(&(_, _, true)) if c.is_ascii_graphic() && i > 0 && i + 1 < chars.len() => {
-                        out.push_str(&format!("%{:02X}", *c as u32));
+                    // Red team round 2: HTML character references and JSON
+                    // `\u` escapes (app text carrying HTML or JSON source)
+                    // hid a secret as percent-escapes once did.
+                    Some(&(_, which, true))
+                        if c.is_ascii_graphic() && i > 0 && i + 1 < chars.len() =>
+                    {
+                        let code = *c as u32;
+                        out.push_str(&match which % 4 {
+                            0 => format!("%{code:02X}"),
+                            1 => format!("&#{code};"),
+                            2 => format!("&#x{code:x};"),
+                            _ => format!("\\u{code:04X}"),
+                        });
                     }
                     Some(&(_, which, _)) if i > 0 => {
                         out.push_str(INVISIBLE[usize::from(which) % INVISIBLE.len()]);

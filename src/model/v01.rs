@@ -38,14 +38,15 @@ use crate::limits::Limits;
 
 /// The role a 0.1 `type` is read as (case-insensitive); unknown → `Group`.
 ///
-/// A type that contains `secure` or `password` (`password`, `secure`,
-/// `SecureTextField`, `password-input`) is `Text`: kept as the subrole, it
-/// is what the secure-text floor masks, so a 0.1 password field is never
-/// sent as a `Group` with its content.
+/// A type that says it holds a secret as the floor reads a subrole
+/// (`password`, `secure`, `SecureTextField`, `password-input`, `pwd`,
+/// `pinCode`, `Раѕѕword`) is `Text`: kept as the
+/// subrole, it is what the secure-text floor masks, so a 0.1 password
+/// field is never sent as a `Group` with its content.
 ///
 /// | types | role |
 /// |---|---|
-/// | any type containing `secure` or `password` | Text |
+/// | any type the floor reads as secret | Text |
 /// | window, pane, tab, sheet, dialog, popover, panel | Window |
 /// | document, note, editor, webpage, web_area | Document |
 /// | page | Page |
@@ -104,10 +105,8 @@ pub fn role_for_type(kind: &str) -> Role {
             Role::Image,
         ),
     ];
-    // Lowercased as the floor lowercases a subrole, so every type it would
-    // mask as `Text` is read as `Text`.
-    let lower = kind.to_lowercase();
-    if lower.contains("secure") || lower.contains("password") {
+    // Read as the floor reads a subrole, so every type it masks is `Text`.
+    if super::says_secret(kind) {
         return Role::Text;
     }
     let kind = kind.to_ascii_lowercase();
@@ -504,6 +503,9 @@ mod tests {
             "SecureTextField",
             "password-input",
             "PASSWORD",
+            "pwd",
+            "pinCode",
+            "Раѕѕword",
         ] {
             assert_eq!(role_for_type(kind), Role::Text, "{kind}");
         }

@@ -1272,12 +1272,14 @@ impl Policy {
     ) -> Result<Evaluator<'_>> {
         let plan = self.plan(request)?;
         let title_matches: Vec<String> = match title {
-            Some(title) => plan
-                .title_patterns
-                .iter()
-                .filter(|(_, regex)| crate::redact::reads_as(regex, title))
-                .map(|(name, _)| name.clone())
-                .collect(),
+            Some(title) => {
+                let title = crate::redact::AsRead::title(title);
+                plan.title_patterns
+                    .iter()
+                    .filter(|(_, regex)| title.is_match(regex))
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            }
             None => Vec::new(),
         };
         let mut value = request_json(request);

@@ -463,7 +463,7 @@ pub(crate) struct ProjectionKey(Box<[u8]>);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Floor {
-    /// Secure text: any role whose subrole says `secure` or `password`
+    /// Secure text: any role whose subrole says it holds a secret
     /// ([`Floor::applies`]) is masked, with the reason [`Floor::reason`].
     SecureText,
 }
@@ -488,13 +488,18 @@ impl Floor {
     }
 
     /// Whether the secure-text floor masks an element with this subrole:
-    /// one that contains `secure` or `password` (or `passwd`), whatever the
-    /// element's role (a provider's unknown role, read as `Group`,
-    /// included).
+    /// one that says it holds a secret, whatever the element's role (a
+    /// provider's unknown role, read as `Group`, included): `secure`,
+    /// `password`, `passwd`, `passcode`, `passphrase`, `onetimecode` or
+    /// `securitycode` anywhere in its letters and digits, or `pwd`, `pin`,
+    /// `otp`, `totp`, `hotp`, `cvv`, `cvc`, `csc` or `secret` as a whole
+    /// word (`userPin`, `OTPCode`, `cvv2`; not `spinbutton`, `footprint`).
     ///
-    /// The subrole is read as a person reads it: letters only (spaces, `_`,
-    /// `-` and other separators dropped), fullwidth forms as ASCII, the long
-    /// s as `s`, any case — so `pass_word`, `ＰＡＳＳＷＯＲＤ` and `ſecure` count.
+    /// The subrole is read as a person reads it: any case, separators
+    /// ending words, invisible chars not read, fullwidth forms as ASCII,
+    /// the long s as `s`, words that look Latin in Cyrillic, Greek or
+    /// Armenian letters as Latin — so `pass_word`, `ＰＡＳＳＷＯＲＤ`, `ſecure`
+    /// and `Раѕѕword` count.
     pub fn applies(subrole: Option<&str>) -> bool {
         Floor::says_secure(subrole)
     }
@@ -517,14 +522,15 @@ impl Floor {
     /// input's `type`, AT-SPI's `text-input-type:password`) gives no secure
     /// subrole, and the value beside it would otherwise be sent.
     pub fn attribute_says_secure(name: &str, value: &serde_json::Value) -> bool {
+        const NAMES: crate::model::Vocabulary<3, 0> =
+            crate::model::Vocabulary::new([b"type", b"autocomplete", b"autofill"], []);
         value.as_str().is_some_and(|value| {
-            crate::model::reads_with(name, &[b"type", b"autocomplete", b"autofill"])
-                && Floor::says_secure(Some(value))
+            crate::model::reads_words(name, &NAMES) && Floor::says_secure(Some(value))
         })
     }
 
     fn says_secure(subrole: Option<&str>) -> bool {
-        subrole.is_some_and(|s| crate::model::reads_with(s, &[b"secure", b"password", b"passwd"]))
+        subrole.is_some_and(crate::model::says_secret)
     }
 }
 

@@ -581,7 +581,7 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
 
         let title_matches: Vec<&str> = match &element.title {
             Some(title) if !plan.title_patterns.is_empty() => {
-                let title = crate::redact::AsRead::new(title);
+                let title = crate::redact::AsRead::title(title);
                 plan.title_patterns
                     .iter()
                     .filter(|(_, regex)| title.is_match(regex))

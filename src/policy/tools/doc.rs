@@ -55,7 +55,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     let _ = writeln!(out, "Policy hash: `{}`\n", policy.hash());
     let _ = writeln!(out, "Precedence, applied by ctxgate: deny > mask > keep > prune and scope > budget. Reasons are rule ids; no app text appears in them.\n");
     let _ = writeln!(out, "## The floor\n");
-    let _ = writeln!(out, "No policy can lower it: an element of any role (a provider's unknown role, read as `Group`, included) whose subrole, lowercased, contains `secure` or `password` (e.g. `AXSecureTextField`), or whose role word outside the language does (e.g. `SecureTextField`), is masked with reason `{FLOOR_SECURE_TEXT}`, whatever the rules below say.\n");
+    let _ = writeln!(out, "No policy can lower it: an element of any role (a provider's unknown role, read as `Group`, included) whose subrole says it holds a secret (`secure`, `password`, `passcode`, `passphrase`, one-time and security codes anywhere in it, e.g. `AXSecureTextField`; `pwd`, `pin`, `otp`, `totp`, `hotp`, `cvv`, `cvc`, `csc`, `secret` as whole words, e.g. `userPin`), or whose role word outside the language does (e.g. `SecureTextField`), or whose `type` or `autocomplete` attribute does, is masked with reason `{FLOOR_SECURE_TEXT}`, whatever the rules below say.\n");
     let _ = writeln!(out, "## Rules\n");
     let _ = writeln!(out, "| kind | rule | what it does | where |");
     let _ = writeln!(out, "|---|---|---|---|");
