@@ -21,9 +21,9 @@
 #   strip                     partial set of attribute names removed from the
 #                             element as sent (reported by name, never value)
 # Precedence: deny > mask > keep > prune/scope > budget.
-# Floor: an element of any role whose subrole contains "secure" or "password"
-# (any case), or whose role word outside the language does, is always masked
-# (reason floor:secure-text), whatever this file says.
+# Floor: an element whose subrole, role word outside the language or type/
+# autocomplete attribute says secret (secure, password, pin, otp, cvv...: see
+# `ctxgate policy doc`) is always masked (floor:secure-text), whatever this says.
 #
 # Every rule has a METADATA block: `ctxgate policy doc` turns them into the
 # reviewer's table. Keep rules cheap: else-chains, no regex, no imports;
