@@ -65,6 +65,29 @@ pub fn hidden(c: char) -> bool {
         .is_ok()
 }
 
+/// Whether `c` is a combining mark or variation selector that a reader of
+/// secrets and of secret words reads as part of the char before it: the
+/// combining diacritical marks (and their extended and supplement blocks),
+/// those for symbols, the half marks and the variation selectors.
+pub fn combining_mark(c: char) -> bool {
+    matches!(c,
+        '\u{300}'..='\u{36F}'
+        | '\u{1AB0}'..='\u{1AFF}'
+        | '\u{1DC0}'..='\u{1DFF}'
+        | '\u{20D0}'..='\u{20FF}'
+        | '\u{FE00}'..='\u{FE0F}'
+        | '\u{FE20}'..='\u{FE2F}'
+        | '\u{E0100}'..='\u{E01EF}')
+}
+
+/// Whether `c` is [`hidden`] without breaking a line: a format char (the
+/// soft hyphen, zero-width and bidi controls, tags), which a reader of
+/// secrets and of secret words skips. Controls (C1 and NEL among them)
+/// and U+2028/U+2029 are not: they break lines, as the ASCII controls do.
+pub fn unseen_format(c: char) -> bool {
+    hidden(c) && !c.is_control() && !matches!(c, '\u{2028}' | '\u{2029}')
+}
+
 /// Writes `text` with `\`, every [`hidden`] char and, when `quote`, `"`
 /// escaped as JSON escapes them. With `quote` this is the body of a JSON
 /// string literal; without, an outline content line (where `"` is plain).

@@ -479,13 +479,7 @@ fn fold(c: char) -> Fold {
         return Fold::Keep;
     }
     match c {
-        '\u{300}'..='\u{36F}'
-        | '\u{1AB0}'..='\u{1AFF}'
-        | '\u{1DC0}'..='\u{1DFF}'
-        | '\u{20D0}'..='\u{20FF}'
-        | '\u{FE00}'..='\u{FE0F}'
-        | '\u{FE20}'..='\u{FE2F}'
-        | '\u{E0100}'..='\u{E01EF}' => Fold::Mark,
+        c if crate::escape::combining_mark(c) => Fold::Mark,
         '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' => Fold::Drop,
         '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
             Fold::To(' ')
@@ -494,14 +488,8 @@ fn fold(c: char) -> Fold {
         // them, and prose is full of them (each would cost a second search).
         '\u{2010}'..='\u{2013}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Fold::To('-'),
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).map_or(Fold::Keep, Fold::To),
-        // Cf: hidden, and neither a control (C1 controls and NEL stay:
-        // they break lines, as the ASCII controls do) nor U+2028/U+2029.
-        c if crate::escape::hidden(c)
-            && !c.is_control()
-            && !matches!(c, '\u{2028}' | '\u{2029}') =>
-        {
-            Fold::Drop
-        }
+        // Cf: hidden, not breaking a line.
+        c if crate::escape::unseen_format(c) => Fold::Drop,
         _ => Fold::Keep,
     }
 }

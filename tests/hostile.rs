@@ -11,40 +11,16 @@
 mod common;
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{ctxgate, root};
+use common::{answer, app, ctxgate, gate, outcome, root, trim};
 use ctxgate::{Block, Budget, Error, Format, Gate, Limits, Outcome, Policy, Request, Trimmed};
 use serde_json::Value;
-
-fn gate() -> &'static Gate {
-    static GATE: OnceLock<Gate> = OnceLock::new();
-    GATE.get_or_init(|| Gate::embedded_default().expect("the default policy compiles"))
-}
-
-/// An answer around a root element's JSON.
-fn answer(root: &str) -> Vec<u8> {
-    format!(r#"{{"protocol":"0.2.0","instance":"h","root":{root}}}"#).into_bytes()
-}
-
-/// An answer whose root `Application` has these children (JSON, comma-separated).
-fn app(children: &str) -> Vec<u8> {
-    answer(&format!(
-        r#"{{"id":"app","role":"Application","title":"App","children":[{children}]}}"#
-    ))
-}
 
 /// The deadline the largest inputs here get: a debug build on a loaded
 /// 2-core machine takes ~15 s of CPU for what a release build does in ~1 s,
 /// and the default deadline (5 s) is for release builds.
 const DEBUG_BUILD_TIME: Duration = Duration::from_secs(300);
-
-fn trim<'a>(bytes: &'a [u8], request: &Request) -> Trimmed<'a> {
-    gate()
-        .trim_bytes(bytes, request)
-        .unwrap_or_else(|e| panic!("trim failed: {e}"))
-}
 
 fn error(bytes: &[u8], request: &Request) -> String {
     match gate().trim_bytes(bytes, request) {
@@ -55,17 +31,6 @@ fn error(bytes: &[u8], request: &Request) -> String {
 
 fn report_json(out: &Trimmed) -> String {
     serde_json::to_string(&out.report).unwrap()
-}
-
-/// The outcome the report gives element `id`.
-fn outcome(out: &Trimmed, id: &str) -> (Outcome, Option<String>) {
-    let d = out
-        .report
-        .decisions
-        .iter()
-        .find(|d| d.id == id)
-        .unwrap_or_else(|| panic!("no decision for `{id}`"));
-    (d.outcome, d.rule.as_deref().map(str::to_string))
 }
 
 /// The CLI refuses: exit 1, nothing on stdout, `error: <message>` on stderr.

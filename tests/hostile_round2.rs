@@ -5,41 +5,12 @@
 //! host's request would. SECURITY.md and BENCHMARKS.md ("Red team, round
 //! 2") cite these tests by name.
 
-use std::sync::OnceLock;
+mod common;
 
-use ctxgate::{Format, Gate, Outcome, Request, Trimmed};
-
-fn gate() -> &'static Gate {
-    static GATE: OnceLock<Gate> = OnceLock::new();
-    GATE.get_or_init(|| Gate::embedded_default().expect("the default policy compiles"))
-}
-
-/// An answer whose root `Application` has these children (JSON).
-fn app(children: &str) -> Vec<u8> {
-    format!(
-        r#"{{"protocol":"0.2.0","instance":"h","root":{{"id":"app","role":"Application","title":"App","children":[{children}]}}}}"#
-    )
-    .into_bytes()
-}
-
-fn trim<'a>(bytes: &'a [u8], request: &Request) -> Trimmed<'a> {
-    gate()
-        .trim_bytes(bytes, request)
-        .unwrap_or_else(|e| panic!("trim failed: {e}"))
-}
+use common::{app, outcome, trim};
+use ctxgate::{Format, Outcome, Request, Trimmed};
 
 const SECRET: &str = "CANARY-hunter2";
-
-/// The outcome the report gives element `id`.
-fn outcome(out: &Trimmed, id: &str) -> (Outcome, Option<String>) {
-    let d = out
-        .report
-        .decisions
-        .iter()
-        .find(|d| d.id == id)
-        .unwrap_or_else(|| panic!("no decision for `{id}`"));
-    (d.outcome, d.rule.as_deref().map(str::to_string))
-}
 
 /// `canary` is in none of the output, the report and both renderings.
 fn assert_never_sent(out: &Trimmed, canary: &str, what: &str) {

@@ -13,7 +13,7 @@
 
 mod content;
 mod role;
-mod tree;
+pub(crate) mod tree;
 pub mod v01;
 
 pub(crate) use content::BlockValue;

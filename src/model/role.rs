@@ -495,15 +495,7 @@ fn fold_words(s: &str, out: &mut impl Words) {
 /// Chars not read at all, neither letters nor word ends: format chars
 /// (the soft hyphen, zero-width and bidi controls) and combining marks.
 fn invisible(c: char) -> bool {
-    matches!(c,
-        '\u{300}'..='\u{36F}'
-        | '\u{1AB0}'..='\u{1AFF}'
-        | '\u{1DC0}'..='\u{1DFF}'
-        | '\u{20D0}'..='\u{20FF}'
-        | '\u{FE00}'..='\u{FE0F}'
-        | '\u{FE20}'..='\u{FE2F}'
-        | '\u{E0100}'..='\u{E01EF}')
-        || (crate::escape::hidden(c) && !c.is_control() && !matches!(c, '\u{2028}' | '\u{2029}'))
+    crate::escape::combining_mark(c) || crate::escape::unseen_format(c)
 }
 
 #[cfg(test)]

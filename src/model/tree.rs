@@ -137,16 +137,7 @@ impl<'t, 'a> Tree<'t, 'a> {
 
     /// The children of `id`, in order.
     pub fn children(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let end = self.nodes[id as usize].end;
-        let mut next = id + 1;
-        std::iter::from_fn(move || {
-            if next >= end {
-                return None;
-            }
-            let child = next;
-            next = self.nodes[child as usize].end;
-            Some(child)
-        })
+        children_by_end(id, |at| self.nodes[at as usize].end)
     }
 
     /// The ancestors of `id`, nearest first.
@@ -161,18 +152,10 @@ impl<'t, 'a> Tree<'t, 'a> {
 
     /// The JSON pointer of `id` within its answer: `/root/children/0/children/2`.
     pub fn pointer(&self, id: NodeId) -> String {
-        let mut indices: Vec<u32> = Vec::new();
-        let mut current = id;
-        while let Some(parent) = self.nodes[current as usize].parent {
-            indices.push(self.nodes[current as usize].index);
-            current = parent;
-        }
-        let mut pointer = String::from("/root");
-        for index in indices.iter().rev() {
-            pointer.push_str("/children/");
-            pointer.push_str(&index.to_string());
-        }
-        pointer
+        pointer_by(id, |at| {
+            let node = &self.nodes[at as usize];
+            node.parent.map(|parent| (parent, node.index))
+        })
     }
 
     /// The deepest element of the focus path, if anything is focused.
@@ -188,6 +171,43 @@ impl<'t, 'a> Tree<'t, 'a> {
             at = next;
         }
     }
+}
+
+/// The children of `at` in a tree laid out in document order, where
+/// `end(n)` is one past the last node of `n`'s subtree: the walk both
+/// [`Tree`] and the checker's shape (`read::shape`) make.
+pub(crate) fn children_by_end(
+    at: NodeId,
+    end: impl Fn(NodeId) -> NodeId,
+) -> impl Iterator<Item = NodeId> {
+    let last = end(at);
+    let mut next = at + 1;
+    std::iter::from_fn(move || {
+        if next >= last {
+            return None;
+        }
+        let child = next;
+        next = end(child);
+        Some(child)
+    })
+}
+
+/// The JSON pointer of `at` (`/root/children/0/children/2`), where
+/// `up(n)` is `n`'s parent and `n`'s place among its siblings, or `None`
+/// at the root.
+pub(crate) fn pointer_by(at: NodeId, up: impl Fn(NodeId) -> Option<(NodeId, u32)>) -> String {
+    let mut indices: Vec<u32> = Vec::new();
+    let mut current = at;
+    while let Some((parent, index)) = up(current) {
+        indices.push(index);
+        current = parent;
+    }
+    let mut pointer = String::from("/root");
+    for index in indices.iter().rev() {
+        pointer.push_str("/children/");
+        pointer.push_str(&index.to_string());
+    }
+    pointer
 }
 
 #[cfg(test)]

@@ -147,32 +147,15 @@ impl<'a> Shape<'a> {
 
     /// The children of `at`, in order.
     pub(crate) fn children(&self, at: u32) -> impl Iterator<Item = u32> + '_ {
-        let end = self.nodes[at as usize].end;
-        let mut next = at + 1;
-        std::iter::from_fn(move || {
-            if next >= end {
-                return None;
-            }
-            let child = next;
-            next = self.nodes[child as usize].end;
-            Some(child)
-        })
+        crate::model::tree::children_by_end(at, |n| self.nodes[n as usize].end)
     }
 
     /// The JSON pointer of `at`, as [`crate::model::Tree::pointer`] writes it.
     pub(crate) fn pointer(&self, at: u32) -> String {
-        let mut indices: Vec<u32> = Vec::new();
-        let mut current = at;
-        while let Some(parent) = self.parent(current) {
-            indices.push(self.nodes[current as usize].index);
-            current = parent;
-        }
-        let mut pointer = String::from("/root");
-        for index in indices.iter().rev() {
-            pointer.push_str("/children/");
-            pointer.push_str(&index.to_string());
-        }
-        pointer
+        crate::model::tree::pointer_by(at, |n| {
+            self.parent(n)
+                .map(|parent| (parent, self.nodes[n as usize].index))
+        })
     }
 }
 

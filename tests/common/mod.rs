@@ -84,3 +84,39 @@ pub fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
 }
 
 include!("with_logs.rs");
+
+/// One `Gate` with the embedded default policy, shared by a test binary.
+pub fn gate() -> &'static ctxgate::Gate {
+    static GATE: std::sync::OnceLock<ctxgate::Gate> = std::sync::OnceLock::new();
+    GATE.get_or_init(|| ctxgate::Gate::embedded_default().expect("the default policy compiles"))
+}
+
+/// An answer around a root element's JSON.
+pub fn answer(root: &str) -> Vec<u8> {
+    format!(r#"{{"protocol":"0.2.0","instance":"h","root":{root}}}"#).into_bytes()
+}
+
+/// An answer whose root `Application` has these children (JSON, comma-separated).
+pub fn app(children: &str) -> Vec<u8> {
+    answer(&format!(
+        r#"{{"id":"app","role":"Application","title":"App","children":[{children}]}}"#
+    ))
+}
+
+/// `bytes` trimmed by [`gate`]; panics on an error.
+pub fn trim<'a>(bytes: &'a [u8], request: &ctxgate::Request) -> ctxgate::Trimmed<'a> {
+    gate()
+        .trim_bytes(bytes, request)
+        .unwrap_or_else(|e| panic!("trim failed: {e}"))
+}
+
+/// The outcome the report gives element `id`, and the rule that decided it.
+pub fn outcome(out: &ctxgate::Trimmed, id: &str) -> (ctxgate::Outcome, Option<String>) {
+    let d = out
+        .report
+        .decisions
+        .iter()
+        .find(|d| d.id == id)
+        .unwrap_or_else(|| panic!("no decision for `{id}`"));
+    (d.outcome, d.rule.as_deref().map(str::to_string))
+}
