@@ -211,6 +211,47 @@ redact contains {
 }
 
 # METADATA
+# title: Redact basic authorization credentials
+# description: An `Authorization: Basic` header with its base64 user and
+#   password (also `Proxy-Authorization`), as a curl command or a log shows
+#   it: the header's name and scheme go with it.
+redact contains {
+	"id": "basic-auth",
+	"pattern": `(?i)authorization["']?[ \t]*[:=]?[ \t]*["']?basic[ \t]+[A-Za-z0-9+/]{4,}={0,2}`,
+	"replace": "[basic credentials]",
+}
+
+# METADATA
+# title: Redact credentials in urls
+# description: The user and password of a url (`https://user:pass@host`,
+#   `postgres://app:pw@db/x`, `https://:token@host`); the scheme, host and path
+#   stay. A url with a user and no password (`ssh://git@host`) stays.
+redact contains {
+	"id": "url-credentials",
+	"pattern": `://[^\s/?#@:]*:[^\s/?#@]+@`,
+	"replace": ":[credentials]@",
+}
+
+# METADATA
+# title: Redact credentials assigned in text
+# description: A value given to a key named as a secret, as configuration
+#   files, environment variables, connection strings, query strings and
+#   command lines write it (`DB_PASSWORD=...`, `password: ...`,
+#   `"api_key": "..."`, `AWS_SECRET_ACCESS_KEY=...`, `Pwd=...;`,
+#   `?access_token=...`): key, separator and value are replaced. Keys:
+#   password, passwd, pwd, passphrase, secret, secret (access) key, api key,
+#   client secret and auth, access, refresh or api
+#   token, alone or after `_`, `.`, `-` or anything but an ASCII letter or
+#   digit (`DB_PASSWORD`, `jdbc.password`; not `dbPassword`). The value is a
+#   quoted string or everything up to a space, quote or angle bracket, of at
+#   least 4 chars (`Password: Show` is replaced too: the safe error).
+redact contains {
+	"id": "credential-assignment",
+	"pattern": `(?i-u:passw(?:or)?d|pwd|passphrase|secret(?:[_-]?access)?[_-]?key|client[_-]?secret|secret|api_?key|api-key|(?:auth|access|refresh)[_-]?token|api_?token|api-token)["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{4,}"|'[^'\r\n]{4,}'|[^\s"'<>]{4,})`,
+	"replace": "[credential]",
+}
+
+# METADATA
 # title: Redact PEM private keys
 # description: Everything from a BEGIN ... PRIVATE KEY line (RSA, EC, DSA,
 #   OPENSSH, ENCRYPTED, plain PKCS#8, PGP ... KEY BLOCK) to its END line, or

@@ -100,7 +100,8 @@ test_redactions_have_ids_and_patterns if {
 	ids == {
 		"card-number", "aws-access-key", "azure-storage-key", "github-token", "gitlab-token",
 		"slack-token", "stripe-key", "ai-api-key", "google-api-key", "registry-token",
-		"service-api-key", "jwt", "bearer-token", "private-key",
+		"service-api-key", "jwt", "bearer-token", "private-key", "basic-auth", "url-credentials",
+		"credential-assignment",
 	}
 	every r in redact {
 		is_string(r.pattern)
@@ -192,4 +193,22 @@ test_author_is_kept_where_the_user_is if {
 
 test_only_author_is_stripped if {
 	count(strip) == 0 with input as req("app", {"role": "Row", "attribute_names": ["related", "likes"]})
+}
+
+pattern_of(id) := [r.pattern | some r in redact; r.id == id][0]
+
+test_credentials_in_text_are_matched if {
+	every text in ["DB_PASSWORD=hunter22", `"api_key": "abc def"`, "password = 'p4ss w0rd'", "?access_token=abcd1234"] {
+		regex.match(pattern_of("credential-assignment"), text)
+	}
+	regex.match(pattern_of("url-credentials"), "postgres://app:hunter22@db/x")
+	regex.match(pattern_of("basic-auth"), "Authorization: Basic YWxhZGRpbjpvcGVu")
+}
+
+test_prose_about_credentials_is_not_matched if {
+	every text in ["Forgot password? Reset it", "The password must be long", "ssh://git@github.com/x", "Basic settings"] {
+		every id in ["credential-assignment", "url-credentials", "basic-auth"] {
+			not regex.match(pattern_of(id), text)
+		}
+	}
 }

@@ -180,6 +180,17 @@ fn table() -> Vec<(&'static str, String, String)> {
         ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl".into(), "[jwt]".into()),
         ("bearer", format!("Authorization: Bearer {}", chars(ALNUM, 16, 32)), "Authorization: Bearer [token]".into()),
         ("azure storage key", format!("AccountName=x;AccountKey={}==;EndpointSuffix=core.windows.net", chars(ALNUM, 17, 86)), "AccountName=x;AccountKey=[azure key];EndpointSuffix=core.windows.net".into()),
+        // Credentials written as people write them in configs, shells,
+        // urls and headers (red team, round 3: sent before).
+        ("url credentials", "DATABASE_URL is postgres://app:Tr0ub4dor&3@db.internal:5432/x".into(), "DATABASE_URL is postgres:[credentials]@db.internal:5432/x".into()),
+        ("url credentials, a token as the password", format!("git clone https://:{}@git.example.com/r", chars(ALNUM, 18, 24)), "git clone https:[credentials]@git.example.com/r".into()),
+        ("basic authorization", "curl -H 'Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l' x".into(), "curl -H '[basic credentials]' x".into()),
+        ("an assigned password", "export DB_PASSWORD=hunter22 && run".into(), "export DB_[credential] && run".into()),
+        ("an assigned secret key in CJK", "鍵はSECRET_KEY=\"s3cr3t-v@lue\"です".into(), "鍵は[credential]です".into()),
+        ("a quoted api key", r#"{"api_key": "abc def 123"}"#.into(), r#"{"[credential]}"#.into()),
+        ("a query access token", "https://x.example/cb?access_token=abcd1234&state=9".into(), "https://x.example/cb?[credential]".into()),
+        ("prose about passwords", "Forgot password? The password must have 8 characters.".into(), "Forgot password? The password must have 8 characters.".into()),
+        ("a url with a user and no password", "ssh://git@github.com/x.git".into(), "ssh://git@github.com/x.git".into()),
         // Tabs, line breaks and `+` between groups (red team: a card
         // wrapped in a narrow field, pasted from a table, or a form-encoded
         // query string was sent).

@@ -46,8 +46,10 @@ pub(super) const CONSTANTS: &[&str] = &[
     "author",
     "aws-access-key",
     "azure-storage-key",
+    "basic-auth",
     "bearer-token",
     "card-number",
+    "credential-assignment",
     "enclosing-document",
     "focus",
     "focus-path",
@@ -74,5 +76,6 @@ pub(super) const CONSTANTS: &[&str] = &[
     "slack-token",
     "stripe-key",
     "tokens",
+    "url-credentials",
     "window",
 ];

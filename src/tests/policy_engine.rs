@@ -361,8 +361,10 @@ fn default_plan_per_action() {
             "ai-api-key",
             "aws-access-key",
             "azure-storage-key",
+            "basic-auth",
             "bearer-token",
             "card-number",
+            "credential-assignment",
             "github-token",
             "gitlab-token",
             "google-api-key",
@@ -371,7 +373,8 @@ fn default_plan_per_action() {
             "registry-token",
             "service-api-key",
             "slack-token",
-            "stripe-key"
+            "stripe-key",
+            "url-credentials"
         ]
     );
     assert!(plan
@@ -437,15 +440,51 @@ fn default_redactions_catch_secrets_and_spare_prose() {
             "private-key",
             "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----".to_string(),
         ),
+        (
+            "basic-auth",
+            "curl -H 'Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l'".to_string(),
+        ),
+        (
+            "url-credentials",
+            "psql postgres://app:hunter22@db.internal/x".to_string(),
+        ),
+        (
+            "url-credentials",
+            "https://:ghtoken1@example.com".to_string(),
+        ),
+        ("credential-assignment", "DB_PASSWORD=hunter22".to_string()),
+        (
+            "credential-assignment",
+            r#"{"api_key": "abc def"}"#.to_string(),
+        ),
+        (
+            "credential-assignment",
+            "password = 'p4ss w0rd'".to_string(),
+        ),
+        (
+            "credential-assignment",
+            "?access_token=abcd1234&x=1".to_string(),
+        ),
+        (
+            "credential-assignment",
+            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI".to_string(),
+        ),
     ];
     for (id, text) in &samples {
         assert!(pattern(id).is_match(text), "{id} misses {text}");
     }
-    let prose = "Meeting at 10:30 about the task list; call 555-0100; skip the AI skit; the key is under the mat.";
+    let prose = [
+        "Meeting at 10:30 about the task list; call 555-0100; skip the AI skit; the key is under the mat.",
+        "Forgot password? Reset it at https://example.com/reset?user=me",
+        "Basic settings: Secret Santa list, ssh://git@github.com/x and http://localhost:8080/a@b",
+        "Change your password. The password must be at least 8 characters.",
+    ];
     // A `luhn` pattern only finds digit runs; the Luhn windows decide
     // (tests/redaction.rs).
     for r in plan.redact.iter().filter(|r| !r.luhn) {
-        assert!(!r.regex.is_match(prose), "{} matches prose", r.id);
+        for prose in prose {
+            assert!(!r.regex.is_match(prose), "{} matches {prose:?}", r.id);
+        }
     }
     let title = |name: &str| {
         &plan
