@@ -260,36 +260,50 @@ fn a_web_page_in_the_browser_cannot_use_the_server() {
     let cases = [
         // CSRF: a form or a simple fetch, from another origin.
         (
-            post(&format!("Host: {addr}\r\nOrigin: http://evil.example\r\nContent-Type: text/plain\r\n")),
+            post(&format!(
+                "Host: {addr}\r\nOrigin: http://evil.example\r\nContent-Type: text/plain\r\n"
+            )),
             403,
         ),
         (
-            post(&format!("Host: {addr}\r\nOrigin: null\r\nContent-Type: application/json\r\n")),
+            post(&format!(
+                "Host: {addr}\r\nOrigin: null\r\nContent-Type: application/json\r\n"
+            )),
             403,
         ),
         // DNS rebinding: the page's own name, same-origin.
         (
-            post(&format!("Host: evil.example:{port}\r\nContent-Type: application/json\r\n")),
+            post(&format!(
+                "Host: evil.example:{port}\r\nContent-Type: application/json\r\n"
+            )),
             403,
         ),
         (
-            format!("GET /v1/policy HTTP/1.1\r\nHost: evil.example:{port}\r\nConnection: close\r\n\r\n"),
+            format!(
+                "GET /v1/policy HTTP/1.1\r\nHost: evil.example:{port}\r\nConnection: close\r\n\r\n"
+            ),
             403,
         ),
         (
-            format!("GET /metrics HTTP/1.1\r\nHost: localhost.evil.example\r\nConnection: close\r\n\r\n"),
+            "GET /metrics HTTP/1.1\r\nHost: localhost.evil.example\r\nConnection: close\r\n\r\n"
+                .to_string(),
             403,
         ),
         // No Host at all (HTTP/1.0 style).
         (
-            format!("GET /health HTTP/1.0\r\nConnection: close\r\n\r\n"),
+            "GET /health HTTP/1.0\r\nConnection: close\r\n\r\n".to_string(),
             403,
         ),
         // A body not declared JSON, from a local name.
-        (post(&format!("Host: {addr}\r\nContent-Type: text/plain\r\n")), 415),
+        (
+            post(&format!("Host: {addr}\r\nContent-Type: text/plain\r\n")),
+            415,
+        ),
         (post(&format!("Host: {addr}\r\n")), 415),
         (
-            post(&format!("Host: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n")),
+            post(&format!(
+                "Host: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            )),
             415,
         ),
     ];
