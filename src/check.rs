@@ -298,7 +298,15 @@ fn check_indexed<T: Indexed>(tree: &T) -> Vec<Finding> {
                 Requirement::R3,
                 "/root",
                 id(),
-                format!("the root must be an `Application`, found `{role}`"),
+                // The role is named only when it is a word of the
+                // language: another is the provider's string, and a finding
+                // carries no provider text.
+                if role.is_known() {
+                    format!("the root must be an `Application`, found `{role}`")
+                } else {
+                    "the root must be an `Application`, found a role outside the language"
+                        .to_string()
+                },
             )),
             (Some(_), Role::Application, _) => findings.push(Finding::warning(
                 Requirement::R3,

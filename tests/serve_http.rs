@@ -121,7 +121,7 @@ fn a_client_that_disconnects_mid_request_affects_no_other() {
     // Mid-body: the headers promise more than is sent.
     let mut stream = TcpStream::connect(&server.addr).unwrap();
     stream
-        .write_all(b"POST /v1/trim HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"answer\": {\"protocol\"")
+        .write_all(b"POST /v1/trim HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"answer\": {\"protocol\"")
         .unwrap();
     drop(stream);
     // Mid-work: the whole request, then gone before the reply.
@@ -131,7 +131,7 @@ fn a_client_that_disconnects_mid_request_affects_no_other() {
         stream
             .write_all(
                 format!(
-                    "POST /v1/trim HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+                    "POST /v1/trim HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
                     body.len()
                 )
                 .as_bytes(),
@@ -160,7 +160,7 @@ fn a_body_slower_than_the_timeout_is_a_408_and_holds_no_worker() {
     ]);
     let mut slow = TcpStream::connect(&server.addr).unwrap();
     slow.set_read_timeout(Some(REPLY)).unwrap();
-    slow.write_all(b"POST /v1/trim HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"answer\"")
+    slow.write_all(b"POST /v1/trim HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"answer\"")
         .unwrap();
     // While it trickles, the one worker still serves others.
     still_answers(&server);
@@ -238,4 +238,100 @@ fn sigterm_finishes_open_requests_and_exits_0() {
     let (status, stderr) = server.wait();
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("SIGTERM"), "{stderr}");
+}
+
+/// A web page in the user's browser can reach a loopback port: by a form or
+/// a `fetch` with `text/plain` (CSRF: the browser sends an `Origin`), or,
+/// after DNS rebinding, as if same-origin (the `Host` is the page's own
+/// name). None of these is served, on any route, and none is counted as a
+/// request the server ran; a local program's request still is.
+#[test]
+fn a_web_page_in_the_browser_cannot_use_the_server() {
+    let server = Http::start(&[]);
+    let addr = &server.addr;
+    let port = addr.rsplit_once(':').unwrap().1;
+    let body = json!({"answer": with_canaries(fixture("uia-input-types.json"))}).to_string();
+    let post = |headers: &str| {
+        format!(
+            "POST /v1/trim HTTP/1.1\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let cases = [
+        // CSRF: a form or a simple fetch, from another origin.
+        (
+            post(&format!(
+                "Host: {addr}\r\nOrigin: http://evil.example\r\nContent-Type: text/plain\r\n"
+            )),
+            403,
+        ),
+        (
+            post(&format!(
+                "Host: {addr}\r\nOrigin: null\r\nContent-Type: application/json\r\n"
+            )),
+            403,
+        ),
+        // DNS rebinding: the page's own name, same-origin.
+        (
+            post(&format!(
+                "Host: evil.example:{port}\r\nContent-Type: application/json\r\n"
+            )),
+            403,
+        ),
+        (
+            format!(
+                "GET /v1/policy HTTP/1.1\r\nHost: evil.example:{port}\r\nConnection: close\r\n\r\n"
+            ),
+            403,
+        ),
+        (
+            "GET /metrics HTTP/1.1\r\nHost: localhost.evil.example\r\nConnection: close\r\n\r\n"
+                .to_string(),
+            403,
+        ),
+        // No Host at all (HTTP/1.0 style).
+        (
+            "GET /health HTTP/1.0\r\nConnection: close\r\n\r\n".to_string(),
+            403,
+        ),
+        // A body not declared JSON, from a local name.
+        (
+            post(&format!("Host: {addr}\r\nContent-Type: text/plain\r\n")),
+            415,
+        ),
+        (post(&format!("Host: {addr}\r\n")), 415),
+        (
+            post(&format!(
+                "Host: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            )),
+            415,
+        ),
+    ];
+    for (request, expected) in &cases {
+        let (status, reply) = raw_request(addr, request.as_bytes());
+        assert_eq!(status, *expected, "{request}\n{reply}");
+        assert!(
+            !reply.contains(CANARY) && !reply.contains("output"),
+            "{reply}"
+        );
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply["error"]["data"]["kind"], "usage", "{reply}");
+    }
+    // What a local program sends is served, by any loopback name.
+    for host in [addr.clone(), format!("localhost:{port}")] {
+        let request = post(&format!(
+            "Host: {host}\r\nContent-Type: application/json; charset=utf-8\r\n"
+        ));
+        let (status, reply) = raw_request(addr, request.as_bytes());
+        assert_eq!(status, 200, "{reply}");
+        assert!(!reply.contains(CANARY), "{reply}");
+    }
+    let (_, metrics) = server.request("GET", "/metrics", b"");
+    assert!(
+        metrics.contains(&format!(
+            "ctxgate_requests_total{{method=\"refused\",outcome=\"usage\"}} {}",
+            cases.len()
+        )),
+        "{metrics}"
+    );
 }

@@ -506,9 +506,21 @@ fn dispatch<'a>(
                 Requirement::Version,
                 "/protocol",
                 None,
-                format!(
-                    "unknown protocol version `{protocol}`; ctxgate reads 0.2.x and upgrades 0.1"
-                ),
+                // Named only when it looks like a version (digits and
+                // dots, short): anything else is the provider's text, and a
+                // finding carries none.
+                if protocol.len() <= 16
+                    && protocol.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                {
+                    format!(
+                        "unknown protocol version `{protocol}`; ctxgate reads 0.2.x and upgrades 0.1"
+                    )
+                } else {
+                    format!(
+                        "unknown protocol version (a string of {} bytes that is not a version); ctxgate reads 0.2.x and upgrades 0.1",
+                        protocol.len()
+                    )
+                },
             ));
             Ok((None, None))
         }

@@ -361,6 +361,20 @@ pub fn request(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, Strin
     parse_response(&response)
 }
 
+/// Sends `bytes` as they are (a whole request, headers and body) on their
+/// own connection and reads the response to its end: (status, body).
+pub fn raw_request(addr: &str, bytes: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("connects");
+    stream.set_read_timeout(Some(REPLY)).unwrap();
+    stream.set_write_timeout(Some(REPLY)).unwrap();
+    stream.write_all(bytes).expect("request written");
+    let mut response = Vec::new();
+    stream
+        .read_to_end(&mut response)
+        .expect("response read within the deadline");
+    parse_response(&response)
+}
+
 /// (status, body) of a whole HTTP/1.1 response (`Content-Length` bodies).
 pub fn parse_response(response: &[u8]) -> (u16, String) {
     let text = String::from_utf8_lossy(response);

@@ -28,7 +28,7 @@ use crate::{Error, ErrorKind};
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves HTTP on `addr` until a signal comes.
-pub fn run(server: Arc<Server>, addr: SocketAddr) -> Result<(), Error> {
+pub fn run(server: Arc<Server>, addr: SocketAddr, allow_remote: bool) -> Result<(), Error> {
     let runtime = super::runtime()?;
     let io = |e: std::io::Error| Error::Io {
         path: addr.to_string(),
@@ -58,7 +58,7 @@ pub fn run(server: Arc<Server>, addr: SocketAddr) -> Result<(), Error> {
                     let server = server.clone();
                     let service = hyper::service::service_fn(move |request| {
                         let server = server.clone();
-                        async move { Ok::<_, Infallible>(handle(server, request).await) }
+                        async move { Ok::<_, Infallible>(handle(server, request, allow_remote).await) }
                     });
                     // A client that trickles its headers is dropped (slowloris);
                     // one that trickles its body, past the request's timeout.
@@ -90,8 +90,16 @@ pub fn run(server: Arc<Server>, addr: SocketAddr) -> Result<(), Error> {
     Ok(())
 }
 
-async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(
+    server: Arc<Server>,
+    request: Request<Incoming>,
+    allow_remote: bool,
+) -> Response<Full<Bytes>> {
     let received = Instant::now();
+    if let Err((failure, status)) = from_a_local_client(&request, allow_remote) {
+        server.refused_or_malformed(&failure, "refused", Transport::Http, received);
+        return error(&failure, status);
+    }
     let method = match (request.method(), request.uri().path()) {
         (&Method::GET, "/health") => {
             let mut body = server.state.describe();
@@ -201,6 +209,69 @@ async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response<Ful
     }
 }
 
+/// Refuses what a web page in the user's browser could send: a request
+/// with an `Origin` (a browser sends one with every cross-origin request
+/// and every POST; no client the server is for sends one), a `Host` that is
+/// not a loopback name or address (DNS rebinding: a page whose own name
+/// now resolves to 127.0.0.1 is same-origin with the server, but its Host
+/// is its own name; not checked under `--allow-remote`, where names are
+/// the operator's), and a POST whose body is not declared JSON (a page can
+/// send `text/plain` or a form without asking first, never
+/// `application/json`). Checked before the body is read.
+fn from_a_local_client(
+    request: &Request<Incoming>,
+    allow_remote: bool,
+) -> Result<(), (Failure, StatusCode)> {
+    let forbidden = |message: &str| Err((Failure::usage(message), StatusCode::FORBIDDEN));
+    let headers = request.headers();
+    if headers.contains_key(hyper::header::ORIGIN) {
+        return forbidden(
+            "a request with an `Origin` header comes from a web page; the server takes requests only from local programs",
+        );
+    }
+    if !allow_remote {
+        let host = headers.get(hyper::header::HOST).map(HeaderValue::as_bytes);
+        if !host.is_some_and(loopback_host) {
+            return forbidden(
+                "the `Host` header must name the loopback interface (`localhost`, `127.0.0.1` or `[::1]`, with the port); the server takes requests only from local programs",
+            );
+        }
+    }
+    if request.method() == Method::POST {
+        let json = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+        if !json {
+            return Err((
+                Failure::usage("send the body with `Content-Type: application/json`"),
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a `Host` value (`name`, `name:port`, `[v6]:port`) names the
+/// loopback interface: `localhost` or a loopback address.
+fn loopback_host(host: &[u8]) -> bool {
+    let Ok(host) = std::str::from_utf8(host) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((v6, port)) if port.is_empty() || port.starts_with(':') => v6,
+            _ => return false,
+        },
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Runs a method on a body (the params).
 fn call(server: &Server, method: &str, body: &[u8], received: Instant) -> Result<String, Failure> {
     server.call(method, Some(body), received, Transport::Http)
@@ -223,4 +294,38 @@ fn failed(failure: &Failure) -> Response<Full<Bytes>> {
 
 fn error(failure: &Failure, status: StatusCode) -> Response<Full<Bytes>> {
     reply(status, json!({"error": failure.to_json()}).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loopback_host;
+
+    #[test]
+    fn only_loopback_names_and_addresses_are_local_hosts() {
+        for host in [
+            "localhost",
+            "LOCALHOST:8787",
+            "127.0.0.1",
+            "127.0.0.1:8787",
+            "127.9.9.9:1",
+            "[::1]",
+            "[::1]:8787",
+        ] {
+            assert!(loopback_host(host.as_bytes()), "{host}");
+        }
+        for host in [
+            "",
+            "evil.example",
+            "evil.example:8787",
+            "localhost.evil.example",
+            "127.0.0.1.evil.example:80",
+            "10.0.0.1:8787",
+            "[::2]:8787",
+            "[::1]x",
+            "::1",
+        ] {
+            assert!(!loopback_host(host.as_bytes()), "{host}");
+        }
+        assert!(!loopback_host(b"\xff"));
+    }
 }

@@ -122,7 +122,7 @@ pub fn run(args: ServeArgs) -> Result<Outcome, Failure> {
         args.max_request_bytes,
     ));
     match args.http {
-        Some(addr) => http::run(server, addr)?,
+        Some(addr) => http::run(server, addr, args.allow_remote)?,
         None => stdio::run(server)?,
     }
     Ok(Outcome::Fine)
