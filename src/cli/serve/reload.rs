@@ -72,7 +72,8 @@ impl State {
     /// differs from the served one. Returns whether the policy changed.
     pub fn reload(&self) -> bool {
         let started = std::time::Instant::now();
-        let built = build(&self.paths, self.limits);
+        let built = read_settled(&self.paths, || std::thread::sleep(SETTLED))
+            .and_then(|layers| build_from(layers, self.limits));
         let ms = started.elapsed().as_millis() as u64;
         match built {
             Ok(gate) => {
@@ -161,19 +162,71 @@ pub fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
 
+/// How long the policy files must read the same before a reload loads
+/// them, and how many times they may change meanwhile.
+const SETTLED: Duration = Duration::from_millis(20);
+const SETTLE_TRIES: usize = 50;
+
 /// Reads, compiles and lints the policy at `paths`, each path one layer
 /// as `trim --policy` takes them (`default` names the embedded default).
 /// Loading refuses what `ctxgate policy check` calls an error, with its
 /// file:line:col, so a broken policy never replaces a working one.
 fn build(paths: &[PathBuf], limits: Limits) -> Result<Gate, Error> {
+    build_from(read_layers(paths)?, limits)
+}
+
+/// The layers' files as (name, source), or `None` for the embedded default.
+type Layers = Option<Vec<Vec<(String, String)>>>;
+
+fn read_layers(paths: &[PathBuf]) -> Result<Layers, Error> {
     if paths.is_empty() {
-        return Ok(Gate::embedded_default()?.with_limits(limits));
+        return Ok(None);
     }
     let mut layers = Vec::with_capacity(paths.len());
     for path in paths {
         let files = lib::layer_files(&path.to_string_lossy(), false)?;
         layers.push(files.into_iter().map(|f| (f.name, f.source)).collect());
     }
+    Ok(Some(layers))
+}
+
+/// The layers once two reads [`SETTLED`] apart (`wait`) find the same files with the
+/// same bytes. An editor that rewrites a file in place (truncate, then
+/// write) or a copy in progress can be read half-written, and a half-written
+/// policy that still parses (its later `deny` rules missing) must not be
+/// served: a reload reads again until the files hold still, and fails
+/// (keeping the served policy) when they keep changing.
+fn read_settled(paths: &[PathBuf], mut wait: impl FnMut()) -> Result<Layers, Error> {
+    let mut last = read_layers(paths);
+    for _ in 0..SETTLE_TRIES {
+        wait();
+        let now = read_layers(paths);
+        let same = match (&last, &now) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same {
+            return now;
+        }
+        last = now;
+    }
+    Err(Error::Policy {
+        location: paths
+            .first()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        message: format!(
+            "the policy files kept changing for {} ms; the served policy stays: \
+             save them again when done",
+            SETTLED.as_millis() * SETTLE_TRIES as u128
+        ),
+    })
+}
+
+fn build_from(layers: Layers, limits: Limits) -> Result<Gate, Error> {
+    let Some(layers) = layers else {
+        return Ok(Gate::embedded_default()?.with_limits(limits));
+    };
     Ok(Gate::new(Policy::from_layers(layers)?).with_limits(limits))
 }
 
@@ -195,4 +248,43 @@ pub fn watch(state: Arc<State>, settle: Duration) -> Result<(), Error> {
             source: e,
         })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file rewritten between reads (an editor writing in place, a copy
+    /// in progress) is read only once it holds still: never a version
+    /// between; files that never hold still fail the reload. The writes
+    /// happen where the reload waits, so the test does not race.
+    #[test]
+    fn a_reload_reads_the_files_once_they_hold_still() {
+        let dir = std::env::temp_dir().join(format!("ctxgate-settle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("p.rego");
+        let paths = std::slice::from_ref(&file);
+        let version = |n: usize| format!("package ctxgate\n# version {n}\n");
+        std::fs::write(&file, "package ctxgate\n# half-wri").unwrap();
+        let mut n = 0;
+        let layers = read_settled(paths, || {
+            if n < 5 {
+                n += 1;
+                std::fs::write(&file, version(n)).unwrap();
+            }
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(layers[0][0].1, version(5));
+
+        let mut n = 100;
+        let err = read_settled(paths, || {
+            n += 1;
+            std::fs::write(&file, version(n)).unwrap();
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("kept changing"), "{err}");
+        assert_eq!(n, 100 + SETTLE_TRIES);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
