@@ -47,8 +47,9 @@ pub enum Mode {
     Skeleton,
     /// Everything, its content cut to `cut` bytes of text when `Some`.
     Full {
-        /// Bytes of text kept, when cut.
-        cut: Option<usize>,
+        /// Bytes of text kept, when cut (`u32`, so that a state is 8 bytes
+        /// a slot: [`Mode::cut`] saturates, which only keeps less).
+        cut: Option<u32>,
     },
     /// Id, role, subrole, states and the withheld notice: a masked
     /// element, or a kept one off the focus path the budget cannot hold.
@@ -58,12 +59,26 @@ pub enum Mode {
     /// says so).
     Bare {
         /// Bytes of title kept.
-        title: usize,
+        title: u32,
     },
 }
 
+impl Mode {
+    /// Everything, the text cut to `bytes` (at most `u32::MAX`: a larger
+    /// cut keeps that much, less, never more).
+    pub fn cut(bytes: usize) -> Mode {
+        Mode::Full {
+            cut: Some(u32::try_from(bytes).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+// A state is one of these per element: at 1M elements, each byte of it is
+// 1 MB per state alive.
+const _: () = assert!(std::mem::size_of::<Option<Mode>>() == 8);
+
 /// Bytes of title an ancestor keeps at the first step of degrading.
-const SHORT_TITLE: usize = 32;
+const SHORT_TITLE: u32 = 32;
 
 /// What the filling produced.
 pub struct Filled<'a> {
@@ -134,9 +149,13 @@ pub struct Filler<'f, 'a> {
     plan: &'f RequestPlan,
     format: Format,
     budgets: Vec<Budget>,
-    full: Vec<Option<Box<Prepared<'a>>>>,
-    skeleton: Vec<Option<Box<Prepared<'a>>>>,
-    carried: Vec<Option<Box<Carried>>>,
+    /// The elements prepared whole and as skeletons, by id: only those a
+    /// probe rendered (a slot per element was 16 MB at 1M).
+    full: HashMap<NodeId, Prepared<'a>>,
+    skeleton: HashMap<NodeId, Prepared<'a>>,
+    /// The notices an earlier trim left, by id in tree order: only the
+    /// elements with any (most have none).
+    carried: Vec<(NodeId, Carried)>,
     /// Each element's renderings, one per mode, kept for every probe
     /// ([`pieces`]): the first of each element's, linked through the rest.
     first_piece: Vec<u32>,
@@ -182,14 +201,15 @@ impl<'f, 'a> Filler<'f, 'a> {
         let carried = tree
             .nodes()
             .iter()
-            .map(|node| {
+            .enumerate()
+            .filter_map(|(at, node)| {
                 carried_notices(node.element).map(|mut carried| {
                     redact_carried(&mut carried, &mut Redactor::new(&plan.redact));
-                    Box::new(carried)
+                    (at as NodeId, carried)
                 })
             })
-            .collect::<Vec<Option<Box<Carried>>>>();
-        let compact = carried.iter().flatten().any(|c| c.compact);
+            .collect::<Vec<(NodeId, Carried)>>();
+        let compact = carried.iter().any(|(_, c)| c.compact);
         Filler {
             answer,
             tree,
@@ -197,8 +217,8 @@ impl<'f, 'a> Filler<'f, 'a> {
             plan,
             format,
             budgets,
-            full: (0..n).map(|_| None).collect(),
-            skeleton: (0..n).map(|_| None).collect(),
+            full: HashMap::new(),
+            skeleton: HashMap::new(),
             carried,
             first_piece: vec![pieces::NONE; n],
             pieces: Vec::new(),
@@ -290,7 +310,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                         let cut = self.largest_cut(&trial, next, len, at_zero, whole)?;
                         // No text left: not worth its notice.
                         if cut.x > 0 {
-                            add(self.tree, &mut state, next, Mode::Full { cut: Some(cut.x) });
+                            add(self.tree, &mut state, next, Mode::cut(cut.x));
                         }
                     }
                 }
@@ -805,7 +825,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             }
             let len = self.text_len(id);
             let grown = self.largest_cut(&state, id, len, at, None)?;
-            state[id as usize] = Some(Mode::Full { cut: Some(grown.x) });
+            state[id as usize] = Some(Mode::cut(grown.x));
             at = grown.probe;
         }
         self.finish(state, None)
@@ -877,8 +897,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// ctxgate's own count to them would wrap, and the notice would hide
     /// what was left out.
     fn check_carried_counts(&self) -> Result<()> {
-        for (at, carried) in self.carried.iter().enumerate() {
-            let Some(carried) = carried else { continue };
+        for &(at, ref carried) in &self.carried {
             if carried.omitted.is_empty() && carried.bare.is_none() && !carried.bad_count {
                 continue;
             }
@@ -950,9 +969,15 @@ impl<'f, 'a> Filler<'f, 'a> {
     }
 
     fn carries_withheld(&self, id: NodeId) -> bool {
-        self.carried[id as usize]
-            .as_ref()
-            .is_some_and(|c| c.withheld.is_some())
+        self.carried(id).is_some_and(|c| c.withheld.is_some())
+    }
+
+    /// The notices an earlier trim left on `id`, if any.
+    fn carried(&self, id: NodeId) -> Option<&Carried> {
+        self.carried
+            .binary_search_by_key(&id, |&(at, _)| at)
+            .ok()
+            .map(|i| &self.carried[i].1)
     }
 
     fn finish(mut self, state: Vec<Option<Mode>>, prefix: Option<usize>) -> Result<Filled<'a>> {
@@ -987,8 +1012,8 @@ impl<'f, 'a> Filler<'f, 'a> {
         let mut redacted = Vec::new();
         for (at, mode) in state.iter().enumerate() {
             let prepared = match mode {
-                Some(Mode::Full { .. }) => self.full[at].as_ref(),
-                Some(Mode::Skeleton | Mode::Bare { .. }) => self.skeleton[at].as_ref(),
+                Some(Mode::Full { .. }) => self.full.get(&(at as NodeId)),
+                Some(Mode::Skeleton | Mode::Bare { .. }) => self.skeleton.get(&(at as NodeId)),
                 _ => None,
             };
             if let Some(prepared) = prepared {
@@ -1169,4 +1194,33 @@ fn pointer(tree: &Tree<'_, '_>, id: NodeId) -> String {
         out.push_str(&format!("/children/{index}"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Mode;
+
+    #[test]
+    fn a_cut_past_u32_keeps_less_never_more() {
+        assert_eq!(Mode::cut(7), Mode::Full { cut: Some(7) });
+        let max = u32::MAX as usize;
+        assert_eq!(
+            Mode::cut(max),
+            Mode::Full {
+                cut: Some(u32::MAX)
+            }
+        );
+        assert_eq!(
+            Mode::cut(max + 1),
+            Mode::Full {
+                cut: Some(u32::MAX)
+            }
+        );
+        assert_eq!(
+            Mode::cut(usize::MAX),
+            Mode::Full {
+                cut: Some(u32::MAX)
+            }
+        );
+    }
 }

@@ -246,7 +246,7 @@ pub(super) fn redact_carried(carried: &mut Carried, redactor: &mut Redactor<'_>)
 
 impl<'f, 'a> Filler<'f, 'a> {
     pub(super) fn merge_carried(&self, id: NodeId, reasons: &mut BTreeMap<String, u64>) {
-        if let Some(carried) = &self.carried[id as usize] {
+        if let Some(carried) = self.carried(id) {
             for (reason, n) in &carried.omitted {
                 // Cannot saturate: `check_carried_counts` refused those that could.
                 let count = reasons.entry(reason.clone()).or_default();
@@ -272,7 +272,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     }
 
     pub(super) fn prepared_full(&mut self, id: NodeId) -> &Prepared<'a> {
-        if self.full[id as usize].is_none() {
+        if !self.full.contains_key(&id) {
             let element = self.tree.node(id).element;
             let mut redactor = Redactor::new(&self.plan.redact);
             let mut out = skeleton_of(element, &mut redactor);
@@ -307,10 +307,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 redactor.value(&mut value);
                 out.attributes.insert(key.clone(), value);
             }
-            if let Some((rule, empty)) = self.carried[id as usize]
-                .as_ref()
-                .and_then(|c| c.withheld.as_ref())
-            {
+            if let Some((rule, empty)) = self.carried(id).and_then(|c| c.withheld.as_ref()) {
                 // A placeholder sent before, trimmed again under a policy
                 // that no longer sees why: it stays a placeholder.
                 write(
@@ -321,7 +318,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     },
                 );
             }
-            if let Some((blocks, title)) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
+            if let Some((blocks, title)) = self.carried(id).and_then(|c| c.cut) {
                 write(
                     &mut out,
                     Notice::Cut {
@@ -331,20 +328,23 @@ impl<'f, 'a> Filler<'f, 'a> {
                     },
                 );
             }
-            self.full[id as usize] = Some(Box::new(Prepared {
-                element: out,
-                redactions: redactor.counts,
-            }));
+            self.full.insert(
+                id,
+                Prepared {
+                    element: out,
+                    redactions: redactor.counts,
+                },
+            );
         }
-        self.full[id as usize].as_ref().expect("prepared")
+        &self.full[&id]
     }
 
     pub(super) fn prepared_skeleton(&mut self, id: NodeId) -> &Prepared<'a> {
-        if self.skeleton[id as usize].is_none() {
+        if !self.skeleton.contains_key(&id) {
             let element = self.tree.node(id).element;
             let mut redactor = Redactor::new(&self.plan.redact);
             let mut out = skeleton_of(element, &mut redactor);
-            if let Some((0, true)) = self.carried[id as usize].as_ref().and_then(|c| c.cut) {
+            if let Some((0, true)) = self.carried(id).and_then(|c| c.cut) {
                 // A title an earlier trim cut: it stays said.
                 write(
                     &mut out,
@@ -355,12 +355,15 @@ impl<'f, 'a> Filler<'f, 'a> {
                     },
                 );
             }
-            self.skeleton[id as usize] = Some(Box::new(Prepared {
-                element: out,
-                redactions: redactor.counts,
-            }));
+            self.skeleton.insert(
+                id,
+                Prepared {
+                    element: out,
+                    redactions: redactor.counts,
+                },
+            );
         }
-        self.skeleton[id as usize].as_ref().expect("prepared")
+        &self.skeleton[&id]
     }
 
     /// One element as sent in `mode`, without children or omitted notice.
@@ -370,7 +373,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             Mode::Full { cut: None } => self.prepared_full(id).element.clone(),
             Mode::Full { cut: Some(cut) } => {
                 let mut element = self.prepared_full(id).element.clone();
-                cut_content(&mut element, cut);
+                cut_content(&mut element, cut as usize);
                 element
             }
             Mode::Bare { title } => {
@@ -388,9 +391,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 copy_states(source, &mut out);
                 // A placeholder trimmed again keeps what it said: the second
                 // pass cannot see the title or content that decided it.
-                let carried = self.carried[id as usize]
-                    .as_ref()
-                    .and_then(|c| c.withheld.as_ref());
+                let carried = self.carried(id).and_then(|c| c.withheld.as_ref());
                 let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
                     (Some((rule, empty)), _) => (rule.clone(), *empty),
                     (None, Fate::Masked(rule) | Fate::Denied(rule)) => {
@@ -409,11 +410,8 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// An element in mode [`Mode::Bare`] without notices, and the cut
     /// notice it would carry alone (its title cut, or an earlier trim's
     /// cut title; a kept element's content left out).
-    pub(super) fn bare_element(
-        &mut self,
-        id: NodeId,
-        title: usize,
-    ) -> (Element<'a>, Option<Notice>) {
+    pub(super) fn bare_element(&mut self, id: NodeId, title: u32) -> (Element<'a>, Option<Notice>) {
+        let title = title as usize;
         let skeleton = &self.prepared_skeleton(id).element;
         let carried_title = skeleton.attributes.get(notice::CUT).is_some();
         let mut element = Element::new(skeleton.id.clone(), skeleton.role.clone());
@@ -467,7 +465,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         // notices (a cut element still says so itself).
         let bare = notices && self.bare;
         let fold = notices && (self.bare || self.compact);
-        let carried = self.carried[0].as_ref().and_then(|c| c.bare.clone());
+        let carried = self.carried(0).and_then(|c| c.bare.clone());
         let mut write_bare = notices && (bare || carried.is_some());
         let (mut cuts, mut total) = carried.unwrap_or_default();
         for at in (0..n).rev() {

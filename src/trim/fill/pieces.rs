@@ -362,7 +362,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         let selection = self.selection;
         let bare = notices && self.bare;
         let fold = notices && (self.bare || self.compact);
-        let carried = self.carried[0].as_ref().and_then(|c| c.bare.clone());
+        let carried = self.carried(0).and_then(|c| c.bare.clone());
         let mut write_bare = notices && (bare || carried.is_some());
         let (cuts, mut total) = carried.unwrap_or_default();
         // Folded counts, summed per reason before they are owned (each
@@ -388,7 +388,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                         add_count(&mut reasons, &selection.unsent[child as usize], 1);
                     }
                 }
-                if let Some(carried) = &self.carried[id as usize] {
+                if let Some(carried) = self.carried(id) {
                     for (reason, n) in &carried.omitted {
                         add_count(&mut reasons, reason, *n);
                     }

@@ -40,7 +40,7 @@ struct Cuts {
 
 impl States for Cuts {
     fn at(&mut self, _: &Filler<'_, '_>, cut: usize) -> &[Option<Mode>] {
-        self.state[self.id as usize] = Some(Mode::Full { cut: Some(cut) });
+        self.state[self.id as usize] = Some(Mode::cut(cut));
         &self.state
     }
 }
