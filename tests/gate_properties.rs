@@ -19,16 +19,13 @@
 
 mod common;
 
+use common::gate;
+
 use std::sync::OnceLock;
 
 use ctxgate::import::{import, Format as ImportFormat};
-use ctxgate::{Answer, Budget, Content, Element, Error, Format, Gate, Request, Role, Tree};
+use ctxgate::{Answer, Budget, Content, Element, Error, Format, Request, Role, Tree};
 use proptest::prelude::*;
-
-fn gate() -> &'static Gate {
-    static GATE: OnceLock<Gate> = OnceLock::new();
-    GATE.get_or_init(|| Gate::embedded_default().expect("the default policy compiles"))
-}
 
 /// The default policy's title patterns, as its plan states them (the
 /// policy's own regexes, so the oracle cannot go stale): the oracle for

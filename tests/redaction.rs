@@ -16,15 +16,12 @@
 
 mod common;
 
+use common::gate;
+
 use std::sync::OnceLock;
 
 use ctxgate::{Answer, Content, Element, Gate, Policy, Request, Role};
 use proptest::prelude::*;
-
-fn gate() -> &'static Gate {
-    static GATE: OnceLock<Gate> = OnceLock::new();
-    GATE.get_or_init(|| Gate::embedded_default().expect("the default policy compiles"))
-}
 
 /// The default policy with every redaction id renamed so that the patterns
 /// sort in the opposite order (`99-card-number` ... `00-private-key`).

@@ -345,20 +345,13 @@ impl Drop for Http {
 
 /// A minimal HTTP/1.1 client: one request, `Connection: close`.
 pub fn request(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("connects");
-    stream.set_read_timeout(Some(REPLY)).unwrap();
-    stream.set_write_timeout(Some(REPLY)).unwrap();
-    let head = format!(
+    let mut bytes = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
-    );
-    stream.write_all(head.as_bytes()).expect("request written");
-    stream.write_all(body).expect("body written");
-    let mut response = Vec::new();
-    stream
-        .read_to_end(&mut response)
-        .expect("response read within the deadline");
-    parse_response(&response)
+    )
+    .into_bytes();
+    bytes.extend_from_slice(body);
+    raw_request(addr, &bytes)
 }
 
 /// Sends `bytes` as they are (a whole request, headers and body) on their
