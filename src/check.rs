@@ -318,8 +318,11 @@ fn check_indexed<T: Indexed>(tree: &T) -> Vec<Finding> {
                 Requirement::R3,
                 pointer(),
                 id(),
+                // Not named, as at the root: the word is the provider's.
+                // The pointer says where it is; the hint is the
+                // language's own word.
                 format!(
-                    "role `{role}` is not in the role language; it is read as `Group`{}",
+                    "a role outside the role language is read as `Group`{}",
                     crate::suggest::role(role.as_str())
                 ),
             )),

@@ -65,3 +65,38 @@ fn a_known_role_and_a_version_shaped_protocol_are_still_named() {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("`0.3.0`"), "{text}");
 }
+
+#[test]
+fn a_childs_unknown_role_is_flagged_without_being_echoed() {
+    // A warning, not an error: the answer conforms and the element is read
+    // as `Group`. The finding names the place and the nearest word of the
+    // language, never the provider's word, whatever its shape.
+    for role in [CANARY, "CANARYletters", "Text CANARY", "TextCANARYField"] {
+        let bytes = json!({"protocol": "0.2.0", "instance": "x",
+               "root": {"id": "a", "role": "Application", "title": "t",
+                        "children": [{"id": "c", "role": role, "title": "t"}]}})
+        .to_string();
+        let canary = "CANARY";
+        for args in [&["check"][..], &["check", "--json"]] {
+            let out = ctxgate(args, bytes.as_bytes());
+            assert!(out.status.success(), "{args:?} refused {bytes}");
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(!text.contains(canary), "{args:?} on {role}:\n{text}");
+            assert!(
+                text.contains("/root/children/0"),
+                "{args:?}: where:\n{text}"
+            );
+            assert!(text.contains("role outside the role language"), "{text}");
+        }
+        let out = ctxgate(&["trim"], bytes.as_bytes());
+        assert!(out.status.success(), "trim refused {bytes}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains(canary),
+            "trim's stderr on {role}:\n{stderr}"
+        );
+        let lib = ctxgate::check_bytes(bytes.as_bytes(), &ctxgate::Limits::default());
+        assert!(!format!("{lib:?}").contains(canary), "{lib:?}");
+    }
+}
