@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::ctxgate;
+use common::{ctxgate, transcript};
 use serde_json::json;
 
 const CANARY: &str = "CANARY-r3-5e1b";
@@ -35,11 +35,7 @@ fn a_providers_role_or_version_is_never_echoed_in_a_finding_or_an_error() {
         ] {
             let out = ctxgate(args, bytes.as_bytes());
             assert!(!out.status.success(), "{args:?} accepted {answer}");
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let text = transcript(&out);
             assert!(!text.contains(CANARY), "{args:?} on {answer}:\n{text}");
             assert!(
                 text.contains("role outside the language") || text.contains("not a version"),
@@ -61,8 +57,7 @@ fn a_known_role_and_a_version_shaped_protocol_are_still_named() {
         .to_string()
         .as_bytes(),
     );
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = transcript(&out);
     assert!(text.contains("`0.3.0`"), "{text}");
 }
 
@@ -80,8 +75,7 @@ fn a_childs_unknown_role_is_flagged_without_being_echoed() {
         for args in [&["check"][..], &["check", "--json"]] {
             let out = ctxgate(args, bytes.as_bytes());
             assert!(out.status.success(), "{args:?} refused {bytes}");
-            let text = String::from_utf8_lossy(&out.stdout).into_owned()
-                + &String::from_utf8_lossy(&out.stderr);
+            let text = transcript(&out);
             assert!(!text.contains(canary), "{args:?} on {role}:\n{text}");
             assert!(
                 text.contains("/root/children/0"),
