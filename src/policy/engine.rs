@@ -109,8 +109,22 @@ pub struct Policy {
     time_limit: Duration,
     /// The per-element rules compiled for regorus's RVM, when it compiles
     /// them: the fast path of a decision ([`Evaluator::evaluate`]), and for
-    /// the embedded default the plan's too ([`Rvm::plan`]).
-    rvm: Option<Rvm>,
+    /// the embedded default the plan's too ([`Rvm::plan`]). Set at load for
+    /// every policy but the embedded default, whose program is loaded on
+    /// first need ([`Policy::rvm`]): a request its table answers whole
+    /// (`policy::table`) loads none.
+    rvm: OnceLock<Option<Rvm>>,
+    /// The per-element rules defined, in [`ELEMENT_RULES`] order (those of
+    /// [`Rvm::entries`]), and what each reads of a projection
+    /// ([`rule_reads`]) when that is known and the rules run on the VM: a
+    /// rule's value is then memoised per request by that alone
+    /// (`Evaluator::rule_memo`), shared by projections that differ only
+    /// where it does not read.
+    element_rules: Vec<&'static str>,
+    rule_reads: Option<Vec<RuleReads>>,
+    /// Whether this is the embedded default, whose rule values and plans
+    /// the table gives where it has them (`policy::table`).
+    embedded: bool,
     /// What of a projection the policy can read: the decision caches' key
     /// leaves out the rest ([`ElementInput::key_for`]).
     reads: Reads,
@@ -232,11 +246,6 @@ struct Rvm {
     /// constants; `tests::policy_rvm` compares its plans on both paths).
     /// Any VM error makes the interpreter evaluate the whole plan.
     plan: Option<Vec<(&'static str, usize)>>,
-    /// What each of `entries` reads of a projection ([`rule_reads`]), when
-    /// known: a rule's value is then memoised per request by that alone
-    /// (`Evaluator::rule_memo`), shared by projections that differ only
-    /// where it does not read.
-    reads: Option<Vec<RuleReads>>,
 }
 
 impl Rvm {
@@ -265,22 +274,7 @@ impl Rvm {
             loaded,
             entries,
             plan,
-            reads: None,
         })
-    }
-
-    /// With what its rules read, each named (`None`, or other rules than
-    /// `entries` in another order: not used).
-    fn with_reads(mut self, reads: Option<Vec<(&str, RuleReads)>>) -> Rvm {
-        self.reads = reads
-            .filter(|reads| {
-                reads
-                    .iter()
-                    .map(|(rule, _)| *rule)
-                    .eq(self.entries.iter().map(|(rule, _)| *rule))
-            })
-            .map(|reads| reads.into_iter().map(|(_, r)| r).collect());
-        self
     }
 
     fn vm(&self, limit: Duration) -> RegoVM {
@@ -1044,13 +1038,12 @@ impl Policy {
                 .zip(&tokens)
                 .map(|(f, t)| (f, t.as_slice()))
                 .collect();
-            let reads = rule_reads(&files, &heads, &rules, &element_rules)?;
-            Some(element_rules.iter().copied().zip(reads).collect())
+            rule_reads(&files, &heads, &rules, &element_rules)
         };
         let rvm = program
             .filter(|_| subset)
-            .and_then(|program| Rvm::new(program, &rules, false, false))
-            .map(|rvm| rvm.with_reads(reads_by_rule()));
+            .and_then(|program| Rvm::new(program, &rules, false, false));
+        let rule_reads = rvm.as_ref().and_then(|_| reads_by_rule());
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = Constants::Found(
             files
@@ -1067,7 +1060,10 @@ impl Policy {
             plans: Mutex::default(),
             decisions: DecisionCache::default(),
             constants,
-            rvm,
+            rvm: OnceLock::from(rvm),
+            element_rules,
+            rule_reads,
+            embedded: false,
             reads,
         };
         Ok((policy, heads))
@@ -1077,49 +1073,81 @@ impl Policy {
     /// fix is not computed at load but taken from `default_facts`, which
     /// `policy::load::tests` recomputes from the same bytes (its rules, its
     /// `Reads`, its string constants), like its lint, recursion and subset
-    /// checks; its RVM program is deserialized ([`program_from`]), and
-    /// then nothing is compiled until the interpreter is needed. A program
-    /// that does not load is compiled, with the interpreter, as any
-    /// policy's.
+    /// checks. Its answers come from its table (`policy::table`) where it
+    /// has them; its RVM program is deserialized on first need of another
+    /// ([`Policy::rvm`]), and nothing is compiled until the interpreter is
+    /// needed.
     pub(crate) fn embedded() -> Result<Policy> {
         let files = vec![PolicyFile {
             name: DEFAULT_NAME.to_string(),
             source: DEFAULT_SOURCE.to_string(),
         }];
-        let loaded = program_from(DEFAULT_PROGRAM);
-        let from_bytes = loaded.is_some();
-        let (engine, rules, program) = match loaded {
-            Some(program) => {
-                let rules = default_facts::RULES.iter().map(|r| r.to_string());
-                (OnceLock::new(), rules.collect(), Some(program))
-            }
-            None => {
-                let (engine, rules, _, program) = compile_for_rvm(&files, true, false)?;
-                (OnceLock::from(Mutex::new(engine)), rules, program)
-            }
-        };
-        let reads = default_facts::RULE_READS.map(|reads| {
-            reads
-                .iter()
-                .map(|&(rule, fields, inside)| (rule, RuleReads { fields, inside }))
-                .collect()
-        });
-        let rvm = program
-            .and_then(|program| Rvm::new(program, &rules, from_bytes, true))
-            .map(|rvm| rvm.with_reads(reads));
-        tracing::debug!(rvm = rvm.is_some(), "embedded default loaded");
+        let rules: BTreeSet<String> = default_facts::RULES.iter().map(|r| r.to_string()).collect();
+        let element_rules: Vec<&'static str> = ELEMENT_RULES
+            .into_iter()
+            .filter(|r| rules.contains(*r))
+            .collect();
+        // In `element_rules` order, as `the_default_facts_are_its_bytes`
+        // writes them; any other order is not used.
+        let rule_reads = default_facts::RULE_READS
+            .filter(|reads| {
+                reads
+                    .iter()
+                    .map(|(rule, ..)| *rule)
+                    .eq(element_rules.iter().copied())
+            })
+            .map(|reads| {
+                reads
+                    .iter()
+                    .map(|&(_, fields, inside)| RuleReads { fields, inside })
+                    .collect()
+            });
+        tracing::debug!("embedded default loaded");
         Ok(Policy {
             hash: hash_files(&files),
             files,
-            engine,
+            engine: OnceLock::new(),
             time_limit: DEFAULT_TIME_LIMIT,
             rules,
             plans: Mutex::default(),
             decisions: DecisionCache::default(),
             constants: Constants::Fixed(default_facts::CONSTANTS),
-            rvm,
+            rvm: OnceLock::new(),
+            element_rules,
+            rule_reads,
+            embedded: true,
             reads: default_reads(),
         })
+    }
+
+    /// The per-element rules on the VM, if they run there: for the
+    /// embedded default, its program deserialized on first need
+    /// ([`program_from`]; compiled, as any policy's, if it does not load).
+    /// Two threads needing it at once may both load it; one is kept.
+    fn rvm(&self) -> Option<&Rvm> {
+        if let Some(rvm) = self.rvm.get() {
+            return rvm.as_ref();
+        }
+        let rvm = self.embedded.then(|| self.load_default_rvm()).flatten();
+        self.rvm.get_or_init(|| rvm).as_ref()
+    }
+
+    /// The embedded default's program, loaded or else compiled.
+    fn load_default_rvm(&self) -> Option<Rvm> {
+        let (program, loaded) = match program_from(DEFAULT_PROGRAM) {
+            Some(program) => (program, true),
+            None => {
+                let (_, _, _, program) = compile_for_rvm(&self.files, true, false).ok()?;
+                (program?, false)
+            }
+        };
+        let rvm = Rvm::new(program, &self.rules, loaded, true);
+        tracing::debug!(
+            loaded,
+            rvm = rvm.is_some(),
+            "embedded default's program loaded on first need"
+        );
+        rvm
     }
 
     /// Sets how long one regorus evaluation may run (default 1 s).
@@ -1150,8 +1178,7 @@ impl Policy {
     /// Whether the plan is evaluated on the VM.
     #[cfg(test)]
     pub(crate) fn plans_on_rvm(&self) -> bool {
-        self.rvm
-            .as_ref()
+        self.rvm()
             .and_then(|rvm| rvm.plan.as_ref())
             .is_some_and(|plan| {
                 plan.len() == REQUEST_RULES.iter().filter(|r| self.defines(r)).count()
@@ -1177,29 +1204,36 @@ impl Policy {
         &self.files
     }
 
+    /// Whether the per-element rules' program is in memory (loaded, or
+    /// known not to load), without loading it.
+    #[cfg(test)]
+    pub(crate) fn program_in_memory(&self) -> bool {
+        self.rvm.get().is_some()
+    }
+
     /// Whether decisions try the RVM first.
     #[cfg(test)]
     pub(crate) fn uses_rvm(&self) -> bool {
-        self.rvm.is_some()
+        self.rvm().is_some()
     }
 
     /// Whether the per-element rules run on a deserialized program.
     #[cfg(test)]
     pub(crate) fn loaded_program(&self) -> bool {
-        self.rvm.as_ref().is_some_and(|rvm| rvm.loaded)
+        self.rvm().is_some_and(|rvm| rvm.loaded)
     }
 
     /// What each per-element rule on the VM reads, when known
     /// ([`rule_reads`]): (rule, `RuleReads::fields`, inside).
     #[cfg(test)]
     pub(crate) fn rule_reads(&self) -> Option<Vec<(&'static str, u16, bool)>> {
-        let rvm = self.rvm.as_ref()?;
-        let reads = rvm.reads.as_ref()?;
+        self.rvm()?;
+        let reads = self.rule_reads.as_ref()?;
         Some(
-            rvm.entries
+            self.element_rules
                 .iter()
                 .zip(reads)
-                .map(|((rule, _), r)| (*rule, r.fields, r.inside))
+                .map(|(rule, r)| (*rule, r.fields, r.inside))
                 .collect(),
         )
     }
@@ -1238,13 +1272,32 @@ impl Policy {
         }
         let span = tracing::debug_span!("policy_plan", action = %request.action.name);
         let _entered = span.enter();
-        let input = Value::from(request_json(request));
-        let plan = match self.plan_values(&input) {
-            Some(values) => self.evaluate_plan(&mut |rule| {
-                let at = values.iter().position(|(r, _)| *r == rule);
-                Ok(at.map_or(Value::Undefined, |at| values[at].1.clone()))
+        let tabled = match self.embedded {
+            true => super::table::action(&request.action.name).and_then(super::table::plan),
+            false => None,
+        };
+        let plan = match tabled {
+            Some(values) => self.evaluate_plan_json(&mut |rule| {
+                let Some((_, json)) = values.clone().find(|(r, _)| *r == rule) else {
+                    return Ok(serde_json::Value::Null);
+                };
+                serde_json::from_str(json).map_err(|e| {
+                    shape(
+                        rule,
+                        format!("the default's table holds no JSON for it: {e}"),
+                    )
+                })
             })?,
-            None => self.plan_interpreted(input, timed_out)?,
+            None => {
+                let input = Value::from(request_json(request));
+                match self.plan_values(&input) {
+                    Some(values) => self.evaluate_plan(&mut |rule| {
+                        let at = values.iter().position(|(r, _)| *r == rule);
+                        Ok(at.map_or(Value::Undefined, |at| values[at].1.clone()))
+                    })?,
+                    None => self.plan_interpreted(input, timed_out)?,
+                }
+            }
         };
         let plan = Arc::new(plan);
         tracing::debug!(scope = ?plan.scope, redactions = plan.redact.len(), "plan evaluated");
@@ -1296,6 +1349,10 @@ impl Policy {
             vm: None,
             use_rvm: true,
             exact_keys: false,
+            table: match self.embedded {
+                true => super::table::action(&request.action.name),
+                false => None,
+            },
             memo: Table::new(),
             rule_memo: Vec::new(),
             evaluations: 0,
@@ -1330,7 +1387,7 @@ impl Policy {
     /// them (the interpreter then evaluates it, giving its result or its
     /// error).
     fn plan_values(&self, input: &Value) -> Option<Vec<(&'static str, Value)>> {
-        let rvm = self.rvm.as_ref()?;
+        let rvm = self.rvm()?;
         let entries = rvm.plan.as_ref()?;
         let mut vm = rvm.vm(self.time_limit);
         vm.set_input(input.clone());
@@ -1354,17 +1411,70 @@ impl Policy {
         self.plan_interpreted(Value::from(request_json(request)), &Cell::new(false))
     }
 
+    /// One per-element rule's value on the VM, for `element` under
+    /// `request` in an app without a title: what the table holds
+    /// (`policy::table::tests`).
+    #[cfg(test)]
+    pub(crate) fn rule_value_on_vm(
+        &self,
+        request: &RequestInput,
+        element: &ElementInput<'_>,
+        rule: &str,
+    ) -> Value {
+        let evaluator = self.evaluator(request).unwrap();
+        let rvm = self.rvm().expect("the rules run on the VM");
+        let at = self.element_rules.iter().position(|r| *r == rule).unwrap();
+        let mut vm = rvm.vm(self.time_limit);
+        vm.set_input(element.rego_input(&evaluator.request_value));
+        vm.execute_entry_point_by_index(rvm.entries[at].1).unwrap()
+    }
+
+    /// Each defined per-request rule's value on the VM as the plan reads
+    /// it (JSON), under `request`: what the table holds.
+    #[cfg(test)]
+    pub(crate) fn plan_json_on_vm(
+        &self,
+        request: &RequestInput,
+    ) -> Vec<(&'static str, serde_json::Value)> {
+        let input = Value::from(request_json(request));
+        let values = self.plan_values(&input).expect("the plan runs on the VM");
+        values
+            .into_iter()
+            .map(|(rule, value)| (rule, to_json(&value, rule).unwrap()))
+            .collect()
+    }
+
+    /// What `apply` makes of a per-element rule's value: a decision, or
+    /// the error a request would see.
+    #[cfg(test)]
+    pub(crate) fn applied(
+        &self,
+        rule: &str,
+        value: &Value,
+    ) -> std::result::Result<Decision, String> {
+        let mut decision = Decision::default();
+        apply(&mut decision, rule, value, &self.constants).map_err(|e| e.to_string())?;
+        Ok(decision)
+    }
+
     /// The plan from each defined per-request rule's value (`eval_rule`).
     fn evaluate_plan(
         &self,
         eval_rule: &mut dyn FnMut(&str) -> Result<Value>,
     ) -> Result<RequestPlan> {
+        self.evaluate_plan_json(&mut |rule| to_json(&eval_rule(rule)?, rule))
+    }
+
+    /// The plan from each defined per-request rule's value as JSON.
+    fn evaluate_plan_json(
+        &self,
+        eval_rule: &mut dyn FnMut(&str) -> Result<serde_json::Value>,
+    ) -> Result<RequestPlan> {
         let mut eval = |rule: &str| -> Result<serde_json::Value> {
             if !self.defines(rule) {
                 return Ok(serde_json::Value::Null);
             }
-            let value = eval_rule(rule)?;
-            to_json(&value, rule)
+            eval_rule(rule)
         };
         let scope = match eval("scope")? {
             serde_json::Value::Null => Scope::Focus,
@@ -1512,6 +1622,9 @@ pub struct Evaluator<'p> {
     /// Whether to key decisions by the whole projection, not by what the
     /// policy reads of it (on only in tests of the two keys).
     exact_keys: bool,
+    /// For the embedded default, the table's action this request's is
+    /// (`policy::table`): where it holds a rule's value, the rule is not run.
+    table: Option<usize>,
     memo: Table,
     /// Per entry of the policy's [`Rvm`], the rule's values by the key of
     /// what it reads ([`ElementInput::key_of`]), when that is known: a
@@ -1550,6 +1663,7 @@ impl Evaluator<'_> {
             return Ok(found.clone());
         }
         if let Some(found) = self.policy.decisions.get(&self.request, &key) {
+            let found = Arc::new(found.request_local());
             self.memo.insert(key, found.clone());
             return Ok(found);
         }
@@ -1619,18 +1733,18 @@ impl Evaluator<'_> {
     /// reference of the keys); the input is built only if one is.
     fn evaluate_rvm(&mut self, element: &ElementInput<'_>) -> Result<Option<Decision>> {
         let policy = self.policy;
-        let Some(rvm) = &policy.rvm else {
+        if !policy.embedded && policy.rvm().is_none() {
             return Ok(None);
-        };
-        let memo = rvm.reads.as_ref().filter(|_| !self.exact_keys);
+        }
+        let memo = policy.rule_reads.as_ref().filter(|_| !self.exact_keys);
         if memo.is_some() && self.rule_memo.is_empty() {
-            self.rule_memo = vec![HashMap::new(); rvm.entries.len()];
+            self.rule_memo = vec![HashMap::new(); policy.element_rules.len()];
         }
         let limit = self.limit();
         let mut input_set = false;
         let mut ran = 0;
-        let mut values = Vec::with_capacity(rvm.entries.len());
-        for (at, &(rule, index)) in rvm.entries.iter().enumerate() {
+        let mut values = Vec::with_capacity(policy.element_rules.len());
+        for (at, &rule) in policy.element_rules.iter().enumerate() {
             if !asked(policy, rule, element) {
                 continue;
             }
@@ -1639,32 +1753,47 @@ impl Evaluator<'_> {
                 values.push((rule, value.clone()));
                 continue;
             }
-            let vm = match &mut self.vm {
-                Some(vm) => {
-                    if self.deadline.is_some() && !input_set {
-                        vm.set_execution_timer_config(Some(timer(limit)));
-                    }
-                    vm
+            // The table is the memo's complement: regorus's values, for
+            // what no projection of this request has given yet.
+            let tabled = match (self.table, memo) {
+                (Some(action), Some(reads)) => {
+                    super::table::value(action, at, rule, element, &policy.reads, reads[at])
                 }
-                None => self.vm.insert(rvm.vm(limit)),
+                _ => None,
             };
-            if !input_set {
-                vm.set_input(element.rego_input(&self.request_value));
-                input_set = true;
-            }
-            match vm.execute_entry_point_by_index(index) {
-                Ok(value) => {
-                    ran += 1;
-                    if let Some(key) = key {
-                        self.rule_memo[at].insert(key, value.clone());
+            let value = match tabled {
+                Some(value) => value,
+                None => {
+                    let Some(rvm) = policy.rvm() else {
+                        return Ok(None);
+                    };
+                    let vm = match &mut self.vm {
+                        Some(vm) => {
+                            if self.deadline.is_some() && !input_set {
+                                vm.set_execution_timer_config(Some(timer(limit)));
+                            }
+                            vm
+                        }
+                        None => self.vm.insert(rvm.vm(limit)),
+                    };
+                    if !input_set {
+                        vm.set_input(element.rego_input(&self.request_value));
+                        input_set = true;
                     }
-                    values.push((rule, value));
+                    match vm.execute_entry_point_by_index(rvm.entries[at].1) {
+                        Ok(value) => value,
+                        Err(err) => {
+                            tracing::trace!(rule, error = %err, "rvm failed; interpreting");
+                            return Ok(None);
+                        }
+                    }
                 }
-                Err(err) => {
-                    tracing::trace!(rule, error = %err, "rvm failed; interpreting");
-                    return Ok(None);
-                }
+            };
+            ran += 1;
+            if let Some(key) = key {
+                self.rule_memo[at].insert(key, value.clone());
             }
+            values.push((rule, value));
         }
         self.evaluations += ran;
         let mut decision = Decision::default();

@@ -428,21 +428,10 @@ impl SubroleTest {
             return;
         };
         out.push(1);
-        let (mut lower, mut upper) = (None, None);
+        let mut cases = Cases::new(subrole);
         let mut bits = 0u8;
         for (k, test) in tests.iter().enumerate() {
-            let s: &str = match test.case {
-                Case::AsIs => subrole,
-                Case::Lower => lower.get_or_insert_with(|| subrole.to_lowercase()),
-                Case::Upper => upper.get_or_insert_with(|| subrole.to_uppercase()),
-            };
-            let holds = match test.op {
-                Op::Contains => s.contains(test.needle.as_str()),
-                Op::StartsWith => s.starts_with(test.needle.as_str()),
-                Op::EndsWith => s.ends_with(test.needle.as_str()),
-                Op::Equals => s == test.needle,
-            };
-            bits |= u8::from(holds) << (k % 8);
+            bits |= u8::from(test.holds(&mut cases)) << (k % 8);
             if k % 8 == 7 {
                 out.push(bits);
                 bits = 0;
@@ -450,6 +439,57 @@ impl SubroleTest {
         }
         if tests.len() % 8 != 0 {
             out.push(bits);
+        }
+    }
+
+    /// Each test's outcome on a subrole that is there, as the bits of a
+    /// number (test `k` is bit `k`): at most 32 tests.
+    pub(crate) fn outcome_bits(tests: &[SubroleTest], subrole: &str) -> Option<u32> {
+        if tests.len() > 32 {
+            return None;
+        }
+        let mut cases = Cases::new(subrole);
+        let mut bits = 0u32;
+        for (k, test) in tests.iter().enumerate() {
+            bits |= u32::from(test.holds(&mut cases)) << k;
+        }
+        Some(bits)
+    }
+
+    /// Whether the test holds (regorus's builtins of the same names:
+    /// `str::contains`, `starts_with`, `ends_with`).
+    fn holds(&self, cases: &mut Cases<'_>) -> bool {
+        let s: &str = match self.case {
+            Case::AsIs => cases.as_is,
+            Case::Lower => cases
+                .lower
+                .get_or_insert_with(|| cases.as_is.to_lowercase()),
+            Case::Upper => cases
+                .upper
+                .get_or_insert_with(|| cases.as_is.to_uppercase()),
+        };
+        match self.op {
+            Op::Contains => s.contains(self.needle.as_str()),
+            Op::StartsWith => s.starts_with(self.needle.as_str()),
+            Op::EndsWith => s.ends_with(self.needle.as_str()),
+            Op::Equals => s == self.needle,
+        }
+    }
+}
+
+/// A subrole as the tests read it, each case made once.
+struct Cases<'s> {
+    as_is: &'s str,
+    lower: Option<String>,
+    upper: Option<String>,
+}
+
+impl<'s> Cases<'s> {
+    fn new(as_is: &'s str) -> Cases<'s> {
+        Cases {
+            as_is,
+            lower: None,
+            upper: None,
         }
     }
 }
