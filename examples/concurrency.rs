@@ -8,7 +8,7 @@
 //!
 //! Each thread sends `REQUESTS` requests (default 2,000) through the same
 //! warm gate (`Gate::trim_bytes`, public API only); a round runs 1 thread,
-//! then 2, `ROUNDS` times (default 3), and the best round of each is
+//! then 2, `ROUNDS` times (default 7), and the best round of each is
 //! kept. Beside wall-clock throughput it prints each thread's own CPU time
 //! per request and its voluntary context switches (Linux
 //! `/proc/thread-self`): a lock that makes threads wait shows as switches
@@ -95,7 +95,7 @@ fn main() {
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+        .unwrap_or(7);
     let bytes = std::fs::read(&tree).expect("TREE is readable");
     let gate = Gate::embedded_default().expect("the default policy compiles");
     gate.warm_up();

@@ -306,9 +306,17 @@ fn decisions_are_memoised_per_projection_and_cached_across_requests() {
     // visibilities; none runs again for a repeat. Without the per-rule
     // memo, four per distinct projection (40).
     assert_eq!(first.evaluations(), 5 + 5 + 2 + 5);
+    // A later request finds them in the shared cache and copies each for
+    // itself (`Decision::request_local`): equal, but no reference count
+    // is one the first request's thread also writes; within the request,
+    // one copy per projection.
     let mut second = policy.evaluator(&request("window")).unwrap();
-    for (e, d) in tree.iter().zip(&decisions) {
-        assert!(Arc::ptr_eq(&second.decide(e).unwrap(), d));
+    let again: Vec<_> = tree.iter().map(|e| second.decide(e).unwrap()).collect();
+    for (k, (a, d)) in again.iter().zip(&decisions).enumerate() {
+        assert_eq!(a, d);
+        assert!(!Arc::ptr_eq(a, d));
+        let twin = tree.iter().position(|e| *e == tree[k]).unwrap();
+        assert!(Arc::ptr_eq(a, &again[twin]));
     }
     assert_eq!(second.evaluations(), 0);
     // Another action is another request input: evaluated afresh.

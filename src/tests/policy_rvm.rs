@@ -413,3 +413,66 @@ fn the_loaded_program_decides_as_a_fresh_compile() {
     assert!(!embedded.interpreter_built());
     assert_eq!(compared, 300 * (ACTIONS.len() + 1));
 }
+
+/// Every trim of a fixture tree under the default, each action: where no
+/// element has attributes (which `strip` reads, and the table does not
+/// enumerate), the table decides the whole request, so no program is
+/// loaded and nothing compiled; the decisions are the VM's (`tests::
+/// canonical` and `tests::policy_rvm` compare every one). Where one has
+/// attributes, the program is loaded for that rule alone.
+#[test]
+fn a_request_the_table_holds_loads_no_program() {
+    use crate::trim::{request_input, trim_with};
+    use crate::{Limits, Request};
+    let dir = root().join("tests/fixtures/answers");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    let (mut alone, mut loaded) = (0, 0);
+    for path in paths {
+        let bytes = std::fs::read(&path).unwrap();
+        let answer = crate::read_conforming(&bytes, &Limits::default()).unwrap();
+        let mut attributes = false;
+        let mut stack = vec![&answer.root];
+        while let Some(e) = stack.pop() {
+            attributes |= !e.attributes.is_empty();
+            stack.extend(e.children.iter());
+        }
+        for action in ACTIONS {
+            let policy = Policy::embedded_default().unwrap();
+            let request = Request::new(action);
+            let input = request_input(&answer, &request);
+            let mut evaluator = policy
+                .evaluator_with_title(&input, answer.root.title.as_deref())
+                .unwrap();
+            let plan = evaluator.plan().clone();
+            let out = trim_with(
+                &answer,
+                &request,
+                &plan,
+                &mut evaluator,
+                policy.hash(),
+                &Limits::default(),
+            );
+            out.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(evaluator.evaluations() > 0);
+            assert!(!policy.interpreter_built());
+            assert_eq!(
+                policy.program_in_memory(),
+                attributes,
+                "{} / {action}",
+                path.display()
+            );
+            match attributes {
+                false => alone += 1,
+                true => loaded += 1,
+            }
+        }
+    }
+    assert!(
+        alone >= 7 * ACTIONS.len() && loaded >= ACTIONS.len(),
+        "{alone} {loaded}"
+    );
+}

@@ -4,7 +4,7 @@
 //! differ. Regenerate with
 //! `UPDATE_EXPECT=1 cargo test --lib the_default_table_is_regorus_answers`.
 
-use super::table::{Entry, Spans};
+use super::{Entry, Spans};
 
 /// The action names there is a table for, in its order.
 pub(super) const ACTIONS: &[&str] = &["selection", "focus", "window", "app"];
@@ -49,7 +49,7 @@ pub(super) const RULES: &[(&str, Option<Spans>)] = &[
     ("strip", None),
 ];
 
-pub(super) const BYTES: &[u8] = include_bytes!("../../policies/default.table");
+pub(super) const BYTES: &[u8] = include_bytes!("../../../policies/default.table");
 
 /// The distinct values of the per-request rules, as the plan reads them (JSON).
 pub(super) const JSON: &[&str] = &[
