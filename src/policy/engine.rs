@@ -1780,7 +1780,14 @@ impl Evaluator<'_> {
                         vm.set_input(element.rego_input(&self.request_value));
                         input_set = true;
                     }
-                    match vm.execute_entry_point_by_index(rvm.entries[at].1) {
+                    // `entries` and `element_rules` are both the defined
+                    // rules in `ELEMENT_RULES` order; any other pairing is
+                    // not run.
+                    let index = match rvm.entries.get(at) {
+                        Some(&(name, index)) if name == rule => index,
+                        _ => return Ok(None),
+                    };
+                    match vm.execute_entry_point_by_index(index) {
                         Ok(value) => value,
                         Err(err) => {
                             tracing::trace!(rule, error = %err, "rvm failed; interpreting");

@@ -215,7 +215,8 @@ fn generated<'v>(
             .map(|n| (*n, &values[gen.next() as usize % values.len()]))
             .collect(),
         attribute_names: names,
-        title_matches: (0..gen.next() % 2).map(|_| *gen.pick(&MATCHES)).collect(),
+        // Up to two names: in the plan's order, out of it, or twice.
+        title_matches: (0..gen.next() % 3).map(|_| *gen.pick(&MATCHES)).collect(),
         inside,
         secure_elsewhere: false,
     }

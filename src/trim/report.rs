@@ -134,7 +134,9 @@ pub struct Report<'a> {
     pub warnings: Vec<String>,
     /// Bytes of the rendered output.
     pub output_bytes: usize,
-    /// Policy evaluations run for this request (0 when all were cached).
+    /// Policy rule values computed for this request: run on regorus, or
+    /// for the embedded default read from its table of regorus's answers
+    /// (0 when all were cached).
     pub evaluations: usize,
     /// Measured renderings taken to fit the budget.
     pub probes: usize,
