@@ -1043,7 +1043,11 @@ impl Policy {
         let rvm = program
             .filter(|_| subset)
             .and_then(|program| Rvm::new(program, &rules, false, false));
-        let rule_reads = rvm.as_ref().and_then(|_| reads_by_rule());
+        // One per rule of `element_rules`, in its order; otherwise not used.
+        let rule_reads = rvm
+            .as_ref()
+            .and_then(|_| reads_by_rule())
+            .filter(|reads| reads.len() == element_rules.len());
         tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = Constants::Found(
             files
