@@ -69,7 +69,11 @@ const TITLE_MATCHES: usize = 11;
 /// the rule reads something the table cannot enumerate (attribute names or
 /// values, a subrole read whole, the ancestors read whole).
 #[cfg(test)]
-pub(crate) fn layout(reads: &Reads, rule: RuleReads) -> Option<Vec<(Option<usize>, usize)>> {
+pub(crate) fn layout(
+    reads: &Reads,
+    rule: RuleReads,
+    titles: &[&str],
+) -> Option<Vec<(Option<usize>, usize)>> {
     let mut digits = Vec::new();
     for (k, (_, field)) in super::projection::field_shapes().into_iter().enumerate() {
         if rule.fields >> k & 1 == 0 {
@@ -82,7 +86,7 @@ pub(crate) fn layout(reads: &Reads, rule: RuleReads) -> Option<Vec<(Option<usize
                 let tests = reads.subrole.as_ref().filter(|t| t.len() <= 8)?;
                 1 + (1 << tests.len())
             }
-            Field::Names(_) if k == TITLE_MATCHES => 1 << data::TITLES.len(),
+            Field::Names(_) if k == TITLE_MATCHES && titles.len() <= 8 => 1 << titles.len(),
             _ => return None,
         };
         digits.push((Some(k), radix));
@@ -97,8 +101,14 @@ pub(crate) fn layout(reads: &Reads, rule: RuleReads) -> Option<Vec<(Option<usize
 }
 
 /// Where what `rule` reads of `element` sits in its table (the digits of
-/// [`layout`]), or `None` outside it.
-fn position(element: &ElementInput<'_>, reads: &Reads, rule: RuleReads) -> Option<usize> {
+/// [`layout`]; `titles`: the plan's title patterns' names, [`data::TITLES`]
+/// but while the table is made), or `None` outside it.
+fn position(
+    element: &ElementInput<'_>,
+    reads: &Reads,
+    rule: RuleReads,
+    titles: &[&str],
+) -> Option<usize> {
     let mut at = 0usize;
     for (k, (_, field)) in element.fields().into_iter().enumerate() {
         if rule.fields >> k & 1 == 0 {
@@ -115,8 +125,8 @@ fn position(element: &ElementInput<'_>, reads: &Reads, rule: RuleReads) -> Optio
                 };
                 (digit, 1 + (1 << tests.len()))
             }
-            Field::Names(names) if k == TITLE_MATCHES => {
-                (title_bits(names)?, 1 << data::TITLES.len())
+            Field::Names(names) if k == TITLE_MATCHES && titles.len() <= 8 => {
+                (title_bits(names, titles)?, 1 << titles.len())
             }
             _ => return None,
         };
@@ -132,13 +142,13 @@ fn position(element: &ElementInput<'_>, reads: &Reads, rule: RuleReads) -> Optio
     Some(at)
 }
 
-/// The title patterns' names as bits of [`data::TITLES`], when they are
-/// names of it in its order (the order the projection gives them in).
-fn title_bits(names: &[&str]) -> Option<usize> {
+/// The title patterns' names as bits of `titles`, when they are names of
+/// it in its order (the order the projection gives them in).
+fn title_bits(names: &[&str], titles: &[&str]) -> Option<usize> {
     let mut bits = 0usize;
     let mut next = 0;
     for name in names {
-        let at = next + data::TITLES[next..].iter().position(|t| t == name)?;
+        let at = next + titles.get(next..)?.iter().position(|t| t == name)?;
         bits |= 1 << at;
         next = at + 1;
     }
@@ -166,7 +176,7 @@ pub(crate) fn value(
         return None;
     }
     let &(start, len) = (*tables)?.get(action)?;
-    let at = position(element, policy_reads, reads)?;
+    let at = position(element, policy_reads, reads, data::TITLES)?;
     if at >= len {
         return None;
     }
