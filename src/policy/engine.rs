@@ -1136,6 +1136,14 @@ impl Policy {
         self.rvm.get_or_init(|| rvm).as_ref()
     }
 
+    /// The embedded default's table's action for `request`'s, if there is
+    /// one (`policy::table`); `None` for every other policy.
+    fn table_action(&self, request: &RequestInput) -> Option<usize> {
+        self.embedded
+            .then(|| super::table::action(&request.action.name))
+            .flatten()
+    }
+
     /// The embedded default's program, loaded or else compiled.
     fn load_default_rvm(&self) -> Option<Rvm> {
         let (program, loaded) = match program_from(DEFAULT_PROGRAM) {
@@ -1276,10 +1284,7 @@ impl Policy {
         }
         let span = tracing::debug_span!("policy_plan", action = %request.action.name);
         let _entered = span.enter();
-        let tabled = match self.embedded {
-            true => super::table::action(&request.action.name).and_then(super::table::plan),
-            false => None,
-        };
+        let tabled = self.table_action(request).and_then(super::table::plan);
         let plan = match tabled {
             Some(values) => self.evaluate_plan_json(&mut |rule| {
                 let Some((_, json)) = values.clone().find(|(r, _)| *r == rule) else {
@@ -1353,10 +1358,7 @@ impl Policy {
             vm: None,
             use_rvm: true,
             exact_keys: false,
-            table: match self.embedded {
-                true => super::table::action(&request.action.name),
-                false => None,
-            },
+            table: self.table_action(request),
             memo: Table::new(),
             rule_memo: Vec::new(),
             evaluations: 0,

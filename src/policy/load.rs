@@ -98,7 +98,7 @@ pub fn layer_files(arg: &str, tests: bool) -> Result<Vec<PolicyFile>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::policy::projection::Reads;
     use std::collections::BTreeSet;
@@ -216,7 +216,7 @@ mod tests {
     /// root) holds `fresh`, what `policies/default.rego` gives; with
     /// `UPDATE_EXPECT` set, writes it first. `test` names the test that
     /// regenerates it.
-    fn assert_generated(path: &str, fresh: &[u8], test: &str) {
+    pub(in crate::policy) fn assert_generated(path: &str, fresh: &[u8], test: &str) {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
         if std::env::var_os("UPDATE_EXPECT").is_some() {
             std::fs::write(&path, fresh).unwrap();

@@ -94,22 +94,7 @@ pub(crate) const FIELDS: usize = 12;
 /// The fields of `input.element` with an example of each kind, in the
 /// order [`ElementInput::fields`] gives them (lint's picture of the input).
 pub(crate) fn field_shapes() -> [(&'static str, Field<'static>); FIELDS] {
-    let probe: ElementInput<'static, ()> = ElementInput {
-        role: Role::Group,
-        subrole: None,
-        selected: false,
-        focused: false,
-        visible: false,
-        hovered: false,
-        has_title: false,
-        has_content: false,
-        contains_selection: false,
-        attribute_names: Vec::new(),
-        attributes: Vec::new(),
-        title_matches: Vec::new(),
-        inside: (),
-        secure_elsewhere: false,
-    };
+    let probe = ElementInput::blank(());
     probe.fields().map(|(name, field)| {
         let field = match field {
             Field::Role(role) => Field::Role(role),
@@ -120,6 +105,28 @@ pub(crate) fn field_shapes() -> [(&'static str, Field<'static>); FIELDS] {
         };
         (name, field)
     })
+}
+
+impl<A> ElementInput<'static, A> {
+    /// A Group with no subrole, no state, nothing in it, under `inside`.
+    pub(crate) fn blank(inside: A) -> ElementInput<'static, A> {
+        ElementInput {
+            role: Role::Group,
+            subrole: None,
+            selected: false,
+            focused: false,
+            visible: false,
+            hovered: false,
+            has_title: false,
+            has_content: false,
+            contains_selection: false,
+            attribute_names: Vec::new(),
+            attributes: Vec::new(),
+            title_matches: Vec::new(),
+            inside,
+            secure_elsewhere: false,
+        }
+    }
 }
 
 impl<'a, A> ElementInput<'a, A> {

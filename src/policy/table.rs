@@ -79,17 +79,7 @@ pub(crate) fn layout(
         if rule.fields >> k & 1 == 0 {
             continue;
         }
-        let radix = match field {
-            Field::Role(_) => Role::ALL.len(),
-            Field::Flag(_) => 2,
-            Field::Text(_) if k == SUBROLE => {
-                let tests = reads.subrole.as_ref().filter(|t| t.len() <= 8)?;
-                1 + (1 << tests.len())
-            }
-            Field::Names(_) if k == TITLE_MATCHES && titles.len() <= 8 => 1 << titles.len(),
-            _ => return None,
-        };
-        digits.push((Some(k), radix));
+        digits.push((Some(k), radix(k, &field, reads, titles)?));
     }
     if rule.inside {
         if !reads.inside_count_only {
@@ -98,6 +88,22 @@ pub(crate) fn layout(
         digits.push((None, MAX_INSIDE + 1));
     }
     Some(digits)
+}
+
+/// How many values field `k` (`field`, of its kind) takes in a table, or
+/// `None` when the table cannot enumerate them: the one list of what
+/// [`layout`] and [`position`] take.
+fn radix(k: usize, field: &Field<'_>, reads: &Reads, titles: &[&str]) -> Option<usize> {
+    match field {
+        Field::Role(_) => Some(Role::ALL.len()),
+        Field::Flag(_) => Some(2),
+        Field::Text(_) if k == SUBROLE => {
+            let tests = reads.subrole.as_ref().filter(|t| t.len() <= 8)?;
+            Some(1 + (1 << tests.len()))
+        }
+        Field::Names(_) if k == TITLE_MATCHES && titles.len() <= 8 => Some(1 << titles.len()),
+        _ => None,
+    }
 }
 
 /// Where what `rule` reads of `element` sits in its table (the digits of
@@ -114,21 +120,18 @@ fn position(
         if rule.fields >> k & 1 == 0 {
             continue;
         }
-        let (digit, radix) = match field {
-            Field::Role(role) => (Role::ALL.iter().position(|&r| r == role)?, Role::ALL.len()),
-            Field::Flag(flag) => (usize::from(flag), 2),
-            Field::Text(subrole) if k == SUBROLE => {
-                let tests = reads.subrole.as_ref().filter(|t| t.len() <= 8)?;
-                let digit = match subrole {
-                    None => 0,
-                    Some(s) => 1 + SubroleTest::outcome_bits(tests, s)? as usize,
-                };
-                (digit, 1 + (1 << tests.len()))
+        let radix = radix(k, &field, reads, titles)?;
+        // `radix` holds only for the subrole's text and the title patterns'
+        // names.
+        let digit = match field {
+            Field::Role(role) => Role::ALL.iter().position(|&r| r == role)?,
+            Field::Flag(flag) => usize::from(flag),
+            Field::Text(None) => 0,
+            Field::Text(Some(s)) => {
+                1 + SubroleTest::outcome_bits(reads.subrole.as_deref()?, s)? as usize
             }
-            Field::Names(names) if k == TITLE_MATCHES && titles.len() <= 8 => {
-                (title_bits(names, titles)?, 1 << titles.len())
-            }
-            _ => return None,
+            Field::Names(names) => title_bits(names, titles)?,
+            Field::Values(_) => return None,
         };
         at = at * radix + digit;
     }

@@ -2,10 +2,10 @@
 //! and checked against what is committed.
 
 use std::fmt::Write;
-use std::path::Path;
 
 use super::super::engine::{probe_request, DEFAULT_SOURCE};
 use super::super::inside::Inside;
+use super::super::load::tests::assert_generated;
 use super::super::token::{tokenize, TokenKind};
 use super::super::Policy;
 use super::*;
@@ -76,22 +76,7 @@ fn projection(
     subroles: &'static [Option<String>],
     titles: &'static [&'static str],
 ) -> Option<ElementInput<'static>> {
-    let mut element = ElementInput {
-        role: Role::Group,
-        subrole: None,
-        selected: false,
-        focused: false,
-        visible: false,
-        hovered: false,
-        has_title: false,
-        has_content: false,
-        contains_selection: false,
-        attribute_names: Vec::new(),
-        attributes: Vec::new(),
-        title_matches: Vec::new(),
-        inside: Inside::new(),
-        secure_elsewhere: false,
-    };
+    let mut element = ElementInput::blank(Inside::new());
     let mut rest = at;
     for &(field, radix) in digits.iter().rev() {
         let digit = rest % radix;
@@ -131,6 +116,15 @@ fn projection(
         }
     }
     Some(element)
+}
+
+/// `strings` for as long as the test runs, as the table's entries hold them.
+fn leaked(strings: &[impl AsRef<str>]) -> &'static [&'static str] {
+    let strings: Vec<&'static str> = strings
+        .iter()
+        .map(|s| &*Box::leak(s.as_ref().into()))
+        .collect();
+    Box::leak(strings.into_boxed_slice())
 }
 
 /// An entry for a value regorus gave, if the table can hold it.
@@ -196,13 +190,7 @@ fn generate() -> (String, Vec<u8>) {
             .collect();
         assert_eq!(these, titles, "the title patterns differ by action");
     }
-    let titles: &'static [&'static str] = Box::leak(
-        titles
-            .iter()
-            .map(|t| &*Box::leak(t.to_string().into_boxed_str()))
-            .collect::<Vec<_>>()
-            .into_boxed_slice(),
-    );
+    let titles = leaked(&titles);
     let subroles: &'static [Option<String>] = match &reads.subrole {
         Some(tests) => Box::leak(subroles(tests).into_boxed_slice()),
         None => &[],
@@ -234,17 +222,10 @@ fn generate() -> (String, Vec<u8>) {
                                 // The rule's reader makes of the table's value
                                 // what it makes of regorus's.
                                 let (strings, number, undefined) = &e;
-                                let leaked: &'static [&'static str] = Box::leak(
-                                    strings
-                                        .iter()
-                                        .map(|s| &*Box::leak(s.clone().into_boxed_str()))
-                                        .collect::<Vec<_>>()
-                                        .into_boxed_slice(),
-                                );
                                 let held = match (undefined, number) {
                                     (true, _) => Entry::Undefined,
                                     (false, Some(n)) => Entry::Number(*n),
-                                    (false, None) => Entry::Strings(leaked),
+                                    (false, None) => Entry::Strings(leaked(strings)),
                                 };
                                 assert_eq!(
                                     policy.applied(rule, &held.value()),
@@ -343,24 +324,12 @@ fn generate() -> (String, Vec<u8>) {
     (out, bytes)
 }
 
-fn assert_generated(path: &str, fresh: &[u8]) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-    if std::env::var_os("UPDATE_EXPECT").is_some() {
-        std::fs::write(&path, fresh).unwrap();
-    }
-    let written = std::fs::read(&path).unwrap_or_default();
-    assert!(
-        written == fresh,
-        "{} is not what policies/default.rego gives; regenerate it with `UPDATE_EXPECT=1 cargo test --lib the_default_table_is_regorus_answers`",
-        path.display()
-    );
-}
-
 #[test]
 fn the_default_table_is_regorus_answers() {
     let (data, bytes) = generate();
-    assert_generated(BYTES_PATH, &bytes);
-    assert_generated(DATA_PATH, data.as_bytes());
+    let test = "the_default_table_is_regorus_answers";
+    assert_generated(BYTES_PATH, &bytes, test);
+    assert_generated(DATA_PATH, data.as_bytes(), test);
 }
 
 /// What the table does not hold is evaluated on the VM, as before: an
