@@ -12,8 +12,8 @@ mod common;
 use std::fmt::Write;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use ctxgate::internals::{ElementInput, RequestInput, RequestPlan};
-use ctxgate::{Action, Answer, Budget, Gate, Policy, Request, Tree};
+use ctxgate::internals::{ElementInput, RequestInput};
+use ctxgate::{Action, Answer, Budget, Gate, Policy, Request};
 
 const DEFAULT: &str = include_str!("../policies/default.rego");
 
@@ -56,11 +56,6 @@ fn fifty_rule_policy() -> Policy {
     .expect("the 50-rule policy loads")
 }
 
-/// The projections trimming asks about: the trimmer's own.
-fn projections<'a>(tree: &Tree<'a, '_>, plan: &'a RequestPlan) -> Vec<ElementInput<'a>> {
-    ctxgate::internals::projections(tree, plan)
-}
-
 fn request_input(answer: &Answer) -> RequestInput {
     RequestInput {
         action: Action {
@@ -90,26 +85,27 @@ fn policy(c: &mut Criterion) {
     ];
     for n in [1_000, 10_000, 100_000] {
         let answer = ctxgate::synth::synth(n, common::SEED);
-        let tree = Tree::new(&answer.root);
         let request = request_input(&answer);
         let mut group = c.benchmark_group(format!("policy/{n}"));
         group.throughput(Throughput::Elements(n as u64));
         for (name, load) in policies {
             let warm = load();
             let plan = ctxgate::internals::plan(&warm, &request).expect("a plan");
-            let inputs = projections(&tree, &plan);
-            let cold_evaluations = decide_all(&warm, &request, &inputs);
-            assert!(cold_evaluations > 0);
-            assert_eq!(decide_all(&warm, &request, &inputs), 0, "warm: all cached");
-            group.bench_function(format!("{name}, cold"), |b| {
-                b.iter_batched(
-                    load,
-                    |fresh| decide_all(&fresh, &request, &inputs),
-                    BatchSize::PerIteration,
-                )
-            });
-            group.bench_function(format!("{name}, cached"), |b| {
-                b.iter(|| decide_all(&warm, &request, &inputs))
+            // The projections trimming asks about: the trimmer's own.
+            ctxgate::internals::with_projections(&answer, &plan, |inputs| {
+                let cold_evaluations = decide_all(&warm, &request, inputs);
+                assert!(cold_evaluations > 0);
+                assert_eq!(decide_all(&warm, &request, inputs), 0, "warm: all cached");
+                group.bench_function(format!("{name}, cold"), |b| {
+                    b.iter_batched(
+                        load,
+                        |fresh| decide_all(&fresh, &request, inputs),
+                        BatchSize::PerIteration,
+                    )
+                });
+                group.bench_function(format!("{name}, cached"), |b| {
+                    b.iter(|| decide_all(&warm, &request, inputs))
+                });
             });
         }
         let bytes = ctxgate::Format::Json.render(&answer).into_bytes();

@@ -17,6 +17,7 @@ use crate::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Requirement};
 use crate::limits::Limits;
+use crate::model::doc::Doc;
 use crate::model::{related_entry, Answer, Attributes, Role, RoleName, Tree, STATES};
 use crate::read::Shape;
 
@@ -81,17 +82,33 @@ pub(crate) fn read_checked<'a>(
 }
 
 /// [`read_checked`] for a request: the answer read from `bytes`, when it
-/// conforms, is handed to `then` with the tree the checker indexed it by
-/// (so the request does not index it again), and given back beside what
-/// `then` returns for the caller to free or not. Any error finding is
-/// [`Error::NotConforming`] with every finding, as [`Checked::into_conforming`]
-/// gives.
+/// conforms, is handed to `then` as the [`Doc`] the checker read, and the
+/// doc given back beside what `then` returns for the caller to free or not.
+/// Any error finding is [`Error::NotConforming`] with every finding, as
+/// [`Checked::into_conforming`] gives.
+///
+/// A clean reading (most answers) is read straight into the doc
+/// ([`crate::read::read_doc`]): no public element tree is built. Anything
+/// else is read whole, checked, and copied into a doc that borrows what
+/// the answer borrows of `bytes`; the answer is then dropped.
 pub(crate) fn with_conforming<'a, R>(
     bytes: &'a [u8],
     limits: &Limits,
     deadline: Option<&Deadline>,
-    then: impl FnOnce(&Answer<'a>, &Tree<'_, 'a>) -> Result<R>,
-) -> Result<(Result<R>, Answer<'a>)> {
+    then: impl FnOnce(&Doc<'a>) -> Result<R>,
+) -> Result<(Result<R>, Doc<'a>)> {
+    let read = {
+        let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
+        crate::read::read_doc(bytes, limits, deadline)?
+    };
+    if let Some(doc) = read {
+        let findings = check_indexed(&doc);
+        if findings.iter().any(Finding::is_error) {
+            return Err(Error::NotConforming { findings });
+        }
+        let result = then(&doc);
+        return Ok((result, doc));
+    }
     let reading = {
         let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
         crate::read::read_until(bytes, limits, deadline)?
@@ -100,15 +117,17 @@ pub(crate) fn with_conforming<'a, R>(
     let Some(answer) = reading.answer else {
         return Err(Error::NotConforming { findings });
     };
-    let result = {
-        let tree = Tree::new(&answer.root);
-        findings.extend(check_tree(&tree));
-        if findings.iter().any(Finding::is_error) {
-            return Err(Error::NotConforming { findings });
-        }
-        then(&answer, &tree)
-    };
-    Ok((result, answer))
+    findings.extend(check_tree(&Tree::new(&answer.root)));
+    if findings.iter().any(Finding::is_error) {
+        return Err(Error::NotConforming { findings });
+    }
+    // What the answer borrows of `bytes` is valid UTF-8 (it was read as
+    // such); a 0.1 answer borrows nothing.
+    let text = std::str::from_utf8(bytes).unwrap_or("");
+    let doc = Doc::from_answer(&answer, text);
+    drop(answer);
+    let result = then(&doc);
+    Ok((result, doc))
 }
 
 /// Reads and checks an answer's bytes. `Err` only when the input cannot be
@@ -265,6 +284,37 @@ impl Indexed for Shape<'_> {
     }
     fn pointer(&self, at: u32) -> String {
         Shape::pointer(self, at)
+    }
+}
+
+impl Indexed for Doc<'_> {
+    fn len(&self) -> usize {
+        Doc::len(self)
+    }
+    fn element(&self, at: u32) -> Seen<'_> {
+        let element = self.el(at);
+        Seen {
+            id: element.id(),
+            role: element.role(),
+            parent: self.node(at).parent(),
+            focused: self.node(at).focused(),
+            attributes: Some(element.attributes()),
+        }
+    }
+    fn id(&self, at: u32) -> &str {
+        self.el(at).id()
+    }
+    fn focused(&self, at: u32) -> bool {
+        self.node(at).focused()
+    }
+    fn all_attributes(&self) -> impl Iterator<Item = (u32, &Attributes)> {
+        Doc::all_attributes(self)
+    }
+    fn children(&self, at: u32) -> impl Iterator<Item = u32> + '_ {
+        Doc::children(self, at)
+    }
+    fn pointer(&self, at: u32) -> String {
+        Doc::pointer(self, at)
     }
 }
 

@@ -10,9 +10,10 @@ use crate::check::{require_conforming_tree, with_conforming};
 use crate::deadline::{Deadline, Stage};
 use crate::error::Result;
 use crate::limits::Limits;
+use crate::model::doc::Doc;
 use crate::model::{Answer, Tree};
 use crate::policy::Policy;
-use crate::trim::{request_input, trim_tree, Counts, Request, Trimmed};
+use crate::trim::{request_input_of, trim_doc, Counts, Request, Trimmed};
 
 /// A compiled policy and the limits on what is read.
 #[derive(Clone)]
@@ -75,10 +76,9 @@ impl Gate {
         let deadline = request.deadline();
         // Shape problems found while reading are reported with the tree's
         // own findings, all at once.
-        let (trimmed, _answer) =
-            with_conforming(bytes, &self.limits, Some(&deadline), |answer, tree| {
-                self.trim_conforming(answer, tree, request, &deadline, Counts::Exact)
-            })?;
+        let (trimmed, _answer) = with_conforming(bytes, &self.limits, Some(&deadline), |doc| {
+            self.trim_conforming(doc, request, &deadline, Counts::Exact)
+        })?;
         trimmed
     }
 
@@ -98,10 +98,9 @@ impl Gate {
         counts: Counts,
     ) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
-        let (trimmed, answer) =
-            with_conforming(bytes, &self.limits, Some(&deadline), |answer, tree| {
-                self.trim_conforming(answer, tree, request, &deadline, counts)
-            })?;
+        let (trimmed, answer) = with_conforming(bytes, &self.limits, Some(&deadline), |doc| {
+            self.trim_conforming(doc, request, &deadline, counts)
+        })?;
         std::mem::forget(answer);
         trimmed
     }
@@ -111,30 +110,28 @@ impl Gate {
     /// The request's deadline ([`Request::timeout`]) counts from here.
     pub fn trim<'a>(&self, answer: &Answer<'a>, request: &Request) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
-        let tree = Tree::new(&answer.root);
-        require_conforming_tree(&tree)?;
-        self.trim_conforming(answer, &tree, request, &deadline, Counts::Exact)
+        require_conforming_tree(&Tree::new(&answer.root))?;
+        let doc = Doc::from_answer(answer, "");
+        self.trim_conforming(&doc, request, &deadline, Counts::Exact)
     }
 
-    /// Trims an answer that was checked and conforms, `tree` its index.
+    /// Trims an answer that was checked and conforms, read into `doc`.
     fn trim_conforming<'a>(
         &self,
-        answer: &Answer<'a>,
-        tree: &Tree<'_, 'a>,
+        doc: &Doc<'a>,
         request: &Request,
         deadline: &Deadline,
         counts: Counts,
     ) -> Result<Trimmed<'a>> {
         deadline.check(Stage::Check)?;
-        let input = request_input(answer, request);
+        let input = request_input_of(&doc.protocol, &doc.instance, request);
         // No single evaluation may run past what is left of the request.
-        let mut evaluator =
-            self.policy
-                .evaluator_within(&input, answer.root.title.as_deref(), *deadline)?;
+        let mut evaluator = self
+            .policy
+            .evaluator_within(&input, doc.el(0).title(), *deadline)?;
         let plan = evaluator.plan().clone();
-        trim_tree(
-            answer,
-            tree,
+        trim_doc(
+            doc,
             request,
             &plan,
             &mut evaluator,
@@ -170,8 +167,8 @@ mod tests {
             Some(answer) if !findings.iter().any(crate::finding::Finding::is_error) => answer,
             _ => return Err(Error::NotConforming { findings }),
         };
-        let tree = Tree::new(&answer.root);
-        gate.trim_conforming(&answer, &tree, request, &deadline, Counts::Exact)
+        let doc = Doc::from_answer(&answer, "");
+        gate.trim_conforming(&doc, request, &deadline, Counts::Exact)
     }
 
     /// What a trim gave: the bytes sent and the report, or the error.

@@ -17,7 +17,7 @@ pub use crate::policy::{
 pub use crate::render::{json, json_element_fragment, outline, outline_element_fragment};
 #[cfg(feature = "tokens")]
 pub use crate::tokens::count_o200k;
-pub use crate::trim::{fill_prefixes, projections, request_input, trim_with, Decider};
+pub use crate::trim::{fill_prefixes, request_input, trim_with, with_projections, Decider};
 use crate::Policy;
 
 /// The per-request plan the policy returns for `request` (cached across

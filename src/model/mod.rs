@@ -12,6 +12,7 @@
 //! printed and serialized on a normal thread.
 
 mod content;
+pub(crate) mod doc;
 mod role;
 pub(crate) mod tree;
 pub mod v01;
@@ -648,9 +649,17 @@ impl Serialize for Answer<'_> {
 
 /// Bytes of an element's own text: title, url and content strings.
 pub(crate) fn text_bytes(element: &Element<'_>) -> usize {
-    let mut size =
-        element.title.as_deref().map_or(0, str::len) + element.url.as_deref().map_or(0, str::len);
-    for content in &element.content {
+    text_bytes_of(
+        element.title.as_deref(),
+        element.url.as_deref(),
+        &element.content,
+    )
+}
+
+/// [`text_bytes`] of an element's parts.
+pub(crate) fn text_bytes_of(title: Option<&str>, url: Option<&str>, content: &[Content]) -> usize {
+    let mut size = title.map_or(0, str::len) + url.map_or(0, str::len);
+    for content in content {
         size += match &content.block {
             Block::Text { text } => text.len(),
             Block::Image { data, .. } | Block::Audio { data, .. } => data.len(),

@@ -16,9 +16,11 @@
 //! is to find. So it never makes a finding, and what it reads is what the
 //! lenient pass reads (`read::differential` holds the three readers equal).
 //!
-//! For the checker alone ([`super::read_shape`]) it keeps no element: each
-//! is read whole, then what the checker reads of it moves into the context's
-//! [`super::Shape`] and the rest is dropped.
+//! For the checker alone ([`super::read_shape`]) and for a request
+//! ([`super::read_doc`]) it keeps no element: each is read whole, then what
+//! the checker reads of it moves into the context's [`super::Shape`], or
+//! all its fields into the context's [`Doc`](crate::model::doc::Doc), and
+//! the rest is dropped.
 //!
 //! It recurses once per element, as the lenient pass does, making sure of
 //! stack room first (`stacker`), and the depth is bounded by `max_depth`.
@@ -282,6 +284,9 @@ impl<'de> Fast<'de> {
         if let Some(shape) = &mut ctx.shape {
             shape.open();
         }
+        if let Some(doc) = &mut ctx.doc {
+            doc.open();
+        }
         let mut element = Element::default();
         let mut seen: u16 = 0;
         let mut role: Option<Cow<'de, str>> = None;
@@ -363,6 +368,9 @@ impl<'de> Fast<'de> {
         if let Some(shape) = &mut ctx.shape {
             shape.close(&mut element);
         }
+        if let Some(doc) = &mut ctx.doc {
+            doc.close(&mut element);
+        }
         ctx.siblings.push(element);
         Ok(())
     }
@@ -380,8 +388,9 @@ impl<'de> Fast<'de> {
                 break;
             }
         }
-        if ctx.shape.is_some() {
-            // The shape holds them: no element outlives its reading.
+        if ctx.shape.is_some() || ctx.doc.is_some() {
+            // The shape or the doc holds them: no element outlives its
+            // reading.
             ctx.siblings.truncate(start);
             return Ok(Vec::new());
         }

@@ -33,6 +33,7 @@ use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Requirement};
 use crate::limits::Limits;
+use crate::model::doc::Doc;
 use crate::model::{v01, Answer, Content, Element};
 
 // The lenient pass.
@@ -220,6 +221,44 @@ pub(crate) fn read_shape<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Option<
     let shape = ctx.shape.take();
     let clean = finish_one_pass(raw, &ctx, limits, None)?.is_some();
     Ok(shape.filter(|_| clean).map(Shape::finish))
+}
+
+/// A clean answer read for a request, straight into a [`Doc`]: `Some`
+/// exactly when [`read_until`] would read it in one pass by the fast reader
+/// (as [`read_shape`]), `None` for anything else, which the caller reads
+/// whole. No public [`Element`](crate::model::Element) tree is built. The
+/// same `Err` as [`read_until`] for an input over `max_input_bytes` or past
+/// `deadline`.
+pub(crate) fn read_doc<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+) -> Result<Option<Doc<'a>>> {
+    let bytes = within_size(bytes, limits)?;
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    let _one_pass = value::OnePass::start();
+    let mut ctx = Ctx::new(limits, deadline, true);
+    ctx.doc = Some(Doc::new(text));
+    let raw = match fast::read_answer(text, &mut ctx) {
+        Ok(raw) => raw,
+        Err(fast::Stop::Deadline(deadline)) => return Err(deadline),
+        Err(fast::Stop::Doubt) => return Ok(None),
+    };
+    let doc = ctx.doc.take();
+    let Some(reading) = finish_one_pass(raw, &ctx, limits, deadline)? else {
+        return Ok(None);
+    };
+    let Some(answer) = reading.answer else {
+        return Ok(None);
+    };
+    Ok(doc.map(|mut doc| {
+        doc.protocol = answer.protocol;
+        doc.instance = answer.instance;
+        doc.finish();
+        doc
+    }))
 }
 
 /// The lenient pass over `text` in one pass (the context says so): `Err`
@@ -586,6 +625,9 @@ struct Ctx<'l, 'de> {
     /// Reading for the checker alone ([`read_shape`], the fast reader
     /// only): what it reads of each element, which is then dropped.
     shape: Option<Shape<'de>>,
+    /// Reading for a request ([`read_doc`], the fast reader only): each
+    /// element's fields move here, its shell is dropped.
+    doc: Option<Doc<'de>>,
 }
 
 impl<'l> Ctx<'l, '_> {
@@ -606,6 +648,7 @@ impl<'l> Ctx<'l, '_> {
             order: Vec::new(),
             pairs: Vec::new(),
             shape: None,
+            doc: None,
         }
     }
 

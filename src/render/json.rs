@@ -10,6 +10,7 @@
 use std::io::Write;
 
 use super::escape::{json_value, quoted};
+use crate::model::doc::Fields;
 use crate::model::{Answer, Element};
 
 /// The answer as compact JSON.
@@ -56,7 +57,13 @@ pub(crate) fn json_tail(out: &mut Vec<u8>, element: &Element) {
 }
 
 /// The bytes one element adds on its own (no children), as `json` writes it.
+#[cfg(any(test, feature = "internals"))]
 pub fn json_element_fragment(element: &Element) -> usize {
+    json_fragment(element)
+}
+
+/// [`json_element_fragment`] of an element or a doc's element.
+pub(crate) fn json_fragment(element: &impl Fields) -> usize {
     let mut out = Vec::with_capacity(256);
     head(&mut out, element);
     tail(&mut out, element);
@@ -89,32 +96,33 @@ fn tree(out: &mut Vec<u8>, root: &Element) {
 }
 
 /// Everything before `children`.
-fn head(out: &mut Vec<u8>, element: &Element) {
+fn head(out: &mut Vec<u8>, element: &impl Fields) {
     out.extend_from_slice(b"{\"id\":");
-    string(out, &element.id);
+    string(out, element.id());
     out.extend_from_slice(b",\"role\":");
-    string(out, element.role.as_str());
-    if let Some(subrole) = &element.subrole {
+    string(out, element.role_word());
+    if let Some(subrole) = element.subrole() {
         out.extend_from_slice(b",\"subrole\":");
         string(out, subrole);
     }
-    if let Some(title) = &element.title {
+    if let Some(title) = element.title() {
         out.extend_from_slice(b",\"title\":");
         string(out, title);
     }
-    if !element.content.is_empty() {
+    if !element.content().is_empty() {
         out.extend_from_slice(b",\"content\":");
-        json_value(out, &element.content);
+        json_value(out, element.content());
     }
-    if let Some(url) = &element.url {
+    if let Some(url) = element.url() {
         out.extend_from_slice(b",\"url\":");
         string(out, url);
     }
+    let [selected, focused, visible, hovered] = element.states();
     for (name, state) in [
-        ("selected", element.selected),
-        ("focused", element.focused),
-        ("visible", element.visible),
-        ("hovered", element.hovered),
+        ("selected", selected),
+        ("focused", focused),
+        ("visible", visible),
+        ("hovered", hovered),
     ] {
         if let Some(state) = state {
             let _ = write!(out, ",\"{name}\":{state}");
@@ -123,10 +131,10 @@ fn head(out: &mut Vec<u8>, element: &Element) {
 }
 
 /// Everything after `children`.
-fn tail(out: &mut Vec<u8>, element: &Element) {
-    if !element.attributes.is_empty() {
+fn tail(out: &mut Vec<u8>, element: &impl Fields) {
+    if !element.attributes().is_empty() {
         out.extend_from_slice(b",\"attributes\":");
-        json_value(out, &element.attributes);
+        json_value(out, element.attributes());
     }
     out.push(b'}');
 }

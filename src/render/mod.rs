@@ -15,12 +15,18 @@ pub use crate::escape::visible;
 mod json;
 mod outline;
 
-pub use json::{json, json_element_fragment};
+pub use json::json;
+#[cfg(any(test, feature = "internals"))]
+pub use json::json_element_fragment;
+pub(crate) use json::json_fragment;
 pub(crate) use json::{
     json_head, json_start, json_tail, JSON_END, JSON_FIRST_CHILD, JSON_LAST_CHILD, JSON_NEXT_CHILD,
 };
+pub use outline::outline;
+#[cfg(any(test, feature = "internals"))]
+pub use outline::outline_element_fragment;
+pub(crate) use outline::outline_fragment;
 pub(crate) use outline::outline_lines;
-pub use outline::{outline, outline_element_fragment};
 
 use crate::model::Answer;
 

@@ -74,6 +74,7 @@ use serde_json::Value;
 
 use super::escape::{escape, json_value, quoted};
 use super::notice::{self, Notice};
+use crate::model::doc::Fields;
 use crate::model::{Answer, Attributes, Block, Element};
 
 /// The answer as an outline.
@@ -91,7 +92,13 @@ pub fn outline(answer: &Answer) -> String {
 
 /// The bytes one element's own lines take at `depth`: exactly what
 /// [`outline`] writes for it.
+#[cfg(any(test, feature = "internals"))]
 pub fn outline_element_fragment(element: &Element, depth: usize) -> usize {
+    outline_fragment(element, depth)
+}
+
+/// [`outline_element_fragment`] of an element or a doc's element.
+pub(crate) fn outline_fragment(element: &impl Fields, depth: usize) -> usize {
     let mut out = Vec::with_capacity(128);
     element_lines(&mut out, element, depth);
     out.len()
@@ -110,46 +117,47 @@ fn indent(out: &mut Vec<u8>, depth: usize) {
     }
 }
 
-fn element_lines(out: &mut Vec<u8>, element: &Element, depth: usize) {
+fn element_lines(out: &mut Vec<u8>, element: &impl Fields, depth: usize) {
     indent(out, depth);
-    word(out, element.role.as_str());
-    if let Some(subrole) = &element.subrole {
+    word(out, element.role_word());
+    if let Some(subrole) = element.subrole() {
         out.extend_from_slice(b" (");
         word(out, subrole);
         out.push(b')');
     }
-    if let Some(title) = &element.title {
+    if let Some(title) = element.title() {
         out.push(b' ');
         string(out, title);
     }
-    if let Some(url) = &element.url {
+    if let Some(url) = element.url() {
         out.extend_from_slice(b" <");
         string(out, url);
         out.push(b'>');
     }
+    let [selected, focused, visible, hovered] = element.states();
     for (flag, on) in [
-        (" [focused]", element.focused == Some(true)),
-        (" [selected]", element.selected == Some(true)),
-        (" [hovered]", element.hovered == Some(true)),
-        (" [hidden]", element.visible == Some(false)),
+        (" [focused]", focused == Some(true)),
+        (" [selected]", selected == Some(true)),
+        (" [hovered]", hovered == Some(true)),
+        (" [hidden]", visible == Some(false)),
     ] {
         if on {
             out.extend_from_slice(flag.as_bytes());
         }
     }
     out.extend_from_slice(b" #");
-    word(out, &element.id);
+    word(out, element.id());
     if element
-        .attributes
+        .attributes()
         .keys()
         .any(|k| !k.starts_with(notice::PREFIX))
     {
         out.push(b' ');
-        json_value(out, &Shown(&element.attributes));
+        json_value(out, &Shown(element.attributes()));
     }
     out.push(b'\n');
 
-    for content in &element.content {
+    for content in element.content() {
         match &content.block {
             Block::Text { text } => text_lines(out, text, depth + 1),
             Block::Resource { resource } => match resource.get("text") {
@@ -183,7 +191,7 @@ fn element_lines(out: &mut Vec<u8>, element: &Element, depth: usize) {
         }
     }
 
-    for notice in Notice::of(&element.attributes) {
+    for notice in Notice::of(element.attributes()) {
         notice_start(out, depth + 1);
         notice.outline(out, word);
         out.push(b'\n');

@@ -26,11 +26,12 @@ use super::select::{Fate, Selection};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Requirement};
-use crate::model::{Answer, Element, NodeId, Tree};
+use crate::model::doc::{Doc, ElementRef};
+use crate::model::{Answer, Element, NodeId};
 use crate::policy::{Budget, RequestPlan};
 use crate::redact::Redactor;
 use crate::render::notice;
-use crate::render::{json_element_fragment, outline_element_fragment, Format};
+use crate::render::{json_fragment, outline_fragment, Format};
 use crate::tokens::{self, Meter};
 
 mod build;
@@ -143,8 +144,7 @@ struct Fitted {
 /// `'f` borrows the request's stages; `'a` is the input, which the output
 /// answer keeps borrowing.
 pub struct Filler<'f, 'a> {
-    answer: &'f Answer<'a>,
-    tree: &'f Tree<'f, 'a>,
+    tree: &'f Doc<'a>,
     selection: &'f Selection,
     plan: &'f RequestPlan,
     format: Format,
@@ -190,20 +190,16 @@ pub struct Filler<'f, 'a> {
 impl<'f, 'a> Filler<'f, 'a> {
     /// A filler for one request.
     pub fn new(
-        answer: &'f Answer<'a>,
-        tree: &'f Tree<'f, 'a>,
+        tree: &'f Doc<'a>,
         selection: &'f Selection,
         plan: &'f RequestPlan,
         format: Format,
         budgets: Vec<Budget>,
     ) -> Filler<'f, 'a> {
         let n = tree.len();
-        let carried = tree
-            .nodes()
-            .iter()
-            .enumerate()
-            .filter_map(|(at, node)| {
-                carried_notices(node.element).map(|mut carried| {
+        let carried = (0..n as NodeId)
+            .filter_map(|at| {
+                carried_notices(tree.el(at)).map(|mut carried| {
                     redact_carried(&mut carried, &mut Redactor::new(&plan.redact));
                     (at as NodeId, carried)
                 })
@@ -211,7 +207,6 @@ impl<'f, 'a> Filler<'f, 'a> {
             .collect::<Vec<(NodeId, Carried)>>();
         let compact = carried.iter().any(|(_, c)| c.compact);
         Filler {
-            answer,
             tree,
             selection,
             plan,
@@ -399,7 +394,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .map(|&(room, per_byte)| (room * slack + PAST_MIN_ROOM) / per_byte)
                 .fold(f64::INFINITY, f64::min);
             // The raw strings first: a big element is skipped unserialized.
-            if raw_bytes(self.tree.node(id).element, mode) as f64 > cap {
+            if raw_bytes(self.tree.el(id), mode) as f64 > cap {
                 continue;
             }
             let mut bytes = match state[id as usize] {
@@ -416,7 +411,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     // Each ancestor's bytes once, however many candidates
                     // below it are guessed (a 1 MB subrole above 200 of them).
                     let skeleton = *skeleton_bytes.entry(a).or_insert_with(|| {
-                        let element = self.tree.node(a).element;
+                        let element = self.tree.el(a);
                         match raw_bytes(element, Mode::Skeleton) as f64 > cap {
                             true => usize::MAX / 2,
                             false => self.fragment_bytes(a, Mode::Skeleton),
@@ -669,16 +664,17 @@ impl<'f, 'a> Filler<'f, 'a> {
         upto: usize,
     ) -> Vec<usize> {
         let tree = self.tree;
-        let unsent = &self.selection.unsent;
-        let mut state = base.to_vec();
+        let selection = self.selection;
+        // Only whether each element is sent: a byte each, not a mode.
+        let mut sent: Vec<bool> = base.iter().map(Option::is_some).collect();
         // Per sent element: its unsent children per reason (a map, as few
         // elements are sent).
         let mut left: HashMap<NodeId, Vec<(&str, usize)>> = HashMap::new();
-        let count = |state: &[Option<Mode>], id: NodeId| {
+        let count = |sent: &[bool], id: NodeId| {
             let mut counts: Vec<(&str, usize)> = Vec::new();
             for child in tree.children(id) {
-                if state[child as usize].is_none() {
-                    let reason: &str = &unsent[child as usize];
+                if !sent[child as usize] {
+                    let reason: &str = selection.unsent(child);
                     match counts.iter_mut().find(|(r, _)| *r == reason) {
                         Some((_, n)) => *n += 1,
                         None => counts.push((reason, 1)),
@@ -689,28 +685,30 @@ impl<'f, 'a> Filler<'f, 'a> {
         };
         for (at, mode) in base.iter().enumerate() {
             if mode.is_some() {
-                left.insert(at as NodeId, count(&state, at as NodeId));
+                left.insert(at as NodeId, count(&sent, at as NodeId));
             }
         }
         let mut starts = vec![0];
         for (i, &id) in candidates[..upto].iter().enumerate() {
-            if state[id as usize].is_some() {
+            if sent[id as usize] {
                 continue;
             }
             let mut top = id;
             let mut chain = vec![id];
             for a in tree.ancestors(id) {
-                if state[a as usize].is_some() {
+                if sent[a as usize] {
                     break;
                 }
                 chain.push(a);
                 top = a;
             }
-            let mode = self.mode_for(id);
-            add(tree, &mut state, id, mode);
-            let parent = tree.node(top).parent.and_then(|p| left.get_mut(&p));
+            // What `add` sends: the candidate and its unsent ancestors.
+            for &node in &chain {
+                sent[node as usize] = true;
+            }
+            let parent = tree.node(top).parent().and_then(|p| left.get_mut(&p));
             if let Some(counts) = parent {
-                let reason: &str = &unsent[top as usize];
+                let reason: &str = selection.unsent(top);
                 if let Some(at) = counts.iter().position(|(r, _)| *r == reason) {
                     counts[at].1 -= 1;
                     if counts[at].1 == 0 {
@@ -720,7 +718,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 }
             }
             for node in chain {
-                left.insert(node, count(&state, node));
+                left.insert(node, count(&sent, node));
             }
         }
         starts
@@ -851,8 +849,8 @@ impl<'f, 'a> Filler<'f, 'a> {
         let cut = self.element(id, to);
         let depth = self.tree.node(id).depth as usize;
         let size = |e: &Element| match self.format {
-            Format::Json => json_element_fragment(e),
-            Format::Outline => outline_element_fragment(e, depth),
+            Format::Json => json_fragment(e),
+            Format::Outline => outline_fragment(e, depth),
         };
         size(&cut) < size(&whole)
     }
@@ -930,7 +928,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 ),
                 (false, Some(_)) => continue,
             };
-            let id = self.tree.node(at as NodeId).element.id.to_string();
+            let id = self.tree.el(at as NodeId).id().to_string();
             return Err(Error::NotConforming {
                 findings: vec![Finding::error(
                     Requirement::Schema,
@@ -1042,12 +1040,12 @@ impl<'f, 'a> Filler<'f, 'a> {
 /// The bytes of an element's own strings in `mode` (id, subrole, title;
 /// whole, its text too): what its rendering holds at least, before
 /// redaction. Cheap: nothing is serialized.
-fn raw_bytes(element: &Element<'_>, mode: Mode) -> usize {
-    let own = element.id.len() + element.subrole.as_deref().map_or(0, str::len);
+fn raw_bytes(element: ElementRef<'_, '_>, mode: Mode) -> usize {
+    let own = element.id().len() + element.subrole().map_or(0, str::len);
     match mode {
         // Title, url and content.
-        Mode::Full { .. } => own + crate::model::text_bytes(element),
-        _ => own + element.title.as_deref().map_or(0, str::len),
+        Mode::Full { .. } => own + element.text_bytes(),
+        _ => own + element.title().map_or(0, str::len),
     }
 }
 
@@ -1112,14 +1110,14 @@ impl States for Prefixes<'_> {
 }
 
 /// Adds `id` in `mode` (never downgrading) and its ancestors as skeletons.
-fn add(tree: &Tree<'_, '_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) {
+fn add(tree: &Doc<'_>, state: &mut [Option<Mode>], id: NodeId, mode: Mode) {
     add_with(tree, state, id, mode, |_, _| {});
 }
 
 /// [`add`], pushing on `undo` each position it changes with its value
 /// before, in the order changed.
 fn add_undoable(
-    tree: &Tree<'_, '_>,
+    tree: &Doc<'_>,
     state: &mut [Option<Mode>],
     id: NodeId,
     mode: Mode,
@@ -1132,7 +1130,7 @@ fn add_undoable(
 /// before.
 #[inline(always)]
 fn add_with(
-    tree: &Tree<'_, '_>,
+    tree: &Doc<'_>,
     state: &mut [Option<Mode>],
     id: NodeId,
     mode: Mode,
@@ -1160,7 +1158,7 @@ fn add_with(
 /// `state`'s sent elements in document order, with their modes: the
 /// state, in as many entries as it sends. A sent element's ancestors are
 /// sent ([`add`]), so an unsent element's subtree is skipped unread.
-fn sent_modes(tree: &Tree<'_, '_>, state: &[Option<Mode>]) -> Vec<(NodeId, Mode)> {
+fn sent_modes(tree: &Doc<'_>, state: &[Option<Mode>]) -> Vec<(NodeId, Mode)> {
     let mut sent = Vec::new();
     let mut at = 0;
     while at < state.len() {
@@ -1181,10 +1179,10 @@ fn sent_modes(tree: &Tree<'_, '_>, state: &[Option<Mode>]) -> Vec<(NodeId, Mode)
 }
 
 /// The JSON pointer of an element in the input.
-fn pointer(tree: &Tree<'_, '_>, id: NodeId) -> String {
+fn pointer(tree: &Doc<'_>, id: NodeId) -> String {
     let mut steps = Vec::new();
     let mut at = id;
-    while let Some(parent) = tree.node(at).parent {
+    while let Some(parent) = tree.node(at).parent() {
         let index = tree.children(parent).position(|c| c == at).unwrap_or(0);
         steps.push(index);
         at = parent;

@@ -18,7 +18,8 @@ use foldhash::{HashMap, HashMapExt};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::model::{Answer, NodeId, Role, Tree};
+use crate::model::doc::Doc;
+use crate::model::{Answer, NodeId, Role};
 use crate::policy::{
     Action, Budget, Decision, ElementInput, Floor, Inside, RequestInput, RequestPlan,
 };
@@ -128,11 +129,17 @@ pub use crate::policy::Decider;
 
 /// The request input the policy sees for `answer` and `request` (the
 /// root's title is not part of it; see [`RequestInput`]).
+#[cfg(any(test, feature = "internals"))]
 pub fn request_input(answer: &Answer<'_>, request: &Request) -> RequestInput {
+    request_input_of(&answer.protocol, &answer.instance, request)
+}
+
+/// [`request_input`] of an answer's protocol and instance.
+pub(crate) fn request_input_of(protocol: &str, instance: &str, request: &Request) -> RequestInput {
     RequestInput {
         action: request.action.clone(),
-        instance: answer.instance.clone(),
-        protocol: answer.protocol.clone(),
+        instance: instance.to_owned(),
+        protocol: protocol.to_owned(),
     }
 }
 
@@ -193,10 +200,9 @@ pub(crate) fn trim_checked<'a>(
     deadline: &Deadline,
     counts: Counts,
 ) -> Result<Trimmed<'a>> {
-    let tree = Tree::new(&answer.root);
-    trim_tree(
-        answer,
-        &tree,
+    let doc = Doc::from_answer(answer, "");
+    trim_doc(
+        &doc,
         request,
         plan,
         decider,
@@ -207,11 +213,10 @@ pub(crate) fn trim_checked<'a>(
     )
 }
 
-/// [`trim_checked`] with the tree that indexes `answer` (the checker's).
+/// [`trim_checked`] of an answer's [`Doc`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn trim_tree<'a>(
-    answer: &Answer<'a>,
-    tree: &Tree<'_, 'a>,
+pub(crate) fn trim_doc<'a>(
+    tree: &Doc<'a>,
     request: &Request,
     plan: &RequestPlan,
     decider: &mut dyn Decider,
@@ -250,7 +255,6 @@ pub(crate) fn trim_tree<'a>(
     let filled = {
         let _fill = tracing::debug_span!("fill", budgets = budgets.len()).entered();
         let filler = fill::Filler::new(
-            answer,
             tree,
             &selection,
             plan,
@@ -335,7 +339,7 @@ pub fn fill_prefixes(
     limits: &Limits,
     sizes: bool,
 ) -> Result<(Option<usize>, Vec<usize>, usize)> {
-    let tree = Tree::new(&answer.root);
+    let tree = Doc::from_answer(answer, "");
     let deadline = request.deadline();
     let decisions = decide_all(&tree, plan, decider, limits.max_projections, &deadline)?;
     let budgets: Vec<Budget> = budgets(plan.budget, request.budget)?
@@ -351,9 +355,8 @@ pub fn fill_prefixes(
         plan.scope,
         request.action.target.as_deref(),
     )?;
-    let filler = |budgets: Vec<Budget>| {
-        fill::Filler::new(answer, &tree, &selection, plan, request.format, budgets)
-    };
+    let filler =
+        |budgets: Vec<Budget>| fill::Filler::new(&tree, &selection, plan, request.format, budgets);
     let prefix = filler(budgets.clone()).fill().ok().and_then(|f| f.prefix);
     let (sizes, whole) = match sizes {
         true => filler(budgets).prefix_sizes(first)?,
@@ -400,7 +403,7 @@ fn budgets(policy: Option<Budget>, request: Option<Budget>) -> Result<Vec<(Budge
 /// sees can be missed), and a chain is built only for a projection not
 /// seen before.
 fn decide_all(
-    tree: &Tree<'_, '_>,
+    tree: &Doc<'_>,
     plan: &RequestPlan,
     decider: &mut dyn Decider,
     max_projections: usize,
@@ -420,8 +423,8 @@ fn decide_all(
         let mut grew = false;
         // Each ancestor is looked at once a round: linear in the tree.
         let mut looked = vec![false; tree.len()];
-        for node in tree.nodes().iter().filter(|n| n.selected) {
-            let mut above = node.parent;
+        for node in tree.nodes().iter().filter(|n| n.selected()) {
+            let mut above = node.parent();
             while let Some(p) = above {
                 if std::mem::replace(&mut looked[p as usize], true) {
                     break;
@@ -431,7 +434,7 @@ fn decide_all(
                     withheld[p as usize] = true;
                     grew = true;
                 }
-                above = tree.node(p).parent;
+                above = tree.node(p).parent();
             }
         }
         // Past the last round the decisions stand as they are: every mask
@@ -448,7 +451,7 @@ fn decide_all(
 const MAX_SELECTION_ROUNDS: usize = 4;
 
 fn decide_round(
-    tree: &Tree<'_, '_>,
+    tree: &Doc<'_>,
     plan: &RequestPlan,
     decider: &mut dyn Decider,
     max_projections: usize,
@@ -486,24 +489,30 @@ fn decide_round(
     Ok(decisions)
 }
 
-/// Every element's projection as the trimmer builds it, in document order
-/// (for benches; not a stable API).
+/// Every element's projection as the trimmer builds it, in document order,
+/// handed to `then` (for benches; not a stable API).
 #[cfg(any(test, feature = "internals"))]
-pub fn projections<'t>(tree: &Tree<'t, '_>, plan: &'t RequestPlan) -> Vec<ElementInput<'t>> {
-    let mut projector = Projector::new(tree, plan, &vec![false; tree.len()]);
-    (0..tree.len())
+pub fn with_projections<R>(
+    answer: &Answer<'_>,
+    plan: &RequestPlan,
+    then: impl FnOnce(&[ElementInput<'_>]) -> R,
+) -> R {
+    let doc = Doc::from_answer(answer, "");
+    let mut projector = Projector::new(&doc, plan, &vec![false; doc.len()]);
+    let inputs: Vec<ElementInput<'_>> = (0..doc.len())
         .map(|at| {
             let key = projector.key(at);
             projector.input(&key)
         })
-        .collect()
+        .collect();
+    then(&inputs)
 }
 
 /// Builds one request's projections, element by element in document order.
 /// The projection holds no title, content, url or attribute value other
 /// than those the policy declared.
-struct Projector<'p, 't, 'a> {
-    tree: &'p Tree<'t, 'a>,
+struct Projector<'t, 'a> {
+    tree: &'t Doc<'a>,
     plan: &'t RequestPlan,
     /// Whether a selected element is below each element.
     contains_selection: Vec<bool>,
@@ -521,8 +530,8 @@ struct Projector<'p, 't, 'a> {
     chains: Chains<'t>,
 }
 
-impl<'p, 't, 'a> Projector<'p, 't, 'a> {
-    fn new(tree: &'p Tree<'t, 'a>, plan: &'t RequestPlan, withheld: &[bool]) -> Self {
+impl<'t, 'a> Projector<'t, 'a> {
+    fn new(tree: &'t Doc<'a>, plan: &'t RequestPlan, withheld: &[bool]) -> Self {
         let n = tree.len();
         // Children come after their parent in document order, so one
         // backward pass. A selection inside a secure field counts neither
@@ -535,13 +544,10 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         // inside it counts for neither it nor its ancestors.
         let mut contains_selection = vec![false; n];
         for (at, node) in tree.nodes().iter().enumerate().rev() {
-            if let Some(parent) = node.parent {
-                if (node.selected || contains_selection[at])
+            if let Some(parent) = node.parent() {
+                if (node.selected() || contains_selection[at])
                     && !withheld[parent as usize]
-                    && !Floor::applies_to(
-                        &tree.node(parent).element.role,
-                        tree.node(parent).element.subrole.as_deref(),
-                    )
+                    && !Floor::applies_to(tree.el(parent).role(), tree.el(parent).subrole())
                 {
                     contains_selection[parent as usize] = true;
                 }
@@ -564,11 +570,11 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
     /// Called for every element in document order.
     fn key(&mut self, at: usize) -> ElementInput<'t, u32> {
         let node = &self.tree.nodes()[at];
-        let element: &'t crate::model::Element<'a> = node.element;
+        let element = self.tree.el(at as NodeId);
         let plan = self.plan;
-        let context = node.parent.map_or(0, |p| self.child_context[p as usize]);
+        let context = node.parent().map_or(0, |p| self.child_context[p as usize]);
         let next = self.contexts.len() as u32 + 1;
-        let subrole = element.subrole.as_deref();
+        let subrole = element.subrole();
         let mine = *self
             .contexts
             .entry((context, node.role(), subrole))
@@ -579,7 +585,7 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         }
         self.child_context.push(mine);
 
-        let title_matches: Vec<&str> = match &element.title {
+        let title_matches: Vec<&str> = match element.title() {
             Some(title) if !plan.title_patterns.is_empty() => {
                 let title = crate::redact::AsRead::title(title);
                 plan.title_patterns
@@ -593,9 +599,9 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         // A secure field's attribute values (its value, say) never reach
         // the policy, declared or not: nothing it could print or turn into
         // a reason. The floor masks the field whatever the policy decides.
-        let secure_elsewhere = Floor::applies_to(&element.role, None)
+        let secure_elsewhere = Floor::applies_to(element.role(), None)
             || element
-                .attributes
+                .attributes()
                 .iter()
                 .any(|(name, value)| Floor::attribute_says_secure(name, value));
         let declared_names: &[String] = if secure_elsewhere || Floor::applies(subrole) {
@@ -606,22 +612,22 @@ impl<'p, 't, 'a> Projector<'p, 't, 'a> {
         ElementInput {
             role: node.role(),
             subrole,
-            selected: node.selected,
-            focused: node.focused,
-            visible: node.visible,
-            hovered: node.hovered,
-            has_title: element.title.is_some(),
-            has_content: !element.content.is_empty(),
+            selected: node.selected(),
+            focused: node.focused(),
+            visible: node.visible(),
+            hovered: node.hovered(),
+            has_title: element.title().is_some(),
+            has_content: !element.content().is_empty(),
             contains_selection: self.contains_selection[at],
             attribute_names: element
-                .attributes
+                .attributes()
                 .keys()
                 .map(String::as_str)
                 .filter(|k| !k.starts_with(notice::PREFIX))
                 .collect(),
             attributes: declared_names
                 .iter()
-                .filter_map(|name| element.attributes.get_key_value(name.as_str()))
+                .filter_map(|name| element.attributes().get_key_value(name.as_str()))
                 .map(|(k, v)| (k.as_str(), v))
                 .collect(),
             title_matches,
@@ -677,7 +683,7 @@ impl<'a> Chains<'a> {
 
 #[allow(clippy::too_many_arguments)]
 fn report<'a>(
-    tree: &Tree<'_, 'a>,
+    tree: &Doc<'a>,
     request: &Request,
     plan: &RequestPlan,
     selection: &select::Selection,
@@ -695,9 +701,9 @@ fn report<'a>(
     let budget_rule: Arc<str> = Arc::from("budget");
     let mut reasons = Reasons::new();
     for (at, node) in tree.nodes().iter().enumerate() {
-        dropped += node
-            .element
-            .attributes
+        dropped += tree
+            .el(at as NodeId)
+            .attributes()
             .keys()
             .filter(|k| {
                 k.starts_with(notice::PREFIX)
@@ -706,19 +712,16 @@ fn report<'a>(
                         && (k.as_str() != notice::BARE || at != 0))
             })
             .count();
-        let fate = &selection.fates[at];
-        let unsent = &selection.unsent[at];
+        let fate = selection.fates[at];
+        let unsent = selection.unsent(at as NodeId);
+        let label = |rule: select::Label| Some(selection.label(rule).clone());
         let (outcome, rule, inherited) = match (filled.modes[at], fate) {
-            (Some(Mode::Placeholder), Fate::Masked(rule)) => {
-                (Outcome::Masked, Some(rule.clone()), false)
-            }
+            (Some(Mode::Placeholder), Fate::Masked(rule)) => (Outcome::Masked, label(rule), false),
             // The root, denied: sent as a placeholder, as an answer needs one.
-            (Some(Mode::Placeholder), Fate::Denied(rule)) => {
-                (Outcome::Denied, Some(rule.clone()), false)
-            }
+            (Some(Mode::Placeholder), Fate::Denied(rule)) => (Outcome::Denied, label(rule), false),
             (Some(Mode::Full { cut }), _) => {
                 let rule = match fate {
-                    Fate::Kept(rule) => Some(rule.clone()),
+                    Fate::Kept(rule) => label(rule),
                     _ => None,
                 };
                 (
@@ -731,21 +734,17 @@ fn report<'a>(
                     false,
                 )
             }
-            (Some(Mode::Skeleton), Fate::Kept(rule)) => {
-                (Outcome::Skeleton, Some(rule.clone()), false)
-            }
+            (Some(Mode::Skeleton), Fate::Kept(rule)) => (Outcome::Skeleton, label(rule), false),
             // Kept, but the budget could only hold its placeholder.
             (Some(Mode::Placeholder), Fate::Kept(_)) => {
                 (Outcome::Placeholder, Some(budget_rule.clone()), false)
             }
             // Kept, its title cut and its content left out to fit.
-            (Some(Mode::Bare { .. }), Fate::Kept(rule)) => {
-                (Outcome::Cut, Some(rule.clone()), false)
-            }
+            (Some(Mode::Bare { .. }), Fate::Kept(rule)) => (Outcome::Cut, label(rule), false),
             (Some(_), _) => (Outcome::Skeleton, Some(unsent.clone()), false),
-            (None, Fate::InsideDenied(rule)) => (Outcome::Denied, Some(rule.clone()), true),
-            (None, Fate::InsideMasked(rule)) => (Outcome::Masked, Some(rule.clone()), true),
-            (None, Fate::Denied(rule)) => (Outcome::Denied, Some(rule.clone()), false),
+            (None, Fate::InsideDenied(rule)) => (Outcome::Denied, label(rule), true),
+            (None, Fate::InsideMasked(rule)) => (Outcome::Masked, label(rule), true),
+            (None, Fate::Denied(rule)) => (Outcome::Denied, label(rule), false),
             (None, _) => {
                 let outcome = match &**unsent {
                     "budget" => Outcome::Budget,
@@ -754,8 +753,8 @@ fn report<'a>(
                 };
                 // Pruned by the same rule as its parent: the parent's doing.
                 let inherited = outcome == Outcome::Pruned
-                    && node.parent.is_some_and(|p| {
-                        selection.unsent[p as usize] == *unsent
+                    && node.parent().is_some_and(|p| {
+                        selection.same_unsent(p, at as NodeId)
                             && matches!(selection.fates[p as usize], Fate::Pruned(_))
                     });
                 (outcome, Some(unsent.clone()), inherited)
@@ -789,11 +788,12 @@ fn report<'a>(
         let scope_too = !selection.in_scope[at]
             && !matches!(fate, Fate::Kept(_))
             && !matches!(outcome, Outcome::Sent | Outcome::Cut);
-        let reasons = reasons.of(rule.as_ref(), &selection.own[at], scope_too);
+        let reasons = reasons.of(rule.as_ref(), selection.own(at as NodeId), scope_too);
+        let element = tree.el(at as NodeId);
         decisions.push(ElementReport {
-            id: node.element.id.clone(),
-            role: node.element.role.clone(),
-            subrole: node.element.subrole.clone(),
+            id: element.id_cow(),
+            role: element.role().clone(),
+            subrole: element.subrole_cow(),
             outcome,
             rule,
             inherited,
@@ -965,7 +965,10 @@ mod tests {
         let (exact, binding) = (run(Counts::Exact), run(Counts::Binding));
         assert_eq!(exact.rendered, binding.rendered);
         // The report that is never shown has its totals, not its lines.
-        assert_eq!(exact.report.decisions.len(), Tree::new(&answer.root).len());
+        assert_eq!(
+            exact.report.decisions.len(),
+            crate::Tree::new(&answer.root).len()
+        );
         assert!(binding.report.decisions.is_empty());
         assert_eq!(exact.report.outcomes, binding.report.outcomes);
         assert_eq!(exact.report.rules, binding.report.rules);

@@ -7,29 +7,37 @@ use std::sync::Arc;
 use foldhash::{HashMap, HashMapExt};
 
 use crate::error::{Error, Result};
-use crate::model::{NodeId, Role, Tree};
+use crate::model::doc::Doc;
+use crate::model::{NodeId, Role};
 use crate::policy::{Decision, Floor, Scope};
 
-/// Why an element is or is not sent, before the budget.
-#[derive(Debug, Clone, PartialEq)]
+/// A rule label's place in [`Selection`]'s list of labels: one per
+/// distinct label, so that equal labels have equal places.
+pub type Label = u32;
+
+/// Why an element is or is not sent, before the budget (8 bytes: the rule
+/// is a [`Label`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fate {
     /// Denied by a rule: never sent, nor anything inside.
-    Denied(Arc<str>),
+    Denied(Label),
     /// Inside a denied element.
-    InsideDenied(Arc<str>),
+    InsideDenied(Label),
     /// Masked by a rule (or the floor): sent as a placeholder at most.
-    Masked(Arc<str>),
+    Masked(Label),
     /// Inside a masked element: never sent.
-    InsideMasked(Arc<str>),
+    InsideMasked(Label),
     /// Kept by a rule: sent even under budget pressure.
-    Kept(Arc<str>),
+    Kept(Label),
     /// Pruned by a rule (here or above): not sent unless something inside is kept.
-    Pruned(Arc<str>),
+    Pruned(Label),
     /// Outside the action's scope: not sent unless something inside is kept.
     OutOfScope,
     /// A candidate: sent if the budget allows.
     Candidate,
 }
+
+const _: () = assert!(std::mem::size_of::<Fate>() == 8);
 
 /// The rule label a report and a notice use for a decision.
 pub fn label(kind: &str, reason: &str) -> String {
@@ -40,6 +48,42 @@ pub fn label(kind: &str, reason: &str) -> String {
     }
 }
 
+/// The distinct labels of one selection, each once.
+#[derive(Default)]
+struct Labels {
+    list: Vec<Arc<str>>,
+    places: HashMap<Arc<str>, Label>,
+}
+
+impl Labels {
+    /// `budget` and `scope` first, at [`BUDGET`] and [`SCOPE`].
+    fn new() -> Labels {
+        let mut labels = Labels::default();
+        labels.place("budget");
+        labels.place("scope");
+        labels
+    }
+
+    fn place(&mut self, label: &str) -> Label {
+        if let Some(&at) = self.places.get(label) {
+            return at;
+        }
+        let label: Arc<str> = Arc::from(label);
+        let at = self.list.len() as Label;
+        self.list.push(label.clone());
+        self.places.insert(label, at);
+        at
+    }
+}
+
+/// `budget`'s place.
+const BUDGET: Label = 0;
+/// `scope`'s place.
+const SCOPE: Label = 1;
+
+/// No label: a `u32` field's absence.
+const NO_LABEL: Label = Label::MAX;
+
 /// The selection stage's result.
 pub struct Selection {
     /// One per node.
@@ -48,19 +92,46 @@ pub struct Selection {
     pub mandatory: Vec<NodeId>,
     /// Candidates (and masked candidates) in fill order.
     pub candidates: Vec<NodeId>,
-    /// Why each element is not sent, should it not be: a rule label,
-    /// `scope`, or `budget`.
-    pub unsent: Vec<Arc<str>>,
-    /// Every rule of each element's own decision, labelled, in precedence
-    /// order (deny, mask, keep, prune; sorted within each): elements of one
-    /// projection share one list.
-    pub own: Vec<Arc<[Arc<str>]>>,
+    /// Per element, why it is not sent, should it not be: a rule label,
+    /// `scope`, or `budget` ([`Selection::unsent`]).
+    unsent: Vec<Label>,
+    /// Per element, its decision's labels' place in `lists`
+    /// ([`Selection::own`]).
+    own: Vec<u32>,
+    /// Every rule of each decision, labelled, in precedence order (deny,
+    /// mask, keep, prune; sorted within each): one list per decision.
+    lists: Vec<Arc<[Arc<str>]>>,
+    /// The labels the fates and `unsent` name.
+    labels: Vec<Arc<str>>,
     /// Whether each element is inside the action's scope.
     pub in_scope: Vec<bool>,
     /// The attributes `strip` removes from an element sent whole or cut:
     /// the names of its decision's `strip` that it has, only for the
     /// elements with one (most have none).
     pub stripped: HashMap<NodeId, Box<[Arc<str>]>>,
+}
+
+impl Selection {
+    /// The label at `at` (a fate's rule).
+    pub fn label(&self, at: Label) -> &Arc<str> {
+        &self.labels[at as usize]
+    }
+
+    /// Why element `at` is not sent, should it not be.
+    pub fn unsent(&self, at: NodeId) -> &Arc<str> {
+        self.label(self.unsent[at as usize])
+    }
+
+    /// Whether two elements are left unsent for the same reason.
+    pub fn same_unsent(&self, a: NodeId, b: NodeId) -> bool {
+        self.unsent[a as usize] == self.unsent[b as usize]
+    }
+
+    /// Every rule of element `at`'s own decision, labelled, in precedence
+    /// order.
+    pub fn own(&self, at: NodeId) -> &Arc<[Arc<str>]> {
+        &self.lists[self.own[at as usize] as usize]
+    }
 }
 
 /// What a decision says of its own elements, labelled for reports and
@@ -70,23 +141,33 @@ struct Labelled {
     fate: Option<Fate>,
     /// A masked element that a keep rule also names is sent (as a placeholder).
     kept_mask: bool,
-    prune: Option<Arc<str>>,
-    /// Every label, in precedence order.
-    all: Arc<[Arc<str>]>,
+    /// The prune rule, or [`NO_LABEL`].
+    prune: Label,
+    /// Every label, in precedence order: its place in the selection's
+    /// lists.
+    all: u32,
 }
 
 impl Labelled {
-    fn of(decision: &Decision) -> Labelled {
-        let labels = |kind: &str, reasons: &[Arc<str>]| -> Vec<Arc<str>> {
-            reasons.iter().map(|r| Arc::from(label(kind, r))).collect()
+    fn of(decision: &Decision, labels: &mut Labels, lists: &mut Vec<Arc<[Arc<str>]>>) -> Labelled {
+        let mut all: Vec<Arc<str>> = Vec::new();
+        let mut labelled = |kind: &str, reasons: &[Arc<str>]| -> Vec<Label> {
+            reasons
+                .iter()
+                .map(|r| {
+                    let at = labels.place(&label(kind, r));
+                    all.push(labels.list[at as usize].clone());
+                    at
+                })
+                .collect()
         };
-        let deny = labels("deny", &decision.deny);
-        let mask = labels("mask", &decision.mask);
-        let keep = labels("keep", &decision.keep);
-        let prune = labels("prune", &decision.prune);
-        let fate = if let Some(rule) = deny.first() {
-            Some(Fate::Denied(rule.clone()))
-        } else if let Some(rule) = mask
+        let deny = labelled("deny", &decision.deny);
+        let mask = labelled("mask", &decision.mask);
+        let keep = labelled("keep", &decision.keep);
+        let prune = labelled("prune", &decision.prune);
+        let fate = if let Some(&rule) = deny.first() {
+            Some(Fate::Denied(rule))
+        } else if let Some(&rule) = mask
             .iter()
             .zip(&decision.mask)
             .find(|(_, r)| Floor::of_reason(r).is_none())
@@ -95,27 +176,23 @@ impl Labelled {
         {
             // The policy's own rule names the mask; the floor only when the
             // policy did not mask.
-            Some(Fate::Masked(rule.clone()))
+            Some(Fate::Masked(rule))
         } else {
-            keep.first().map(|rule| Fate::Kept(rule.clone()))
+            keep.first().map(|&rule| Fate::Kept(rule))
         };
+        lists.push(all.into());
         Labelled {
             kept_mask: matches!(fate, Some(Fate::Masked(_))) && !keep.is_empty(),
             fate,
-            prune: prune.first().cloned(),
-            all: deny
-                .into_iter()
-                .chain(mask)
-                .chain(keep)
-                .chain(prune)
-                .collect(),
+            prune: prune.first().copied().unwrap_or(NO_LABEL),
+            all: lists.len() as u32 - 1,
         }
     }
 }
 
 /// Computes fates, scope and fill order.
 pub fn select(
-    tree: &Tree<'_, '_>,
+    tree: &Doc<'_>,
     decisions: &[Arc<Decision>],
     scope: Scope,
     target: Option<&str>,
@@ -123,34 +200,36 @@ pub fn select(
     let n = tree.len();
     let in_scope = scope_of(tree, scope, target)?;
     let mut fates: Vec<Fate> = Vec::with_capacity(n);
-    let mut pruned_by: Vec<Option<Arc<str>>> = Vec::with_capacity(n);
+    let mut pruned_by: Vec<Label> = Vec::with_capacity(n);
     let mut kept_masks = vec![false; n];
-    let mut own_labels: Vec<Arc<[Arc<str>]>> = Vec::with_capacity(n);
+    let mut own: Vec<u32> = Vec::with_capacity(n);
+    let mut labels = Labels::new();
+    let mut lists: Vec<Arc<[Arc<str>]>> = Vec::new();
     // Elements of one projection share their decision (one `Arc`): label
     // each decision once, not once per element.
     let mut labelled: HashMap<*const Decision, Labelled> = HashMap::new();
     for (at, node) in tree.nodes().iter().enumerate() {
         let decision = &decisions[at];
-        let own = labelled
+        let mine = labelled
             .entry(Arc::as_ptr(decision))
-            .or_insert_with(|| Labelled::of(decision));
-        let parent = node.parent.map(|p| p as usize);
-        let inherited = parent.and_then(|p| match &fates[p] {
-            Fate::Denied(r) | Fate::InsideDenied(r) => Some(Fate::InsideDenied(r.clone())),
-            Fate::Masked(r) | Fate::InsideMasked(r) => Some(Fate::InsideMasked(r.clone())),
+            .or_insert_with(|| Labelled::of(decision, &mut labels, &mut lists));
+        let parent = node.parent().map(|p| p as usize);
+        let inherited = parent.and_then(|p| match fates[p] {
+            Fate::Denied(r) | Fate::InsideDenied(r) => Some(Fate::InsideDenied(r)),
+            Fate::Masked(r) | Fate::InsideMasked(r) => Some(Fate::InsideMasked(r)),
             _ => None,
         });
-        let prune = own
-            .prune
-            .clone()
-            .or_else(|| parent.and_then(|p| pruned_by[p].clone()));
+        let prune = match mine.prune {
+            NO_LABEL => parent.map_or(NO_LABEL, |p| pruned_by[p]),
+            rule => rule,
+        };
         let fate = if let Some(fate) = inherited {
             fate
-        } else if let Some(fate) = &own.fate {
-            kept_masks[at] = own.kept_mask;
-            fate.clone()
-        } else if let Some(reason) = &prune {
-            Fate::Pruned(reason.clone())
+        } else if let Some(fate) = mine.fate {
+            kept_masks[at] = mine.kept_mask;
+            fate
+        } else if prune != NO_LABEL {
+            Fate::Pruned(prune)
         } else if !in_scope[at] {
             Fate::OutOfScope
         } else {
@@ -158,8 +237,9 @@ pub fn select(
         };
         fates.push(fate);
         pruned_by.push(prune);
-        own_labels.push(own.all.clone());
+        own.push(mine.all);
     }
+    drop(labelled);
 
     let near = nearness(tree);
     let at_user = position(tree) as usize;
@@ -170,7 +250,7 @@ pub fn select(
         match fate {
             Fate::Kept(_) => mandatory.push(id),
             Fate::Masked(_) if kept_masks[at] => mandatory.push(id),
-            Fate::Masked(_) if in_scope[at] && pruned_by[at].is_none() => candidates.push(id),
+            Fate::Masked(_) if in_scope[at] && pruned_by[at] == NO_LABEL => candidates.push(id),
             Fate::Candidate => candidates.push(id),
             _ => {}
         }
@@ -178,22 +258,19 @@ pub fn select(
     sort_by_static_key(&mut mandatory, decisions, &near, at_user);
     sort_by_static_key(&mut candidates, decisions, &near, at_user);
     let candidates = fill_order(tree, decisions, &near, &mandatory, candidates);
-    let budget: Arc<str> = Arc::from("budget");
-    let scope: Arc<str> = Arc::from("scope");
     let unsent = fates
         .iter()
+        .zip(pruned_by)
         .enumerate()
-        .map(|(at, fate)| match fate {
-            Fate::Denied(r) | Fate::InsideDenied(r) | Fate::InsideMasked(r) | Fate::Pruned(r) => {
-                r.clone()
-            }
-            Fate::Masked(_) | Fate::Kept(_) | Fate::Candidate => match &pruned_by[at] {
-                _ if kept_masks[at] || matches!(fate, Fate::Kept(_)) => budget.clone(),
-                Some(prune) => prune.clone(),
-                None if !in_scope[at] => scope.clone(),
-                None => budget.clone(),
+        .map(|(at, (&fate, prune))| match fate {
+            Fate::Denied(r) | Fate::InsideDenied(r) | Fate::InsideMasked(r) | Fate::Pruned(r) => r,
+            Fate::Masked(_) | Fate::Kept(_) | Fate::Candidate => match prune {
+                _ if kept_masks[at] || matches!(fate, Fate::Kept(_)) => BUDGET,
+                NO_LABEL if !in_scope[at] => SCOPE,
+                NO_LABEL => BUDGET,
+                prune => prune,
             },
-            Fate::OutOfScope => scope.clone(),
+            Fate::OutOfScope => SCOPE,
         })
         .collect();
     let stripped = stripped(tree, decisions);
@@ -202,7 +279,9 @@ pub fn select(
         mandatory,
         candidates,
         unsent,
-        own: own_labels,
+        own,
+        lists,
+        labels: labels.list,
         in_scope,
         stripped,
     })
@@ -317,20 +396,20 @@ fn descending(score: f64) -> u64 {
 }
 
 /// Per element, the names in its decision's `strip` that it has.
-fn stripped(tree: &Tree<'_, '_>, decisions: &[Arc<Decision>]) -> HashMap<NodeId, Box<[Arc<str>]>> {
+fn stripped(tree: &Doc<'_>, decisions: &[Arc<Decision>]) -> HashMap<NodeId, Box<[Arc<str>]>> {
     let mut out = HashMap::new();
-    for (at, node) in tree.nodes().iter().enumerate() {
-        let strip = &decisions[at].strip;
-        if strip.is_empty() || node.element.attributes.is_empty() {
+    for (at, attributes) in tree.all_attributes() {
+        let strip = &decisions[at as usize].strip;
+        if strip.is_empty() {
             continue;
         }
         let names: Box<[Arc<str>]> = strip
             .iter()
-            .filter(|name| node.element.attributes.get(name).is_some())
+            .filter(|name| attributes.get(name).is_some())
             .cloned()
             .collect();
         if !names.is_empty() {
-            out.insert(at as NodeId, names);
+            out.insert(at, names);
         }
     }
     out
@@ -357,7 +436,7 @@ impl Ord for OrderedPriority {
 }
 
 /// Which elements the action's scope covers.
-fn scope_of(tree: &Tree<'_, '_>, scope: Scope, target: Option<&str>) -> Result<Vec<bool>> {
+fn scope_of(tree: &Doc<'_>, scope: Scope, target: Option<&str>) -> Result<Vec<bool>> {
     let n = tree.len();
     let mut in_scope = vec![false; n];
     let subtree = |root: NodeId, in_scope: &mut Vec<bool>| {
@@ -367,7 +446,7 @@ fn scope_of(tree: &Tree<'_, '_>, scope: Scope, target: Option<&str>) -> Result<V
         }
     };
     if let Some(target) = target {
-        let Some(at) = tree.nodes().iter().position(|n| n.element.id == target) else {
+        let Some(at) = (0..tree.len() as NodeId).position(|at| tree.el(at).id() == target) else {
             return Err(Error::UnknownTarget {
                 id: target.to_string(),
             });
@@ -381,10 +460,10 @@ fn scope_of(tree: &Tree<'_, '_>, scope: Scope, target: Option<&str>) -> Result<V
         Scope::Window => {
             let window = tree
                 .children(0)
-                .find(|&c| tree.node(c).focused)
+                .find(|&c| tree.node(c).focused())
                 .or_else(|| {
                     tree.children(0)
-                        .find(|&c| tree.node(c).role() == Role::Window && tree.node(c).visible)
+                        .find(|&c| tree.node(c).role() == Role::Window && tree.node(c).visible())
                 });
             if let Some(window) = window {
                 subtree(window, &mut in_scope);
@@ -400,7 +479,7 @@ fn scope_of(tree: &Tree<'_, '_>, scope: Scope, target: Option<&str>) -> Result<V
         }
         Scope::Selection => {
             for (at, node) in tree.nodes().iter().enumerate() {
-                if node.selected {
+                if node.selected() {
                     subtree(at as NodeId, &mut in_scope);
                 }
             }
@@ -417,12 +496,12 @@ fn scope_of(tree: &Tree<'_, '_>, scope: Scope, target: Option<&str>) -> Result<V
 
 /// The user's position: the end of the focus path, else the first selected
 /// element, else the root.
-pub fn position(tree: &Tree<'_, '_>) -> NodeId {
+pub fn position(tree: &Doc<'_>) -> NodeId {
     tree.focus()
         .or_else(|| {
             tree.nodes()
                 .iter()
-                .position(|n| n.selected)
+                .position(|n| n.selected())
                 .map(|p| p as NodeId)
         })
         .unwrap_or(0)
@@ -503,7 +582,7 @@ impl Near {
 
 /// How near each element is to the user's position P ([`Near`]), in one
 /// pass.
-pub fn nearness(tree: &Tree<'_, '_>) -> Vec<Near> {
+pub fn nearness(tree: &Doc<'_>) -> Vec<Near> {
     let at = position(tree);
     let mut on_path = vec![false; tree.len()];
     on_path[at as usize] = true;
@@ -517,7 +596,7 @@ pub fn nearness(tree: &Tree<'_, '_>) -> Vec<Near> {
         let s = if on_path[i] {
             node.depth
         } else {
-            node.parent.map_or(0, |p| shared[p as usize])
+            node.parent().map_or(0, |p| shared[p as usize])
         };
         shared.push(s);
     }
@@ -572,7 +651,7 @@ const CLASS_RING_LIMIT: u64 = 4096;
 /// document order. A heap holds each class's best under the full key (and
 /// the static candidates, `h ≤ 1`, in a list of their own).
 fn fill_order(
-    tree: &Tree<'_, '_>,
+    tree: &Doc<'_>,
     decisions: &[Arc<Decision>],
     near: &[Near],
     mandatory: &[NodeId],
@@ -648,7 +727,7 @@ fn fill_order(
         levels.sort_unstable();
         for &a in &levels {
             let share = SHARE_ONE / class.count_below(tree, a) as u64;
-            let up = tree.node(a).parent.and_then(|p| seen.get(&p).copied());
+            let up = tree.node(a).parent().and_then(|p| seen.get(&p).copied());
             let (m, n) = up.unwrap_or((0, 0));
             seen.insert(a, (m + share, n + 1));
         }
@@ -656,7 +735,7 @@ fn fill_order(
             .ids
             .iter()
             .map(|&id| {
-                let parent = tree.node(id).parent;
+                let parent = tree.node(id).parent();
                 let (m, levels) = parent.and_then(|p| seen.get(&p).copied()).unwrap_or((0, 0));
                 Leaf {
                     m,
@@ -732,7 +811,7 @@ fn fill_order(
 
 /// Marks `id` and its unsent ancestors sent (`sent` is closed upwards),
 /// the ones it marks in `newly`.
-fn send(tree: &Tree<'_, '_>, sent: &mut [bool], id: NodeId, newly: &mut Vec<NodeId>) {
+fn send(tree: &Doc<'_>, sent: &mut [bool], id: NodeId, newly: &mut Vec<NodeId>) {
     newly.clear();
     if !sent[id as usize] {
         sent[id as usize] = true;
@@ -749,7 +828,7 @@ fn send(tree: &Tree<'_, '_>, sent: &mut [bool], id: NodeId, newly: &mut Vec<Node
 
 /// What is sent whatever the budget: the root, the kept elements and
 /// their ancestors (closed upwards).
-fn initially_sent(tree: &Tree<'_, '_>, mandatory: &[NodeId]) -> Vec<bool> {
+fn initially_sent(tree: &Doc<'_>, mandatory: &[NodeId]) -> Vec<bool> {
     let mut sent = vec![false; tree.len()];
     sent[0] = true;
     for &id in mandatory {
@@ -774,14 +853,14 @@ struct Class {
 
 impl Class {
     /// The members strictly inside `a`'s subtree, as a range of positions.
-    fn range_below(&self, tree: &Tree<'_, '_>, a: NodeId) -> (usize, usize) {
+    fn range_below(&self, tree: &Doc<'_>, a: NodeId) -> (usize, usize) {
         let end = tree.node(a).end;
         let lo = self.ids.partition_point(|&id| id <= a);
         let hi = self.ids.partition_point(|&id| id < end);
         (lo, hi.max(lo))
     }
 
-    fn count_below(&self, tree: &Tree<'_, '_>, a: NodeId) -> usize {
+    fn count_below(&self, tree: &Doc<'_>, a: NodeId) -> usize {
         let (lo, hi) = self.range_below(tree, a);
         hi - lo
     }
@@ -918,7 +997,7 @@ impl Segments {
 /// rings past [`CLASS_RING_LIMIT`], and the reference the tests compare
 /// [`fill_order`] with.
 fn fill_order_rescoring(
-    tree: &Tree<'_, '_>,
+    tree: &Doc<'_>,
     decisions: &[Arc<Decision>],
     near: &[Near],
     mandatory: &[NodeId],
@@ -1026,13 +1105,13 @@ mod tests {
 
     fn order() -> Vec<String> {
         let answer = crate::read_conforming(TREE.as_bytes(), &Limits::default()).unwrap();
-        let tree = Tree::new(&answer.root);
+        let tree = crate::model::doc::Doc::from_answer(&answer, "");
         let decisions: Vec<Arc<Decision>> = tree
             .nodes()
             .iter()
             .map(|node| {
                 let mut d = Decision::default();
-                if node.focused {
+                if node.focused() {
                     d.keep = vec![Arc::from("focus-path")];
                 }
                 if node.role() == Role::Heading {
@@ -1045,7 +1124,7 @@ mod tests {
         selection
             .candidates
             .iter()
-            .map(|&id| tree.node(id).element.id.to_string())
+            .map(|&id| tree.el(id).id().to_string())
             .collect()
     }
 
@@ -1200,7 +1279,7 @@ mod tests {
         for (seed, chains, depth, wide) in cases {
             let json = generated(seed, chains, depth, wide);
             let answer = crate::read_conforming(json.as_bytes(), &Limits::default()).unwrap();
-            let tree = Tree::new(&answer.root);
+            let tree = crate::model::doc::Doc::from_answer(&answer, "");
             // Priorities from a few values (ties are common), some kept.
             let priorities = [0.0, 30.0, 40.0, 110.0, -10.0, f64::NAN, -0.0, 20.0];
             let decisions: Vec<Arc<Decision>> = (0..tree.len())
@@ -1208,7 +1287,7 @@ mod tests {
                     let mut d = Decision::default();
                     let r = (at as u64 ^ seed).wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40;
                     d.priority = priorities[r as usize % priorities.len()];
-                    if tree.node(at as NodeId).focused || r % 37 == 0 {
+                    if tree.node(at as NodeId).focused() || r % 37 == 0 {
                         d.keep = vec![Arc::from("k")];
                     }
                     Arc::new(d)

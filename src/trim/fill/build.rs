@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::{Filler, Mode};
+use crate::model::doc::ElementRef;
 use crate::model::{Answer, Block, Content, Element, NodeId};
 use crate::redact::Redactor;
 use crate::render::notice::{self, Notice, Read};
@@ -40,14 +41,14 @@ pub(super) struct Prepared<'a> {
 }
 
 /// An element's skeleton: id, role, subrole, redacted title and states.
-pub(super) fn skeleton_of<'a>(element: &Element<'a>, redactor: &mut Redactor<'_>) -> Element<'a> {
-    let mut out = Element::new(element.id.clone(), element.role.clone());
-    out.subrole = element.subrole.clone();
-    out.title = element.title.clone().map(|mut t| {
-        redactor.cow(&mut t);
-        t
-    });
-    copy_states(element, &mut out);
+pub(super) fn skeleton_of<'a>(
+    element: ElementRef<'_, 'a>,
+    redactor: &mut Redactor<'_>,
+) -> Element<'a> {
+    let mut out = element.bare();
+    if let Some(title) = &mut out.title {
+        redactor.cow(title);
+    }
     out
 }
 
@@ -62,13 +63,13 @@ pub(super) fn copy_states(from: &Element<'_>, to: &mut Element<'_>) {
 /// text), no children and no attributes but ctxgate's notices. A title is a
 /// label, not a value. In doubt it is not empty: telling an agent a filled
 /// field is empty misleads it, the other way round only withholds a fact.
-pub(super) fn is_empty(element: &Element<'_>) -> bool {
-    element.children.is_empty()
+pub(super) fn is_empty(element: ElementRef<'_, '_>) -> bool {
+    !element.has_children()
         && element
-            .attributes
+            .attributes()
             .keys()
             .all(|k| k.starts_with(notice::PREFIX))
-        && element.content.iter().all(|c| match &c.block {
+        && element.content().iter().all(|c| match &c.block {
             Block::Text { text } => text.is_empty(),
             _ => false,
         })
@@ -164,8 +165,8 @@ pub(super) fn cut_content(element: &mut Element<'_>, cut: usize) {
 
 /// The notices an input element carries, in ctxgate's exact shapes
 /// ([`Notice::read`]) with reasons of ctxgate's own shape.
-pub(super) fn carried_notices(element: &Element) -> Option<Carried> {
-    let attributes = &element.attributes;
+pub(super) fn carried_notices(element: ElementRef<'_, '_>) -> Option<Carried> {
+    let attributes = element.attributes();
     if !attributes.keys().any(|k| k.starts_with(notice::PREFIX)) {
         return None;
     }
@@ -191,8 +192,9 @@ pub(super) fn carried_notices(element: &Element) -> Option<Carried> {
                 // A placeholder has nothing of its own; it can have
                 // children (a selected or focused descendant is sent under
                 // it), so trimming it again keeps it a placeholder.
-                let placeholder =
-                    element.content.is_empty() && element.title.is_none() && element.url.is_none();
+                let placeholder = element.content().is_empty()
+                    && element.title().is_none()
+                    && element.url().is_none();
                 if placeholder && plain_reason(&rule) {
                     carried.withheld = Some((rule, empty));
                 }
@@ -256,7 +258,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     }
 
     pub(super) fn has_content(&self, id: NodeId) -> bool {
-        !self.tree.node(id).element.content.is_empty()
+        !self.tree.el(id).content().is_empty()
     }
 
     pub(super) fn text_len(&mut self, id: NodeId) -> usize {
@@ -273,15 +275,15 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     pub(super) fn prepared_full(&mut self, id: NodeId) -> &Prepared<'a> {
         if !self.full.contains_key(&id) {
-            let element = self.tree.node(id).element;
+            let element = self.tree.el(id);
             let mut redactor = Redactor::new(&self.plan.redact);
             let mut out = skeleton_of(element, &mut redactor);
-            out.url = element.url.clone().map(|mut u| {
+            out.url = element.url_cow().map(|mut u| {
                 redactor.cow(&mut u);
                 u
             });
             out.content = element
-                .content
+                .content()
                 .iter()
                 .map(|c| redact_content(c, &mut redactor))
                 .collect();
@@ -297,7 +299,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .collect();
             redactor.texts(&mut texts);
             let stripped = self.selection.stripped.get(&id);
-            for (key, value) in element.attributes.iter() {
+            for (key, value) in element.attributes().iter() {
                 if key.starts_with(notice::PREFIX)
                     || stripped.is_some_and(|s| s.iter().any(|n| **n == **key))
                 {
@@ -341,7 +343,7 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     pub(super) fn prepared_skeleton(&mut self, id: NodeId) -> &Prepared<'a> {
         if !self.skeleton.contains_key(&id) {
-            let element = self.tree.node(id).element;
+            let element = self.tree.el(id);
             let mut redactor = Redactor::new(&self.plan.redact);
             let mut out = skeleton_of(element, &mut redactor);
             if let Some((0, true)) = self.carried(id).and_then(|c| c.cut) {
@@ -385,17 +387,17 @@ impl<'f, 'a> Filler<'f, 'a> {
                 element
             }
             Mode::Placeholder => {
-                let source = self.tree.node(id).element;
-                let mut out = Element::new(source.id.clone(), source.role.clone());
-                out.subrole = source.subrole.clone();
-                copy_states(source, &mut out);
+                let source = self.tree.el(id);
+                let mut out = Element::new(source.id_cow(), source.role().clone());
+                out.subrole = source.subrole_cow();
+                source.copy_states(&mut out);
                 // A placeholder trimmed again keeps what it said: the second
                 // pass cannot see the title or content that decided it.
                 let carried = self.carried(id).and_then(|c| c.withheld.as_ref());
                 let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
                     (Some((rule, empty)), _) => (rule.clone(), *empty),
-                    (None, Fate::Masked(rule) | Fate::Denied(rule)) => {
-                        (rule.to_string(), is_empty(source))
+                    (None, &Fate::Masked(rule) | &Fate::Denied(rule)) => {
+                        (self.selection.label(rule).to_string(), is_empty(source))
                     }
                     // Kept, but the budget could not hold it.
                     (None, Fate::Kept(_)) => ("budget".to_string(), is_empty(source)),
@@ -437,9 +439,9 @@ impl<'f, 'a> Filler<'f, 'a> {
         }
         // A kept element would have been sent whole: its content is
         // left out too, and said so.
-        let source = self.tree.node(id).element;
+        let source = self.tree.el(id);
         let blocks = match self.selection.fates[id as usize] {
-            Fate::Kept(_) => source.content.len() as u64,
+            Fate::Kept(_) => source.content().len() as u64,
             _ => 0,
         };
         let cut = (cut_title || blocks > 0).then(|| Notice::Cut {
@@ -483,7 +485,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             let mut mine = Vec::new();
             while pending.last().is_some_and(|(below, _)| *below < end) {
                 let (below, child) = pending.pop().expect("just seen");
-                if self.tree.node(below).parent == Some(id) {
+                if self.tree.node(below).parent() == Some(id) {
                     mine.push(child);
                 }
             }
@@ -493,7 +495,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 for child in self.tree.children(id) {
                     if state[child as usize].is_none() {
                         *reasons
-                            .entry(self.selection.unsent[child as usize].to_string())
+                            .entry(self.selection.unsent(child).to_string())
                             .or_default() += 1;
                     }
                 }
@@ -514,7 +516,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     );
                 }
             }
-            match self.tree.node(id).parent {
+            match self.tree.node(id).parent() {
                 Some(_) => pending.push((id, element)),
                 None => root = Some(element),
             }
@@ -530,8 +532,8 @@ impl<'f, 'a> Filler<'f, 'a> {
             );
         }
         Answer {
-            protocol: self.answer.protocol.clone(),
-            instance: self.answer.instance.clone(),
+            protocol: self.tree.protocol.clone(),
+            instance: self.tree.instance.clone(),
             root,
         }
     }

@@ -385,7 +385,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 reasons.clear();
                 for child in tree.children(id) {
                     if state[child as usize].is_none() {
-                        add_count(&mut reasons, &selection.unsent[child as usize], 1);
+                        add_count(&mut reasons, selection.unsent(child), 1);
                     }
                 }
                 if let Some(carried) = self.carried(id) {
@@ -463,14 +463,14 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// element's half with its notices, as [`Part::Unknown`].
     fn json_parts(&mut self, parts: &mut Vec<Part>, sent: &[Sent], known: bool) {
         let mut start = Vec::new();
-        render::json_start(&mut start, &self.answer.protocol, &self.answer.instance);
+        render::json_start(&mut start, &self.tree.protocol, &self.tree.instance);
         parts.push(Part::Own(
             String::from_utf8(start).expect("the renderers write UTF-8"),
         ));
         // Open elements: (index in `sent`, whether a child was written).
         let mut open: Vec<(usize, bool)> = Vec::new();
         for (i, entry) in sent.iter().enumerate() {
-            let parent = self.tree.node(entry.id).parent;
+            let parent = self.tree.node(entry.id).parent();
             while let Some(&(top, children)) = open.last() {
                 if Some(sent[top].id) == parent {
                     break;

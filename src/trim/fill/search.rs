@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::model::NodeId;
 use crate::policy::Budget;
 use crate::redact::Redactor;
-use crate::render::{json_element_fragment, outline_element_fragment, Format};
+use crate::render::{json_fragment, outline_fragment, Format};
 use crate::tokens;
 
 /// A rendering measured against every budget.
@@ -307,18 +307,20 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// children or notices: a guess, that costs no redaction for elements
     /// the search never sends.
     pub(super) fn fragment_bytes(&self, id: NodeId, mode: Mode) -> usize {
-        let source = self.tree.node(id).element;
-        let skeleton;
-        let element = match mode {
-            Mode::Full { .. } => source,
+        let source = self.tree.el(id);
+        let depth = self.tree.node(id).depth as usize;
+        match mode {
+            Mode::Full { .. } => match self.format {
+                Format::Json => json_fragment(&source),
+                Format::Outline => outline_fragment(&source, depth),
+            },
             Mode::Skeleton | Mode::Placeholder | Mode::Bare { .. } => {
-                skeleton = skeleton_of(source, &mut Redactor::new(&[]));
-                &skeleton
+                let skeleton = skeleton_of(source, &mut Redactor::new(&[]));
+                match self.format {
+                    Format::Json => json_fragment(&skeleton),
+                    Format::Outline => outline_fragment(&skeleton, depth),
+                }
             }
-        };
-        match self.format {
-            Format::Json => json_element_fragment(element),
-            Format::Outline => outline_element_fragment(element, self.tree.node(id).depth as usize),
         }
     }
 }

@@ -1,0 +1,699 @@
+//! The request's copy of an answer: every element flat, in document order,
+//! in 72 bytes (an [`Element`] in its parent's list is 176, its [`Node`] 32
+//! more), its strings as byte ranges into the input (or into the doc's own
+//! text, for a string the reader unescaped), its content blocks and
+//! attributes in two shared lists. The trim reads an answer only through
+//! it; public [`Element`]s are built only for what is sent
+//! ([`ElementRef::bare`], then the fill's redacted fields).
+//!
+//! It is filled as an answer is read (`read::read_doc`: each element is
+//! read whole, then moved here field by field, and its shell dropped), or
+//! from an answer a host holds ([`Doc::from_answer`], which borrows what
+//! the answer borrows and copies what it owns). Positions, parents, ends
+//! and effective states are the [`Tree`]'s (R2), element for element.
+//!
+//! [`Node`]: super::Node
+//! [`Tree`]: super::Tree
+
+use std::borrow::Cow;
+
+use super::{Answer, Attributes, Content, Element, NodeId, Role, RoleName};
+
+/// A string of an element: `len`'s top two bits say where it is (the
+/// input, the doc's own text, the list of strings that are neither), the
+/// rest its length in bytes; `at` its offset there (or its index in the
+/// list). [`Str::NONE`] is an absent field.
+#[derive(Clone, Copy, Debug)]
+struct Str {
+    at: u32,
+    len: u32,
+}
+
+const KIND: u32 = 0b11 << 30;
+const INPUT: u32 = 0;
+const SIDE: u32 = 0b01 << 30;
+const HELD: u32 = 0b10 << 30;
+const MAX_LEN: usize = (1 << 30) - 1;
+
+impl Str {
+    const NONE: Str = Str {
+        at: u32::MAX,
+        len: u32::MAX,
+    };
+
+    fn is_none(self) -> bool {
+        self.len == u32::MAX
+    }
+}
+
+/// No attributes, no parent, no role word: the `u32` fields' absence.
+const NONE: u32 = u32::MAX;
+
+/// The role words of the language, one per [`Role::ALL`] entry, so that a
+/// known role's name can be lent without storing it per element.
+static KNOWN: [RoleName; 13] = [
+    RoleName::Known(Role::Application),
+    RoleName::Known(Role::Window),
+    RoleName::Known(Role::Group),
+    RoleName::Known(Role::List),
+    RoleName::Known(Role::Table),
+    RoleName::Known(Role::Row),
+    RoleName::Known(Role::Cell),
+    RoleName::Known(Role::Text),
+    RoleName::Known(Role::Heading),
+    RoleName::Known(Role::Link),
+    RoleName::Known(Role::Image),
+    RoleName::Known(Role::Page),
+    RoleName::Known(Role::Document),
+];
+
+/// One element: its place in the tree and R2's effective states (what a
+/// [`super::Node`] says, by the same names), and its own fields.
+#[derive(Clone, Debug)]
+pub(crate) struct DocNode {
+    /// The parent's position; [`NONE`] for the root.
+    parent: u32,
+    /// The element's index among its parent's children.
+    pub(crate) index: u32,
+    /// 0 for the root.
+    pub(crate) depth: u32,
+    /// One past the position of the last element of this subtree.
+    pub(crate) end: NodeId,
+    id: Str,
+    subrole: Str,
+    title: Str,
+    url: Str,
+    /// The first of its blocks in [`Doc::content`], and how many.
+    content: u32,
+    blocks: u32,
+    /// Its attributes' index in [`Doc::attributes`], or [`NONE`].
+    attributes: u32,
+    /// The role as read; a word outside the language is in `Doc::words`.
+    role: Role,
+    unknown: bool,
+    /// The states as written: two bits each (0 absent, 2 false, 3 true),
+    /// selected, focused, visible, hovered from the low bits up.
+    raw: u8,
+    /// The effective states (R2), one bit each ([`SELECTED`] ...).
+    effective: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<DocNode>() == 64);
+
+/// [`DocNode`]'s effective states: absent read as false, but `visible`,
+/// absent read as the parent's value (the root is visible).
+const SELECTED: u8 = 1;
+const FOCUSED: u8 = 1 << 1;
+const VISIBLE: u8 = 1 << 2;
+const HOVERED: u8 = 1 << 3;
+
+impl DocNode {
+    /// The role as read (unknown words read as `Group`).
+    pub(crate) fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The parent's position; `None` for the root.
+    pub(crate) fn parent(&self) -> Option<NodeId> {
+        (self.parent != NONE).then_some(self.parent)
+    }
+
+    /// `selected`, absent read as false.
+    pub(crate) fn selected(&self) -> bool {
+        self.effective & SELECTED != 0
+    }
+
+    /// `focused`, absent read as false.
+    pub(crate) fn focused(&self) -> bool {
+        self.effective & FOCUSED != 0
+    }
+
+    /// `hovered`, absent read as false.
+    pub(crate) fn hovered(&self) -> bool {
+        self.effective & HOVERED != 0
+    }
+
+    /// `visible`, absent read as the parent's value; the root is visible.
+    pub(crate) fn visible(&self) -> bool {
+        self.effective & VISIBLE != 0
+    }
+
+    fn state(&self, shift: u8) -> Option<bool> {
+        match (self.raw >> shift) & 0b11 {
+            0 => None,
+            2 => Some(false),
+            _ => Some(true),
+        }
+    }
+}
+
+fn raw_states(element: &Element<'_>) -> u8 {
+    let bits = |state: Option<bool>, shift: u8| match state {
+        None => 0,
+        Some(false) => 2 << shift,
+        Some(true) => 3 << shift,
+    };
+    bits(element.selected, 0)
+        | bits(element.focused, 2)
+        | bits(element.visible, 4)
+        | bits(element.hovered, 6)
+}
+
+/// An answer as the trim reads it (module doc).
+pub(crate) struct Doc<'a> {
+    /// The protocol version, as the answer says.
+    pub(crate) protocol: String,
+    /// The provider instance.
+    pub(crate) instance: String,
+    nodes: Vec<DocNode>,
+    /// The input the strings borrow (empty for a held answer).
+    input: &'a str,
+    /// Strings the reader unescaped, one after another.
+    side: String,
+    /// Strings neither in the input nor in `side` (a held answer's, or one
+    /// past what a range can say).
+    held: Vec<Cow<'a, str>>,
+    content: Vec<Content<'a>>,
+    attributes: Vec<Attributes>,
+    /// Role words outside the language, by position.
+    words: Vec<(NodeId, RoleName)>,
+    empty: Attributes,
+    /// The elements still being read, outermost first: each one's position
+    /// and the number of its children opened so far.
+    open: Vec<(u32, u32)>,
+}
+
+impl<'a> Doc<'a> {
+    /// An empty doc whose strings may borrow `input`.
+    pub(crate) fn new(input: &'a str) -> Doc<'a> {
+        Doc {
+            protocol: String::new(),
+            instance: String::new(),
+            nodes: Vec::new(),
+            input,
+            side: String::new(),
+            held: Vec::new(),
+            content: Vec::new(),
+            attributes: Vec::new(),
+            words: Vec::new(),
+            empty: Attributes::default(),
+            open: Vec::new(),
+        }
+    }
+
+    /// The doc of an answer a host holds (or one read whole): what the
+    /// answer borrows of `input` is borrowed, the rest copied.
+    pub(crate) fn from_answer(answer: &Answer<'a>, input: &'a str) -> Doc<'a> {
+        let mut doc = Doc::new(input);
+        doc.protocol = answer.protocol.clone();
+        doc.instance = answer.instance.clone();
+        // Document order without recursion: (element, children left).
+        let mut stack: Vec<(&Element<'a>, usize)> = vec![(&answer.root, 0)];
+        doc.open();
+        while let Some((element, next)) = stack.last_mut() {
+            let element: &Element<'a> = element;
+            if let Some(child) = element.children.get(*next) {
+                *next += 1;
+                doc.open();
+                stack.push((child, 0));
+                continue;
+            }
+            doc.close_with(element, |e| Parts {
+                raw: raw_states(e),
+                id: e.id.clone(),
+                subrole: e.subrole.clone(),
+                title: e.title.clone(),
+                url: e.url.clone(),
+                content: e.content.clone(),
+                attributes: e.attributes.clone(),
+                role: e.role.clone(),
+            });
+            stack.pop();
+        }
+        doc.finish();
+        doc
+    }
+
+    /// An element starts: it takes the next position, under the element
+    /// being read.
+    #[inline(never)]
+    pub(crate) fn open(&mut self) {
+        let at = self.nodes.len() as u32;
+        let (parent, index, depth) = match self.open.last_mut() {
+            Some((parent, children)) => {
+                *children += 1;
+                let depth = self.nodes[*parent as usize].depth + 1;
+                (Some(*parent), *children - 1, depth)
+            }
+            None => (None, 0, 0),
+        };
+        self.nodes.push(DocNode {
+            parent: parent.unwrap_or(NONE),
+            index,
+            depth,
+            end: at + 1,
+            id: Str::NONE,
+            subrole: Str::NONE,
+            title: Str::NONE,
+            url: Str::NONE,
+            content: 0,
+            blocks: 0,
+            attributes: NONE,
+            role: Role::Group,
+            unknown: false,
+            raw: 0,
+            effective: VISIBLE,
+        });
+        self.open.push((at, 0));
+    }
+
+    /// The element opened last was read whole (its children closed before
+    /// it): its fields are moved here, the element keeps only its shell.
+    #[inline(never)]
+    pub(crate) fn close(&mut self, element: &mut Element<'a>) {
+        self.close_with(element, |e| Parts {
+            raw: raw_states(e),
+            id: std::mem::take(&mut e.id),
+            subrole: e.subrole.take(),
+            title: e.title.take(),
+            url: e.url.take(),
+            content: std::mem::take(&mut e.content),
+            attributes: std::mem::take(&mut e.attributes),
+            role: std::mem::take(&mut e.role),
+        });
+    }
+
+    fn close_with<E>(&mut self, element: E, parts: impl FnOnce(E) -> Parts<'a>) {
+        let Some((at, _)) = self.open.pop() else {
+            return;
+        };
+        let end = self.nodes.len() as u32;
+        let Parts {
+            raw,
+            id,
+            subrole,
+            title,
+            url,
+            content,
+            attributes,
+            role,
+        } = parts(element);
+        let id = self.put(id);
+        let subrole = subrole.map_or(Str::NONE, |s| self.put(s));
+        let title = title.map_or(Str::NONE, |s| self.put(s));
+        let url = url.map_or(Str::NONE, |s| self.put(s));
+        let first = self.content.len() as u32;
+        let blocks = content.len() as u32;
+        self.content.extend(content);
+        let attributes = if attributes.is_empty() {
+            NONE
+        } else {
+            self.attributes.push(attributes);
+            self.attributes.len() as u32 - 1
+        };
+        let (role, unknown) = match role {
+            RoleName::Known(role) => (role, false),
+            word @ RoleName::Unknown(_) => {
+                self.words.push((at, word));
+                (Role::Group, true)
+            }
+        };
+        let node = &mut self.nodes[at as usize];
+        node.end = end;
+        node.id = id;
+        node.subrole = subrole;
+        node.title = title;
+        node.url = url;
+        node.content = first;
+        node.blocks = blocks;
+        node.attributes = attributes;
+        node.role = role;
+        node.unknown = unknown;
+        node.raw = raw;
+    }
+
+    /// The doc read: the effective states (R2), parents before children.
+    pub(crate) fn finish(&mut self) {
+        self.open = Vec::new();
+        self.words.sort_unstable_by_key(|&(at, _)| at);
+        for at in 0..self.nodes.len() {
+            let parent_visible = self.nodes[at]
+                .parent()
+                .map(|p| self.nodes[p as usize].visible());
+            let node = &mut self.nodes[at];
+            let visible = match parent_visible {
+                None => node.state(4).unwrap_or(true),
+                Some(parent) => node.state(4).unwrap_or(parent),
+            };
+            let bit = |on: bool, bit: u8| if on { bit } else { 0 };
+            node.effective = bit(node.state(0).unwrap_or(false), SELECTED)
+                | bit(node.state(2).unwrap_or(false), FOCUSED)
+                | bit(visible, VISIBLE)
+                | bit(node.state(6).unwrap_or(false), HOVERED);
+        }
+    }
+
+    /// Where a string goes: a range of the input when it borrows it, the
+    /// doc's own text when it was unescaped, else the list.
+    fn put(&mut self, s: Cow<'a, str>) -> Str {
+        match s {
+            Cow::Borrowed(b) => {
+                let base = self.input.as_ptr() as usize;
+                let off = (b.as_ptr() as usize).wrapping_sub(base);
+                if off <= self.input.len()
+                    && b.len() <= self.input.len() - off
+                    && b.len() <= MAX_LEN
+                    && u32::try_from(off).is_ok()
+                {
+                    return Str {
+                        at: off as u32,
+                        len: b.len() as u32 | INPUT,
+                    };
+                }
+                self.hold(Cow::Borrowed(b))
+            }
+            Cow::Owned(o) => {
+                let off = self.side.len();
+                if o.len() <= MAX_LEN && u32::try_from(off + o.len()).is_ok() {
+                    self.side.push_str(&o);
+                    return Str {
+                        at: off as u32,
+                        len: o.len() as u32 | SIDE,
+                    };
+                }
+                self.hold(Cow::Owned(o))
+            }
+        }
+    }
+
+    fn hold(&mut self, s: Cow<'a, str>) -> Str {
+        self.held.push(s);
+        Str {
+            at: (self.held.len() - 1) as u32,
+            len: HELD,
+        }
+    }
+
+    fn get(&self, s: Str) -> &str {
+        let len = (s.len & !KIND) as usize;
+        let at = s.at as usize;
+        match s.len & KIND {
+            INPUT => &self.input[at..at + len],
+            SIDE => &self.side[at..at + len],
+            _ => &self.held[at],
+        }
+    }
+
+    fn cow(&self, s: Str) -> Cow<'a, str> {
+        let len = (s.len & !KIND) as usize;
+        let at = s.at as usize;
+        match s.len & KIND {
+            INPUT => {
+                let input: &'a str = self.input;
+                Cow::Borrowed(&input[at..at + len])
+            }
+            SIDE => Cow::Owned(self.side[at..at + len].to_owned()),
+            _ => self.held[at].clone(),
+        }
+    }
+
+    fn opt(&self, s: Str) -> Option<&str> {
+        (!s.is_none()).then(|| self.get(s))
+    }
+
+    fn opt_cow(&self, s: Str) -> Option<Cow<'a, str>> {
+        (!s.is_none()).then(|| self.cow(s))
+    }
+
+    /// All nodes, in document order.
+    pub(crate) fn nodes(&self) -> &[DocNode] {
+        &self.nodes
+    }
+
+    /// One node.
+    pub(crate) fn node(&self, id: NodeId) -> &DocNode {
+        &self.nodes[id as usize]
+    }
+
+    /// One element's fields.
+    pub(crate) fn el(&self, id: NodeId) -> ElementRef<'_, 'a> {
+        ElementRef {
+            doc: self,
+            node: &self.nodes[id as usize],
+            at: id,
+        }
+    }
+
+    /// The number of elements.
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The children of `id`, in order.
+    pub(crate) fn children(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        super::tree::children_by_end(id, |at| self.nodes[at as usize].end)
+    }
+
+    /// The ancestors of `id`, nearest first.
+    pub(crate) fn ancestors(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let mut next = self.nodes[id as usize].parent();
+        std::iter::from_fn(move || {
+            let current = next?;
+            next = self.nodes[current as usize].parent();
+            Some(current)
+        })
+    }
+
+    /// The JSON pointer of `id` within its answer, as [`super::Tree::pointer`].
+    pub(crate) fn pointer(&self, id: NodeId) -> String {
+        super::tree::pointer_by(id, |at| {
+            let node = &self.nodes[at as usize];
+            node.parent().map(|parent| (parent, node.index))
+        })
+    }
+
+    /// The deepest element of the focus path, as [`super::Tree::focus`].
+    pub(crate) fn focus(&self) -> Option<NodeId> {
+        let mut at: NodeId = 0;
+        let mut found = None;
+        loop {
+            let Some(next) = self.children(at).find(|&c| self.node(c).focused()) else {
+                return found;
+            };
+            found = Some(next);
+            at = next;
+        }
+    }
+
+    /// Every element that has attributes, with them, in document order.
+    pub(crate) fn all_attributes(&self) -> impl Iterator<Item = (u32, &Attributes)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.attributes != NONE)
+            .map(|(at, n)| (at as u32, &self.attributes[n.attributes as usize]))
+    }
+}
+
+/// What an element gives the doc.
+struct Parts<'a> {
+    raw: u8,
+    id: Cow<'a, str>,
+    subrole: Option<Cow<'a, str>>,
+    title: Option<Cow<'a, str>>,
+    url: Option<Cow<'a, str>>,
+    content: Vec<Content<'a>>,
+    attributes: Attributes,
+    role: RoleName,
+}
+
+/// One element of a [`Doc`], read field by field: the fields of an
+/// [`Element`] but its children (the doc's structure says them).
+#[derive(Clone, Copy)]
+pub(crate) struct ElementRef<'d, 'a> {
+    doc: &'d Doc<'a>,
+    node: &'d DocNode,
+    at: NodeId,
+}
+
+impl<'d, 'a> ElementRef<'d, 'a> {
+    /// The id.
+    pub(crate) fn id(&self) -> &'d str {
+        self.doc.get(self.node.id)
+    }
+
+    /// The id, for the output (borrowed from the input when it is there).
+    pub(crate) fn id_cow(&self) -> Cow<'a, str> {
+        self.doc.cow(self.node.id)
+    }
+
+    /// The role as written.
+    pub(crate) fn role(&self) -> &'d RoleName {
+        if self.node.unknown {
+            let words = &self.doc.words;
+            let found = words.binary_search_by_key(&self.at, |&(at, _)| at);
+            if let Ok(i) = found {
+                return &words[i].1;
+            }
+        }
+        &KNOWN[self.node.role as usize]
+    }
+
+    pub(crate) fn subrole(&self) -> Option<&'d str> {
+        self.doc.opt(self.node.subrole)
+    }
+
+    pub(crate) fn subrole_cow(&self) -> Option<Cow<'a, str>> {
+        self.doc.opt_cow(self.node.subrole)
+    }
+
+    pub(crate) fn title(&self) -> Option<&'d str> {
+        self.doc.opt(self.node.title)
+    }
+
+    pub(crate) fn title_cow(&self) -> Option<Cow<'a, str>> {
+        self.doc.opt_cow(self.node.title)
+    }
+
+    pub(crate) fn url(&self) -> Option<&'d str> {
+        self.doc.opt(self.node.url)
+    }
+
+    pub(crate) fn url_cow(&self) -> Option<Cow<'a, str>> {
+        self.doc.opt_cow(self.node.url)
+    }
+
+    pub(crate) fn content(&self) -> &'d [Content<'a>] {
+        let first = self.node.content as usize;
+        &self.doc.content[first..first + self.node.blocks as usize]
+    }
+
+    pub(crate) fn attributes(&self) -> &'d Attributes {
+        match self.node.attributes {
+            NONE => &self.doc.empty,
+            i => &self.doc.attributes[i as usize],
+        }
+    }
+
+    /// `selected` as written.
+    pub(crate) fn selected(&self) -> Option<bool> {
+        self.node.state(0)
+    }
+
+    /// `focused` as written.
+    pub(crate) fn focused(&self) -> Option<bool> {
+        self.node.state(2)
+    }
+
+    /// `visible` as written.
+    pub(crate) fn visible(&self) -> Option<bool> {
+        self.node.state(4)
+    }
+
+    /// `hovered` as written.
+    pub(crate) fn hovered(&self) -> Option<bool> {
+        self.node.state(6)
+    }
+
+    /// Bytes of its own text: title, url and content strings
+    /// ([`super::text_bytes`]).
+    pub(crate) fn text_bytes(&self) -> usize {
+        super::text_bytes_of(self.title(), self.url(), self.content())
+    }
+
+    /// Whether it has children.
+    pub(crate) fn has_children(&self) -> bool {
+        self.node.end > self.at + 1
+    }
+
+    /// Id, role, subrole, title and the states as written: an element with
+    /// no content, attributes or children.
+    pub(crate) fn bare(&self) -> Element<'a> {
+        let mut out = Element::new(self.id_cow(), self.role().clone());
+        out.subrole = self.subrole_cow();
+        out.title = self.title_cow();
+        self.copy_states(&mut out);
+        out
+    }
+
+    /// Copies the states as written onto `to`.
+    pub(crate) fn copy_states(&self, to: &mut Element<'_>) {
+        to.selected = self.selected();
+        to.focused = self.focused();
+        to.visible = self.visible();
+        to.hovered = self.hovered();
+    }
+}
+
+/// An element's own fields, as the renderers read them: an [`Element`]'s,
+/// or a [`Doc`]'s element (rendered for its size without being built).
+pub(crate) trait Fields {
+    fn id(&self) -> &str;
+    fn role_word(&self) -> &str;
+    fn subrole(&self) -> Option<&str>;
+    fn title(&self) -> Option<&str>;
+    fn url(&self) -> Option<&str>;
+    fn content(&self) -> &[Content<'_>];
+    fn attributes(&self) -> &Attributes;
+    /// Selected, focused, visible, hovered, as written.
+    fn states(&self) -> [Option<bool>; 4];
+}
+
+impl Fields for Element<'_> {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn role_word(&self) -> &str {
+        self.role.as_str()
+    }
+    fn subrole(&self) -> Option<&str> {
+        self.subrole.as_deref()
+    }
+    fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+    fn url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+    fn content(&self) -> &[Content<'_>] {
+        &self.content
+    }
+    fn attributes(&self) -> &Attributes {
+        &self.attributes
+    }
+    fn states(&self) -> [Option<bool>; 4] {
+        [self.selected, self.focused, self.visible, self.hovered]
+    }
+}
+
+impl Fields for ElementRef<'_, '_> {
+    fn id(&self) -> &str {
+        ElementRef::id(self)
+    }
+    fn role_word(&self) -> &str {
+        ElementRef::role(self).as_str()
+    }
+    fn subrole(&self) -> Option<&str> {
+        ElementRef::subrole(self)
+    }
+    fn title(&self) -> Option<&str> {
+        ElementRef::title(self)
+    }
+    fn url(&self) -> Option<&str> {
+        ElementRef::url(self)
+    }
+    fn content(&self) -> &[Content<'_>] {
+        ElementRef::content(self)
+    }
+    fn attributes(&self) -> &Attributes {
+        ElementRef::attributes(self)
+    }
+    fn states(&self) -> [Option<bool>; 4] {
+        [
+            self.selected(),
+            self.focused(),
+            self.visible(),
+            self.hovered(),
+        ]
+    }
+}
