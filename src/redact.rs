@@ -397,6 +397,9 @@ fn broken(p: &Precompiled, text: &str, start: usize) -> Option<std::ops::Range<u
 ///   and variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF), which are
 ///   part of the char before them (replaced with it);
 /// - a space: every space separator (Zs) but the ASCII space;
+/// - `\n`: every other line break (U+000B, U+000C, U+0085, U+2028,
+///   U+2029), so a number wrapped by any of them is one number as it is
+///   when wrapped by `\n`;
 /// - `-`: the hyphens and dashes U+2010–U+2013, U+2212, U+FE58 and U+FE63;
 /// - ASCII: the fullwidth forms U+FF01–U+FF5E;
 /// - the char it encodes: an escape of printable ASCII, read again up to
@@ -423,6 +426,7 @@ impl Reading {
     /// would not fit; no limit lets one in).
     pub fn of(text: &str) -> Option<Reading> {
         let needed = has_escape(text.as_bytes())
+            || memchr::memchr2(b'\x0B', b'\x0C', text.as_bytes()).is_some()
             || (!text.is_ascii() && text.chars().any(|c| fold(c) != Fold::Keep));
         if !needed || u32::try_from(text.len()).is_err() {
             return None;
@@ -476,9 +480,17 @@ enum Fold {
 
 fn fold(c: char) -> Fold {
     if c.is_ascii() {
-        return Fold::Keep;
+        // The vertical tab (a word processor's manual line break) and the
+        // form feed break a line as `\n` does.
+        return match c {
+            '\x0B' | '\x0C' => Fold::To('\n'),
+            _ => Fold::Keep,
+        };
     }
     match c {
+        // A line break of another kind: the next line, the line and
+        // paragraph separators (a text view's soft and hard breaks).
+        '\u{85}' | '\u{2028}' | '\u{2029}' => Fold::To('\n'),
         c if crate::escape::combining_mark(c) => Fold::Mark,
         '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' => Fold::Drop,
         '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
@@ -748,7 +760,29 @@ impl<'p> Redactor<'p> {
     }
 
     /// `text` with every secret replaced; borrowed when nothing matched.
+    ///
+    /// Redacted again until nothing more matches ([`ROUNDS`] passes at
+    /// most): a replacement, though no pattern matches it alone, can
+    /// complete a match with the text around it (`http://a.comhttp://u:p@h`
+    /// gives `http://a.comhttp:[credentials]@h`, in which `://a.comhttp:
+    /// [credentials]@` reads as a url's credentials), and the output must
+    /// be what redacting it again gives.
     pub fn text<'t>(&mut self, text: &'t str) -> Cow<'t, str> {
+        let Cow::Owned(mut out) = self.once(text) else {
+            return Cow::Borrowed(text);
+        };
+        for _ in 1..ROUNDS {
+            match self.once(&out) {
+                Cow::Owned(again) => out = again,
+                Cow::Borrowed(_) => break,
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    /// One pass of [`Redactor::text`], leaving the spans it replaced in
+    /// `self.spans`.
+    fn once<'t>(&mut self, text: &'t str) -> Cow<'t, str> {
         if self.patterns.is_empty() || text.is_empty() {
             return Cow::Borrowed(text);
         }
@@ -913,6 +947,16 @@ impl<'p> Redactor<'p> {
             [one] => return self.cow(one),
             _ => {}
         }
+        // Again until nothing more matches, as [`Redactor::text`] does.
+        for _ in 0..ROUNDS {
+            if !self.texts_once(texts) {
+                break;
+            }
+        }
+    }
+
+    /// One pass of [`Redactor::texts`]; whether anything was replaced.
+    fn texts_once(&mut self, texts: &mut [&mut Cow<'_, str>]) -> bool {
         let mut joined = String::with_capacity(texts.iter().map(|t| t.len() + 1).sum());
         let mut bounds = Vec::with_capacity(texts.len());
         for (i, text) in texts.iter().enumerate() {
@@ -923,10 +967,10 @@ impl<'p> Redactor<'p> {
             joined.push_str(text);
             bounds.push((start, joined.len()));
         }
-        let Cow::Owned(_) = self.text(&joined) else {
-            return;
+        let Cow::Owned(_) = self.once(&joined) else {
+            return false;
         };
-        // `text` left the merged spans of `joined` in `self.spans`, sorted.
+        // `once` left the merged spans of `joined` in `self.spans`, sorted.
         let merged = self.merged();
         for (text, &(start, end)) in texts.iter_mut().zip(&bounds) {
             let mut out = String::new();
@@ -947,9 +991,10 @@ impl<'p> Redactor<'p> {
                 **text = Cow::Owned(out);
             }
         }
+        true
     }
 
-    /// The spans the last [`Redactor::text`] replaced, merged: (start, end,
+    /// The spans the last pass ([`Redactor::once`]) replaced, merged: (start, end,
     /// rule of the replacement).
     fn merged(&self) -> Vec<(usize, usize, usize)> {
         let mut out: Vec<(usize, usize, usize)> = Vec::new();
@@ -1028,6 +1073,12 @@ impl<'p> Redactor<'p> {
         }
     }
 }
+
+/// Passes [`Redactor::text`] makes at most. Each pass after the first
+/// replaces a match that holds an earlier replacement and text beside it,
+/// so the text shrinks to its replacements; two are all any text of the
+/// tests and the real trees needs.
+const ROUNDS: usize = 8;
 
 /// Matches of one pattern glued to a preceding letter or digit after which
 /// the rest of a string is searched with the pattern's delimited form.

@@ -560,20 +560,57 @@ impl Floor {
         Floor::says_secure(subrole) || (!role.is_known() && Floor::says_secure(Some(role.as_str())))
     }
 
-    /// Whether an attribute says the element is a secure field: its name
-    /// holds `type`, `autocomplete` or `autofill` (`type`, `inputType`,
-    /// `text-input-type`, HTML's `autocomplete`) and its value, a string,
-    /// says secure or password, each read as [`Floor::applies`] reads a
-    /// subrole: `{"type": "password"}`, `{"autocomplete":
-    /// "current-password"}`. A provider that says it only there (an HTML
-    /// input's `type`, AT-SPI's `text-input-type:password`) gives no secure
-    /// subrole, and the value beside it would otherwise be sent.
+    /// Whether an attribute says the element is a secure field, as the
+    /// providers of the OS trees and the web say it (each name and string
+    /// read as [`Floor::applies`] reads a subrole):
+    /// - a name that holds `type`, `autocomplete` or `autofill` (`type`,
+    ///   `inputType`, `text-input-type`, HTML's `autocomplete`), or that
+    ///   names a role or a class (`role`, `subrole`, `roledescription`,
+    ///   `class`: macOS's `AXSubrole` and `AXRoleDescription`, UIA's
+    ///   `ClassName`, a DOM class list), with a string value that says
+    ///   secure or password: `{"type": "password"}`, `{"autocomplete":
+    ///   "current-password"}`, `{"AXSubrole": "AXSecureTextField"}`,
+    ///   `{"ClassName": "PasswordBox"}`;
+    /// - a flag whose name says it (UIA's `IsPassword`, Android's
+    ///   `password`, iOS's `isSecureTextEntry`), set: `true` or the string
+    ///   `true`, in any case;
+    /// - either of these anywhere inside the value: in an object
+    ///   (`{"input": {"type": "password"}}`) or a list (`{"type":
+    ///   ["password"]}`, a class list), at any depth.
+    ///
+    /// A provider that says it only there gives no secure subrole, and the
+    /// value beside it would otherwise be sent.
     pub fn attribute_says_secure(name: &str, value: &serde_json::Value) -> bool {
-        const NAMES: crate::model::Vocabulary<3, 0> =
-            crate::model::Vocabulary::new([b"type", b"autocomplete", b"autofill"], []);
-        value.as_str().is_some_and(|value| {
-            crate::model::reads_words(name, &NAMES) && Floor::says_secure(Some(value))
-        })
+        use serde_json::Value;
+        const NAMES: crate::model::Vocabulary<5, 2> = crate::model::Vocabulary::new(
+            [
+                b"type",
+                b"autocomplete",
+                b"autofill",
+                b"subrole",
+                b"roledescription",
+            ],
+            [b"role", b"class"],
+        );
+        // Iterative: a value can be nested as deep as the reader allows.
+        let mut stack: Vec<(&str, &Value)> = vec![(name, value)];
+        while let Some((name, value)) = stack.pop() {
+            match value {
+                Value::String(text)
+                    if (crate::model::reads_words(name, &NAMES)
+                        && Floor::says_secure(Some(text)))
+                        || (text.eq_ignore_ascii_case("true")
+                            && Floor::says_secure(Some(name))) =>
+                {
+                    return true;
+                }
+                Value::Bool(true) if Floor::says_secure(Some(name)) => return true,
+                Value::Array(items) => stack.extend(items.iter().map(|item| (name, item))),
+                Value::Object(map) => stack.extend(map.iter().map(|(k, v)| (k.as_str(), v))),
+                _ => {}
+            }
+        }
+        false
     }
 
     fn says_secure(subrole: Option<&str>) -> bool {
