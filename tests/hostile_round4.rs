@@ -97,6 +97,12 @@ fn a_flag_that_is_not_set_or_a_word_that_only_resembles_one_does_not_mask() {
         r#"{"AXDOMClassList":["footprint","secretary"]}"#,
         r#"{"label":"Show password"}"#,
         r#"{"input":{"kind":"password"}}"#,
+        // Flags that say something else of a secret or of security: a
+        // window served over HTTPS is not a password field.
+        r#"{"isSecureContext":true}"#,
+        r#"{"isSecure":true}"#,
+        r#"{"passwordProtected":true}"#,
+        r#"{"secureConnection":"true"}"#,
     ] {
         assert!(
             !masked_by_the_floor(&field(attributes)),

@@ -299,6 +299,58 @@ pub(crate) fn says_secret(s: &str) -> bool {
     reads_words(s, &SECRET)
 }
 
+/// Whether a flag named `name`, set, says its element is a secure field.
+/// The name says a secret ([`says_secret`]) and is that one word
+/// (`password`, `secure`), or its last word, read as [`reads_words`]
+/// splits words, names a secret ([`SECRET_ANYWHERE`] or [`SECRET_WHOLE`]
+/// but `secure` and `secret`: UIA's `IsPassword`, `isPin`) or the field or
+/// its text ([`FLAG_FIELD`]: iOS's `isSecureTextEntry`, WinForms'
+/// `UseSystemPasswordChar`, `passwordEdit`). A flag that says something
+/// else of a secret or of security (`passwordProtected`, `hasSecret`,
+/// `isSecure`, `isSecureContext`) does not: a window served over HTTPS is
+/// not a password field.
+pub(crate) fn flag_says_secret(name: &str) -> bool {
+    if !says_secret(name) {
+        return false;
+    }
+    let skeleton = crate::lookalike::skeleton(name);
+    let name = skeleton.as_deref().unwrap_or(name);
+    let mut folded = (Vec::with_capacity(name.len()), Vec::new());
+    fold_words(name, &mut folded);
+    let text = folded.bytes();
+    let mut words: Vec<&[u8]> = Vec::new();
+    let mut start = 0;
+    for at in 1..=text.len() {
+        if at == text.len() || folded.ends_at(at) {
+            words.push(&text[start..at]);
+            start = at;
+        }
+    }
+    let [.., last] = words[..] else {
+        return false;
+    };
+    words.len() == 1
+        || FLAG_FIELD.contains(&last)
+        || SECRET_ANYWHERE
+            .iter()
+            .chain(&SECRET_WHOLE)
+            .any(|&w| w == last && w != b"secure" && w != b"secret")
+}
+
+/// Last words of a flag's name that say it is of the field or its text
+/// ([`flag_says_secret`]).
+const FLAG_FIELD: [&[u8]; 9] = [
+    b"text",
+    b"entry",
+    b"field",
+    b"input",
+    b"box",
+    b"char",
+    b"edit",
+    b"mode",
+    b"textfield",
+];
+
 /// Whether `s` holds one of the vocabulary's words anywhere, or one of
 /// its whole words as a whole word (see [`SECRET_WHOLE`] for where words
 /// end), read so: letters and digits only (other chars end a word;

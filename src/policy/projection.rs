@@ -571,9 +571,10 @@ impl Floor {
     ///   secure or password: `{"type": "password"}`, `{"autocomplete":
     ///   "current-password"}`, `{"AXSubrole": "AXSecureTextField"}`,
     ///   `{"ClassName": "PasswordBox"}`;
-    /// - a flag whose name says it (UIA's `IsPassword`, Android's
-    ///   `password`, iOS's `isSecureTextEntry`), set: `true` or the string
-    ///   `true`, in any case;
+    /// - a flag whose name says the element is one
+    ///   ([`crate::model::flag_says_secret`]: UIA's `IsPassword`, Android's
+    ///   `password`, iOS's `isSecureTextEntry`; not `passwordProtected` or
+    ///   `isSecureContext`), set: `true` or the string `true`, in any case;
     /// - either of these anywhere inside the value: in an object
     ///   (`{"input": {"type": "password"}}`) or a list (`{"type":
     ///   ["password"]}`, a class list), at any depth.
@@ -600,11 +601,11 @@ impl Floor {
                     if (crate::model::reads_words(name, &NAMES)
                         && Floor::says_secure(Some(text)))
                         || (text.eq_ignore_ascii_case("true")
-                            && Floor::says_secure(Some(name))) =>
+                            && crate::model::flag_says_secret(name)) =>
                 {
                     return true;
                 }
-                Value::Bool(true) if Floor::says_secure(Some(name)) => return true,
+                Value::Bool(true) if crate::model::flag_says_secret(name) => return true,
                 Value::Array(items) => stack.extend(items.iter().map(|item| (name, item))),
                 Value::Object(map) => stack.extend(map.iter().map(|(k, v)| (k.as_str(), v))),
                 _ => {}
