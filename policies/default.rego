@@ -238,16 +238,22 @@ redact contains {
 #   files, environment variables, connection strings, query strings and
 #   command lines write it (`DB_PASSWORD=...`, `password: ...`,
 #   `"api_key": "..."`, `AWS_SECRET_ACCESS_KEY=...`, `Pwd=...;`,
-#   `?access_token=...`): key, separator and value are replaced. Keys:
-#   password, passwd, pwd, passphrase, secret, secret (access) key, api key,
-#   client secret and auth, access, refresh or api
-#   token, alone or after `_`, `.`, `-` or anything but an ASCII letter or
-#   digit (`DB_PASSWORD`, `jdbc.password`; not `dbPassword`). The value is a
-#   quoted string or everything up to a space, quote or angle bracket, of at
-#   least 4 chars (`Password: Show` is replaced too: the safe error).
+#   `?access_token=...`, `GITHUB_TOKEN=...`, `PIN: ...`): key, separator and
+#   value are replaced. Keys: password, passwd, pwd, passphrase, passcode,
+#   secret, secret (access) key, api key, client secret and auth, access,
+#   refresh or api token, with a value of at least 4 chars; pin, with at
+#   least 4 digits (`Pin: Home` stays); any other token, credential(s) and
+#   private, signing, encryption or master key, with a value of at least 8
+#   (`max_token: 4096` stays). A key stands
+#   alone or after `_`, `.`, `-` or anything but an ASCII letter or digit
+#   (`DB_PASSWORD`, `jdbc.password`), or glued to the letters before it
+#   (`dbPassword`, `MYSQLPWD`, `userPin`; `pwd` and `pin` only after a
+#   lowercase letter or in capitals, so `spin: 1234` stays). The value is a
+#   quoted string or everything up to a space, quote or angle bracket
+#   (`Password: Show` is replaced too: the safe error).
 redact contains {
 	"id": "credential-assignment",
-	"pattern": `(?i-u:passw(?:or)?d|pwd|passphrase|secret(?:[_-]?access)?[_-]?key|client[_-]?secret|secret|api_?key|api-key|(?:auth|access|refresh)[_-]?token|api_?token|api-token)["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{4,}"|'[^'\r\n]{4,}'|[^\s"'<>]{4,})`,
+	"pattern": `(?-u:[A-Za-z0-9]*(?i:passw(?:or)?d|passphrase|passcode|secret(?:[_-]?access)?[_-]?key|client[_-]?secret|secret|api_?key|api-key|(?:auth|access|refresh)[_-]?token|api_?token|api-token)|(?:[A-Za-z0-9]*[a-z0-9])?Pwd|[A-Z0-9]*PWD|(?i:pwd))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{4,}"|'[^'\r\n]{4,}'|[^\s"'<>]{4,})|(?-u:(?:[A-Za-z0-9]*[a-z0-9])?Pin|[A-Z0-9]*PIN|(?i:pin))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[0-9]{4,}"|'[0-9]{4,}'|[0-9]{4,})|(?-u:[A-Za-z0-9]*(?i:token|credentials?|(?:private|signing|encryption|master)[_-]?key))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{8,}"|'[^'\r\n]{8,}'|[^\s"'<>]{8,})`,
 	"replace": "[credential]",
 }
 

@@ -198,7 +198,11 @@ test_only_author_is_stripped if {
 pattern_of(id) := [r.pattern | some r in redact; r.id == id][0]
 
 test_credentials_in_text_are_matched if {
-	every text in ["DB_PASSWORD=hunter22", `"api_key": "abc def"`, "password = 'p4ss w0rd'", "?access_token=abcd1234"] {
+	every text in [
+		"DB_PASSWORD=hunter22", `"api_key": "abc def"`, "password = 'p4ss w0rd'", "?access_token=abcd1234",
+		"Passcode: 482913", "GITHUB_TOKEN=abcd1234efgh", "dbPassword=hunter22", "MYSQLPWD=hunter22",
+		"userPin: 4821", "private_key=abcd1234efgh", "bearer_token: abcd1234efgh",
+	] {
 		regex.match(pattern_of("credential-assignment"), text)
 	}
 	regex.match(pattern_of("url-credentials"), "postgres://app:hunter22@db/x")
@@ -206,7 +210,10 @@ test_credentials_in_text_are_matched if {
 }
 
 test_prose_about_credentials_is_not_matched if {
-	every text in ["Forgot password? Reset it", "The password must be long", "ssh://git@github.com/x", "Basic settings"] {
+	every text in [
+		"Forgot password? Reset it", "The password must be long", "ssh://git@github.com/x", "Basic settings",
+		"max_token: 4096", "Tokens: 1234", "Key: value", "Pin: Home", "PIN: 37.7749",
+	] {
 		every id in ["credential-assignment", "url-credentials", "basic-auth"] {
 			not regex.match(pattern_of(id), text)
 		}

@@ -186,6 +186,14 @@ fn table() -> Vec<(&'static str, String, String)> {
         ("an assigned secret key in CJK", "鍵はSECRET_KEY=\"s3cr3t-v@lue\"です".into(), "鍵は[credential]です".into()),
         ("a quoted api key", r#"{"api_key": "abc def 123"}"#.into(), r#"{"[credential]}"#.into()),
         ("a query access token", "https://x.example/cb?access_token=abcd1234&state=9".into(), "https://x.example/cb?[credential]".into()),
+        // Keys glued to the letters before them, a passcode or PIN, and a
+        // token or key of any name (red team round 4: each was sent).
+        ("a key glued to letters", "dbPassword=hunter22 MYSQLPWD=hunter22 userPin: 4821".into(), "[credential] [credential] [credential]".into()),
+        ("a passcode", "Passcode: 482913".into(), "[credential]".into()),
+        ("a PIN", "PIN: 1234 (pin=0000)".into(), "[credential] ([credential])".into()),
+        ("a token of any name", "GITHUB_TOKEN=abcd1234efgh SECRET_TOKEN='s3cr3t v4lue'".into(), "GITHUB_[credential] SECRET_[credential]".into()),
+        ("a private key assigned", "private_key=abcd1234efgh".into(), "[credential]".into()),
+        ("settings that name tokens and pins", "max_token: 4096, Tokens: 1234, spin: 1234, Key: value, Pin: Home, PIN: 37.7749".into(), "max_token: 4096, Tokens: 1234, spin: 1234, Key: value, Pin: Home, PIN: 37.7749".into()),
         ("prose about passwords", "Forgot password? The password must have 8 characters.".into(), "Forgot password? The password must have 8 characters.".into()),
         ("a url with a user and no password", "ssh://git@github.com/x.git".into(), "ssh://git@github.com/x.git".into()),
         // Tabs, line breaks and `+` between groups (red team: a card

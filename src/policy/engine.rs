@@ -1286,7 +1286,9 @@ impl Policy {
         let _entered = span.enter();
         let tabled = self.table_action(request).and_then(super::table::plan);
         let plan = match tabled {
-            Some(values) => self.evaluate_plan_json(&mut |rule| {
+            // The table's replacements were checked when it was generated
+            // (its plans are the interpreter's, which check them).
+            Some(values) => self.evaluate_plan_json(Replacements::Checked, &mut |rule| {
                 let Some((_, json)) = values.clone().find(|(r, _)| *r == rule) else {
                     return Ok(serde_json::Value::Null);
                 };
@@ -1468,12 +1470,15 @@ impl Policy {
         &self,
         eval_rule: &mut dyn FnMut(&str) -> Result<Value>,
     ) -> Result<RequestPlan> {
-        self.evaluate_plan_json(&mut |rule| to_json(&eval_rule(rule)?, rule))
+        self.evaluate_plan_json(Replacements::Check, &mut |rule| {
+            to_json(&eval_rule(rule)?, rule)
+        })
     }
 
     /// The plan from each defined per-request rule's value as JSON.
     fn evaluate_plan_json(
         &self,
+        replacements: Replacements,
         eval_rule: &mut dyn FnMut(&str) -> Result<serde_json::Value>,
     ) -> Result<RequestPlan> {
         let mut eval = |rule: &str| -> Result<serde_json::Value> {
@@ -1548,7 +1553,9 @@ impl Policy {
                 format!("the id `{}` is used twice", pair[0].id),
             ));
         }
-        crate::redact::check_replacements(&redact)?;
+        if replacements == Replacements::Check {
+            crate::redact::check_replacements(&redact)?;
+        }
         let mut title_patterns = Vec::new();
         match eval("title_patterns")? {
             serde_json::Value::Null => {}
@@ -2179,6 +2186,17 @@ pub(crate) fn request_json(request: &RequestInput) -> serde_json::Value {
 /// value nested less deeply than [`DIRECT_DEPTH`] that holds no float; any
 /// other takes the round trip (a deep one fails where serde_json's parser
 /// does, 128 levels; a float comes back as that parser reads it).
+/// Whether a plan's replacements are checked against its patterns
+/// ([`crate::redact::check_replacements`]): always, but for a plan read
+/// from the embedded default's table, whose plans the generator took from
+/// the interpreter, which checked them (loading a pattern to search a
+/// replacement costs more than the rest of a small request).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Replacements {
+    Check,
+    Checked,
+}
+
 fn to_json(value: &Value, rule: &str) -> Result<serde_json::Value> {
     if *value == Value::Undefined {
         return Ok(serde_json::Value::Null);
