@@ -4,8 +4,10 @@
 //!
 //! Shape problems (types, required fields, limits) are found while reading,
 //! in [`mod@crate::read`]. Reading then checking is composed here and only
-//! here (`read_checked`): [`check_bytes`], [`read_conforming`] and
-//! [`crate::Gate::trim_bytes`] all go through it.
+//! here: [`check_bytes`] and [`read_conforming`] go through `read_checked`,
+//! [`crate::Gate::trim_bytes`] through `with_conforming` (the same for a
+//! request, handing on the [`Doc`] it checked); the reader's findings come
+//! before the checker's on every path.
 
 use std::hash::BuildHasher;
 
@@ -111,7 +113,7 @@ pub(crate) fn with_conforming<'a, R>(
     }
     let reading = {
         let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
-        crate::read::read_until(bytes, limits, deadline)?
+        crate::read::read_until_not_fast(bytes, limits, deadline)?
     };
     let mut findings = reading.findings;
     let Some(answer) = reading.answer else {
@@ -198,10 +200,11 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
     check_indexed(tree)
 }
 
-/// What the rules read of a tree: the [`Tree`] of an answer read whole, or
-/// the [`Shape`] read for the checker alone ([`check_bytes`]). Both give
-/// positions in document order; the rules are checked over either by the
-/// one [`check_indexed`].
+/// What the rules read of a tree: the [`Tree`] of an answer read whole,
+/// the [`Shape`] read for the checker alone ([`check_bytes`]), or the
+/// [`Doc`] a request reads (`with_conforming`). Each gives positions in
+/// document order; the rules are checked over any of them by the one
+/// [`check_indexed`].
 trait Indexed {
     fn len(&self) -> usize;
     /// What the first pass reads of one element, found once (a shape keeps

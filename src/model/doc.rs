@@ -1,5 +1,5 @@
 //! The request's copy of an answer: every element flat, in document order,
-//! in 72 bytes (an [`Element`] in its parent's list is 176, its [`Node`] 32
+//! in 64 bytes (an [`Element`] in its parent's list is 176, its [`Node`] 32
 //! more), its strings as byte ranges into the input (or into the doc's own
 //! text, for a string the reader unescaped), its content blocks and
 //! attributes in two shared lists. The trim reads an answer only through
@@ -456,12 +456,7 @@ impl<'a> Doc<'a> {
 
     /// The ancestors of `id`, nearest first.
     pub(crate) fn ancestors(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let mut next = self.nodes[id as usize].parent();
-        std::iter::from_fn(move || {
-            let current = next?;
-            next = self.nodes[current as usize].parent();
-            Some(current)
-        })
+        super::tree::ancestors_by(id, |at| self.nodes[at as usize].parent())
     }
 
     /// The JSON pointer of `id` within its answer, as [`super::Tree::pointer`].
@@ -474,15 +469,10 @@ impl<'a> Doc<'a> {
 
     /// The deepest element of the focus path, as [`super::Tree::focus`].
     pub(crate) fn focus(&self) -> Option<NodeId> {
-        let mut at: NodeId = 0;
-        let mut found = None;
-        loop {
-            let Some(next) = self.children(at).find(|&c| self.node(c).focused()) else {
-                return found;
-            };
-            found = Some(next);
-            at = next;
-        }
+        super::tree::focus_by(
+            |at| self.nodes[at as usize].end,
+            |at| self.nodes[at as usize].focused(),
+        )
     }
 
     /// Every element that has attributes, with them, in document order.
@@ -695,5 +685,131 @@ impl Fields for ElementRef<'_, '_> {
             self.visible(),
             self.hovered(),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::{Doc, KNOWN};
+    use crate::limits::Limits;
+    use crate::model::{Answer, NodeId, Role, Tree};
+    use crate::read::differential::{fixtures, odd};
+
+    /// Whether a string borrows (`true`) or owns its text.
+    fn borrows(s: Option<&Cow<'_, str>>) -> Option<bool> {
+        s.map(|s| matches!(s, Cow::Borrowed(_)))
+    }
+
+    /// `doc` says of every element what `answer`'s [`Tree`] says, field by
+    /// field, and lends a string exactly when the answer's borrows it
+    /// (when `borrowing`: the doc was read from the answer's input).
+    fn assert_same(doc: &Doc<'_>, answer: &Answer<'_>, borrowing: bool, what: &str) {
+        let tree = Tree::new(&answer.root);
+        assert_eq!(doc.protocol, answer.protocol, "{what}");
+        assert_eq!(doc.instance, answer.instance, "{what}");
+        assert_eq!(doc.len(), tree.len(), "{what}");
+        for (at, node) in tree.nodes().iter().enumerate() {
+            let at = at as NodeId;
+            let (d, e, el) = (doc.node(at), doc.el(at), node.element);
+            let place = (d.parent(), d.index, d.depth, d.end);
+            assert_eq!(
+                place,
+                (node.parent, node.index, node.depth, node.end),
+                "{what} {at}"
+            );
+            let effective = [d.selected(), d.focused(), d.visible(), d.hovered()];
+            let states = [node.selected, node.focused, node.visible, node.hovered];
+            assert_eq!(effective, states, "{what} {at}");
+            let written = [e.selected(), e.focused(), e.visible(), e.hovered()];
+            assert_eq!(
+                written,
+                [el.selected, el.focused, el.visible, el.hovered],
+                "{what} {at}"
+            );
+            assert_eq!((d.role(), e.role()), (node.role(), &el.role), "{what} {at}");
+            assert_eq!(e.id(), el.id, "{what} {at}");
+            assert_eq!(e.subrole(), el.subrole.as_deref(), "{what} {at}");
+            assert_eq!(e.title(), el.title.as_deref(), "{what} {at}");
+            assert_eq!(e.url(), el.url.as_deref(), "{what} {at}");
+            assert_eq!(e.content(), &el.content[..], "{what} {at}");
+            let pairs = |a: &crate::model::Attributes| {
+                a.iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(pairs(e.attributes()), pairs(&el.attributes), "{what} {at}");
+            assert_eq!(e.has_children(), !el.children.is_empty(), "{what} {at}");
+            assert_eq!(e.text_bytes(), crate::model::text_bytes(el), "{what} {at}");
+            assert_eq!(doc.pointer(at), tree.pointer(at), "{what} {at}");
+            let ancestors: Vec<NodeId> = doc.ancestors(at).collect();
+            assert_eq!(ancestors, tree.ancestors(at).collect::<Vec<_>>());
+            let children: Vec<NodeId> = doc.children(at).collect();
+            assert_eq!(children, tree.children(at).collect::<Vec<_>>());
+            if borrowing {
+                let cows = [
+                    (Some(e.id_cow()), Some(&el.id)),
+                    (e.subrole_cow(), el.subrole.as_ref()),
+                    (e.title_cow(), el.title.as_ref()),
+                    (e.url_cow(), el.url.as_ref()),
+                ];
+                for (mine, theirs) in cows {
+                    let kinds = (borrows(mine.as_ref()), borrows(theirs));
+                    assert_eq!(kinds.0, kinds.1, "{what} {at}: borrowed or owned");
+                }
+            }
+        }
+        assert_eq!(doc.focus(), tree.focus(), "{what}");
+    }
+
+    fn inputs() -> Vec<(String, Vec<u8>)> {
+        let mut out = fixtures();
+        for (n, seed) in [(1, 1), (60, 4), (500, 9)] {
+            let answer = serde_json::to_value(crate::synth::synth(n, seed)).unwrap();
+            for s in 0..4 {
+                out.push((format!("odd synth {n} {seed} {s}"), odd(&answer, s)));
+            }
+        }
+        out
+    }
+
+    /// A doc read from the bytes, one copied from the answer read whole
+    /// (borrowing its input), and one of an answer a host holds, each say
+    /// what the answer's tree says.
+    #[test]
+    fn a_doc_says_what_the_tree_says() {
+        let limits = Limits::default();
+        let mut fast = 0;
+        for (name, bytes) in inputs() {
+            let Ok(answer) = crate::read_conforming(&bytes, &limits) else {
+                continue;
+            };
+            if let Some(doc) = crate::read::read_doc(&bytes, &limits, None).unwrap() {
+                assert_same(&doc, &answer, true, &format!("read: {name}"));
+                fast += 1;
+            }
+            let text = std::str::from_utf8(&bytes).unwrap();
+            let doc = Doc::from_answer(&answer, text);
+            assert_same(&doc, &answer, true, &format!("copied: {name}"));
+            let doc = Doc::from_answer(&answer, "");
+            assert_same(&doc, &answer, false, &format!("held: {name}"));
+            let owned = answer.clone().into_owned();
+            let doc = Doc::from_answer(&owned, "");
+            assert_same(&doc, &owned, false, &format!("owned: {name}"));
+        }
+        assert!(
+            fast > 12,
+            "only {fast} inputs were read straight into a doc"
+        );
+    }
+
+    /// A known role's word is lent from the table in [`Role::ALL`]'s order.
+    #[test]
+    fn known_words_are_in_role_order() {
+        for (word, role) in KNOWN.iter().zip(Role::ALL) {
+            assert_eq!(word.read(), role);
+            assert_eq!(KNOWN[role as usize].read(), role);
+        }
     }
 }

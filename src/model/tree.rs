@@ -1,6 +1,8 @@
 //! A flat, read-only view of an answer's tree in document order, with the
-//! effective states of R2 computed once. Everything downstream (checks,
-//! policy, trimming, reports) reads states here and never re-derives them.
+//! effective states of R2 computed once: what a host reads, and what the
+//! checker reads of an answer read whole. A request reads the same
+//! positions and states from its own flat copy (`doc`, which computes them
+//! as this does, element for element: `doc::tests`).
 //!
 //! Built without recursion: depth is bounded only by the reader's limits.
 
@@ -142,12 +144,7 @@ impl<'t, 'a> Tree<'t, 'a> {
 
     /// The ancestors of `id`, nearest first.
     pub fn ancestors(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let mut next = self.nodes[id as usize].parent;
-        std::iter::from_fn(move || {
-            let current = next?;
-            next = self.nodes[current as usize].parent;
-            Some(current)
-        })
+        ancestors_by(id, |at| self.nodes[at as usize].parent)
     }
 
     /// The JSON pointer of `id` within its answer: `/root/children/0/children/2`.
@@ -161,15 +158,10 @@ impl<'t, 'a> Tree<'t, 'a> {
     /// The deepest element of the focus path, if anything is focused.
     /// Follows focused children down from the root (RFC-0001 4.1).
     pub fn focus(&self) -> Option<NodeId> {
-        let mut at: NodeId = 0;
-        let mut found = None;
-        loop {
-            let Some(next) = self.children(at).find(|&c| self.node(c).focused) else {
-                return found;
-            };
-            found = Some(next);
-            at = next;
-        }
+        focus_by(
+            |at| self.nodes[at as usize].end,
+            |at| self.nodes[at as usize].focused,
+        )
     }
 }
 
@@ -190,6 +182,38 @@ pub(crate) fn children_by_end(
         next = end(child);
         Some(child)
     })
+}
+
+/// The ancestors of `at`, nearest first, where `parent(n)` is `n`'s
+/// parent (`None` at the root): [`Tree`]'s and the request's doc's.
+pub(crate) fn ancestors_by(
+    at: NodeId,
+    parent: impl Fn(NodeId) -> Option<NodeId>,
+) -> impl Iterator<Item = NodeId> {
+    let mut next = parent(at);
+    std::iter::from_fn(move || {
+        let current = next?;
+        next = parent(current);
+        Some(current)
+    })
+}
+
+/// The deepest element of the focus path (RFC-0001 4.1), following focused
+/// children down from the root, in a tree laid out as for
+/// [`children_by_end`]; `focused(n)` is `n`'s effective `focused`.
+pub(crate) fn focus_by(
+    end: impl Fn(NodeId) -> NodeId,
+    focused: impl Fn(NodeId) -> bool,
+) -> Option<NodeId> {
+    let mut at: NodeId = 0;
+    let mut found = None;
+    loop {
+        let Some(next) = children_by_end(at, &end).find(|&c| focused(c)) else {
+            return found;
+        };
+        found = Some(next);
+        at = next;
+    }
 }
 
 /// The JSON pointer of `at` (`/root/children/0/children/2`), where

@@ -6,7 +6,7 @@
 // The tests are the `tests` module below (the file's convention, which
 // `tests/layering.rs` reads: a unit test may use any layer); the gate's
 // differential test uses its trees and breakages.
-pub(crate) use tests::{element_pointers, fixtures, mutate, MUTATIONS};
+pub(crate) use tests::{element_pointers, fixtures, mutate, odd, MUTATIONS};
 
 #[cfg(test)]
 mod tests {
@@ -106,6 +106,42 @@ mod tests {
 
     /// Each way a tree is broken here, applied to the element at `at`.
     pub(crate) const MUTATIONS: usize = 22;
+
+    /// Escapes in every string field, words outside the role language (one
+    /// that says a secret) at several depths, states of every kind, a
+    /// byte-order mark: what the fixtures and generated trees lack.
+    pub(crate) fn odd(answer: &Value, seed: usize) -> Vec<u8> {
+        let mut v = answer.clone();
+        for (i, at) in element_pointers(answer).iter().enumerate().skip(1) {
+            let e = v.pointer_mut(at).unwrap();
+            let k = i + seed;
+            if k % 4 == 1 {
+                e["role"] = json!(["Toolbar", "PasswordBox", "ΣRole\u{1F600}", "Spin\"ner"][k % 4]);
+            }
+            if k % 3 == 0 {
+                let id = e["id"].as_str().unwrap().to_string();
+                e["id"] = json!(format!("{id}\"\\\n\u{e9}"));
+            }
+            if k % 5 == 2 {
+                e["title"] = json!(format!("t\"itle\t{k} \u{1}"));
+                e["subrole"] = json!("sub\\role");
+                e["url"] = json!("https://x/\"y\"");
+            }
+            match k % 6 {
+                0 => e["visible"] = json!(false),
+                1 => e["visible"] = json!(true),
+                2 => e["selected"] = json!(k % 12 == 2),
+                3 => e["hovered"] = json!(true),
+                _ => {}
+            }
+            if k % 7 == 3 {
+                e["attributes"] = json!({"name\"q": "v\\al", "n": k, "nested": {"a": [1, "b\n"]}});
+            }
+        }
+        let mut out = b"\xEF\xBB\xBF".to_vec();
+        out.extend(serde_json::to_vec(&v).unwrap());
+        out
+    }
 
     /// The answer with the element at `at` broken the `how`-th way.
     pub(crate) fn mutate(answer: &Value, at: &str, how: usize) -> Vec<u8> {

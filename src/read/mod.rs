@@ -151,7 +151,10 @@ fn read_one_pass<'a>(
 #[derive(Clone, Copy, PartialEq)]
 #[cfg_attr(
     not(test),
-    allow(dead_code, reason = "only the differential tests try one alone")
+    allow(
+        dead_code,
+        reason = "only the differential tests try the fast one alone"
+    )
 )]
 enum Readers {
     Both,
@@ -206,21 +209,14 @@ fn read_one_pass_with<'a>(
 /// (`Shape`). The same `Err` as [`read_until`] for an input over
 /// `max_input_bytes`.
 pub(crate) fn read_shape<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Option<Shape<'a>>> {
-    let bytes = within_size(bytes, limits)?;
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Ok(None);
-    };
-    let _one_pass = value::OnePass::start();
-    let mut ctx = Ctx::new(limits, None, true);
-    ctx.shape = Some(Shape::default());
-    let raw = match fast::read_answer(text, &mut ctx) {
-        Ok(raw) => raw,
-        Err(fast::Stop::Deadline(deadline)) => return Err(deadline),
-        Err(fast::Stop::Doubt) => return Ok(None),
-    };
-    let shape = ctx.shape.take();
-    let clean = finish_one_pass(raw, &ctx, limits, None)?.is_some();
-    Ok(shape.filter(|_| clean).map(Shape::finish))
+    let read = read_fast_into(
+        bytes,
+        limits,
+        None,
+        |ctx, _| ctx.shape = Some(Shape::default()),
+        |ctx| ctx.shape.take(),
+    )?;
+    Ok(read.map(|(shape, _)| shape.finish()))
 }
 
 /// A clean answer read for a request, straight into a [`Doc`]: `Some`
@@ -234,31 +230,67 @@ pub(crate) fn read_doc<'a>(
     limits: &Limits,
     deadline: Option<&Deadline>,
 ) -> Result<Option<Doc<'a>>> {
+    let read = read_fast_into(
+        bytes,
+        limits,
+        deadline,
+        |ctx, text| ctx.doc = Some(Doc::new(text)),
+        |ctx| ctx.doc.take(),
+    )?;
+    Ok(read.and_then(|(mut doc, reading)| {
+        let answer = reading.answer?;
+        doc.protocol = answer.protocol;
+        doc.instance = answer.instance;
+        doc.finish();
+        Some(doc)
+    }))
+}
+
+/// [`read_until`] after [`read_doc`] gave `None`: its fast reader was
+/// not sure, and would not be again, so the one pass is the lenient pass
+/// alone (what [`read_one_pass`] tries next), else the two passes.
+pub(crate) fn read_until_not_fast<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+) -> Result<Reading<'a>> {
+    let bytes = within_size(bytes, limits)?;
+    if let Some(reading) = read_one_pass_with(bytes, limits, deadline, Readers::Lenient)? {
+        return Ok(reading);
+    }
+    read_two_passes(bytes, limits, deadline)
+}
+
+/// The fast reader alone, keeping what `keep` sets the context up to keep
+/// (a [`Shape`], a [`Doc`]; `keep` is given the text after the byte-order
+/// mark) and `take` takes back from it: `Some` with the reading exactly
+/// when [`read_until`] would read the answer in one pass by the fast
+/// reader (the checks of [`finish_one_pass`]). The same `Err` as
+/// [`read_until`] for an input over `max_input_bytes` or past `deadline`.
+fn read_fast_into<'a, T>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    deadline: Option<&Deadline>,
+    keep: impl FnOnce(&mut Ctx<'_, 'a>, &'a str),
+    take: impl FnOnce(&mut Ctx<'_, 'a>) -> Option<T>,
+) -> Result<Option<(T, Reading<'a>)>> {
     let bytes = within_size(bytes, limits)?;
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Ok(None);
     };
     let _one_pass = value::OnePass::start();
     let mut ctx = Ctx::new(limits, deadline, true);
-    ctx.doc = Some(Doc::new(text));
+    keep(&mut ctx, text);
     let raw = match fast::read_answer(text, &mut ctx) {
         Ok(raw) => raw,
         Err(fast::Stop::Deadline(deadline)) => return Err(deadline),
         Err(fast::Stop::Doubt) => return Ok(None),
     };
-    let doc = ctx.doc.take();
-    let Some(reading) = finish_one_pass(raw, &ctx, limits, deadline)? else {
+    let Some(kept) = take(&mut ctx) else {
         return Ok(None);
     };
-    let Some(answer) = reading.answer else {
-        return Ok(None);
-    };
-    Ok(doc.map(|mut doc| {
-        doc.protocol = answer.protocol;
-        doc.instance = answer.instance;
-        doc.finish();
-        doc
-    }))
+    let reading = finish_one_pass(raw, &ctx, limits, deadline)?;
+    Ok(reading.map(|reading| (kept, reading)))
 }
 
 /// The lenient pass over `text` in one pass (the context says so): `Err`

@@ -934,7 +934,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     Requirement::Schema,
                     format!(
                         "{}/attributes/{}",
-                        pointer(self.tree, at as NodeId),
+                        self.tree.pointer(at as NodeId),
                         notice::OMITTED
                     ),
                     Some(id),
@@ -1176,22 +1176,6 @@ fn sent_modes(tree: &Doc<'_>, state: &[Option<Mode>]) -> Vec<(NodeId, Mode)> {
         "every sent element's ancestors are sent"
     );
     sent
-}
-
-/// The JSON pointer of an element in the input.
-fn pointer(tree: &Doc<'_>, id: NodeId) -> String {
-    let mut steps = Vec::new();
-    let mut at = id;
-    while let Some(parent) = tree.node(at).parent() {
-        let index = tree.children(parent).position(|c| c == at).unwrap_or(0);
-        steps.push(index);
-        at = parent;
-    }
-    let mut out = String::from("/root");
-    for index in steps.iter().rev() {
-        out.push_str(&format!("/children/{index}"));
-    }
-    out
 }
 
 #[cfg(test)]
