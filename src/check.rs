@@ -91,8 +91,8 @@ pub(crate) fn read_checked<'a>(
 ///
 /// A clean reading (most answers) is read straight into the doc
 /// ([`crate::read::read_doc`]): no public element tree is built. Anything
-/// else is read whole, checked, and copied into a doc that borrows what
-/// the answer borrows of `bytes`; the answer is then dropped.
+/// else is read whole, checked, and moved into a doc that borrows what the
+/// answer borrows of `bytes` (the answer's shells dropped as it goes).
 pub(crate) fn with_conforming<'a, R>(
     bytes: &'a [u8],
     limits: &Limits,
@@ -126,8 +126,7 @@ pub(crate) fn with_conforming<'a, R>(
     // What the answer borrows of `bytes` is valid UTF-8 (it was read as
     // such); a 0.1 answer borrows nothing.
     let text = std::str::from_utf8(bytes).unwrap_or("");
-    let doc = Doc::from_answer(&answer, text);
-    drop(answer);
+    let doc = Doc::from_owned(answer, text);
     let result = then(&doc);
     Ok((result, doc))
 }

@@ -9,7 +9,8 @@
 //! It is filled as an answer is read (`read::read_doc`: each element is
 //! read whole, then moved here field by field, and its shell dropped), or
 //! from an answer a host holds ([`Doc::from_answer`], which borrows what
-//! the answer borrows and copies what it owns). Positions, parents, ends
+//! the answer borrows and copies what it owns; [`Doc::from_owned`] moves
+//! the fields of an answer read whole for the request). Positions, parents, ends
 //! and effective states are the [`Tree`]'s (R2), element for element.
 //!
 //! [`Node`]: super::Node
@@ -229,6 +230,37 @@ impl<'a> Doc<'a> {
                 role: e.role.clone(),
             });
             stack.pop();
+        }
+        doc.finish();
+        doc
+    }
+
+    /// [`Doc::from_answer`] of an answer given up to it: each element's
+    /// fields are moved here (its content blocks and attributes are not
+    /// copied), and the answer is dropped as it is walked.
+    pub(crate) fn from_owned(answer: Answer<'a>, input: &'a str) -> Doc<'a> {
+        let mut doc = Doc::new(input);
+        let Answer {
+            protocol,
+            instance,
+            mut root,
+        } = answer;
+        doc.protocol = protocol;
+        doc.instance = instance;
+        // Document order without recursion: (element, its children left).
+        let children = std::mem::take(&mut root.children.0).into_iter();
+        let mut stack = vec![(root, children)];
+        doc.open();
+        while let Some((_, children)) = stack.last_mut() {
+            if let Some(mut child) = children.next() {
+                doc.open();
+                let below = std::mem::take(&mut child.children.0).into_iter();
+                stack.push((child, below));
+                continue;
+            }
+            if let Some((mut element, _)) = stack.pop() {
+                doc.close(&mut element);
+            }
         }
         doc.finish();
         doc
@@ -774,9 +806,9 @@ mod tests {
         out
     }
 
-    /// A doc read from the bytes, one copied from the answer read whole
-    /// (borrowing its input), and one of an answer a host holds, each say
-    /// what the answer's tree says.
+    /// A doc read from the bytes, one copied or moved from the answer read
+    /// whole (borrowing its input), and one of an answer a host holds, each
+    /// say what the answer's tree says.
     #[test]
     fn a_doc_says_what_the_tree_says() {
         let limits = Limits::default();
@@ -792,6 +824,8 @@ mod tests {
             let text = std::str::from_utf8(&bytes).unwrap();
             let doc = Doc::from_answer(&answer, text);
             assert_same(&doc, &answer, true, &format!("copied: {name}"));
+            let doc = Doc::from_owned(answer.clone(), text);
+            assert_same(&doc, &answer, true, &format!("moved: {name}"));
             let doc = Doc::from_answer(&answer, "");
             assert_same(&doc, &answer, false, &format!("held: {name}"));
             let owned = answer.clone().into_owned();
