@@ -238,22 +238,34 @@ redact contains {
 #   files, environment variables, connection strings, query strings and
 #   command lines write it (`DB_PASSWORD=...`, `password: ...`,
 #   `"api_key": "..."`, `AWS_SECRET_ACCESS_KEY=...`, `Pwd=...;`,
-#   `?access_token=...`, `GITHUB_TOKEN=...`, `PIN: ...`): key, separator and
+#   `?access_token=...`, `Passcode: ...`, `PIN: 1234`): key, separator and
 #   value are replaced. Keys: password, passwd, pwd, passphrase, passcode,
 #   secret, secret (access) key, api key, client secret and auth, access,
 #   refresh or api token, with a value of at least 4 chars; pin, with at
-#   least 4 digits (`Pin: Home` stays); any other token, credential(s) and
-#   private, signing, encryption or master key, with a value of at least 8
-#   (`max_token: 4096` stays). A key stands
-#   alone or after `_`, `.`, `-` or anything but an ASCII letter or digit
-#   (`DB_PASSWORD`, `jdbc.password`), or glued to the letters before it
-#   (`dbPassword`, `MYSQLPWD`, `userPin`; `pwd` and `pin` only after a
-#   lowercase letter or in capitals, so `spin: 1234` stays). The value is a
-#   quoted string or everything up to a space, quote or angle bracket
-#   (`Password: Show` is replaced too: the safe error).
+#   least 4 digits (`Pin: Home` stays). A key stands alone or after `_`,
+#   `.`, `-` or anything but an ASCII letter or digit (`DB_PASSWORD`,
+#   `jdbc.password`), or glued to the letters before it (`dbPassword`,
+#   `MYSQLPWD`, `userPin`; `pwd` and `pin` only after a lowercase letter or
+#   in capitals, so `spin: 1234` stays). The value is a quoted string or
+#   everything up to a space, quote or angle bracket (`Password: Show` is
+#   replaced too: the safe error).
 redact contains {
 	"id": "credential-assignment",
-	"pattern": `(?-u:[A-Za-z0-9]*(?i:passw(?:or)?d|passphrase|passcode|secret(?:[_-]?access)?[_-]?key|client[_-]?secret|secret|api_?key|api-key|(?:auth|access|refresh)[_-]?token|api_?token|api-token)|(?:[A-Za-z0-9]*[a-z0-9])?Pwd|[A-Z0-9]*PWD|(?i:pwd))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{4,}"|'[^'\r\n]{4,}'|[^\s"'<>]{4,})|(?-u:(?:[A-Za-z0-9]*[a-z0-9])?Pin|[A-Z0-9]*PIN|(?i:pin))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[0-9]{4,}"|'[0-9]{4,}'|[0-9]{4,})|(?-u:[A-Za-z0-9]*(?i:token|credentials?|(?:private|signing|encryption|master)[_-]?key))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{8,}"|'[^'\r\n]{8,}'|[^\s"'<>]{8,})`,
+	"pattern": `(?-u:[A-Za-z0-9]*(?i:passw(?:or)?d|passphrase|passcode|secret(?:[_-]?access)?[_-]?key|client[_-]?secret|secret|api_?key|api-key|(?:auth|access|refresh)[_-]?token|api_?token|api-token)|(?:[A-Za-z0-9]*[a-z0-9])?Pwd|[A-Z0-9]*PWD|(?i:pwd))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{4,}"|'[^'\r\n]{4,}'|[^\s"'<>]{4,})|(?-u:(?:[A-Za-z0-9]*[a-z0-9])?Pin|[A-Z0-9]*PIN|(?i:pin))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[0-9]{4,}"|'[0-9]{4,}'|[0-9]{4,})`,
+	"replace": "[credential]",
+}
+
+# METADATA
+# title: Redact tokens and keys assigned in text
+# description: A value of at least 8 chars given to a token, a credential
+#   or a private key of any name (`GITHUB_TOKEN=...`, `bearer_token: ...`,
+#   `csrfToken=...`, `credentials: ...`, `private_key=...`), key, separator
+#   and value, the key read as `credential-assignment` reads one; a shorter
+#   value stays (`max_token: 4096`). A pattern of its own: joined to
+#   `credential-assignment`'s, the two are a DFA too large to build ahead.
+redact contains {
+	"id": "token-assignment",
+	"pattern": `(?-u:[A-Za-z0-9]*(?i:token|credentials?|private[_-]?key))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{8,}"|'[^'\r\n]{8,}'|[^\s"'<>]{8,})`,
 	"replace": "[credential]",
 }
 

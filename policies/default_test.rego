@@ -101,7 +101,7 @@ test_redactions_have_ids_and_patterns if {
 		"card-number", "aws-access-key", "azure-storage-key", "github-token", "gitlab-token",
 		"slack-token", "stripe-key", "ai-api-key", "google-api-key", "registry-token",
 		"service-api-key", "jwt", "bearer-token", "private-key", "basic-auth", "url-credentials",
-		"credential-assignment",
+		"credential-assignment", "token-assignment",
 	}
 	every r in redact {
 		is_string(r.pattern)
@@ -203,7 +203,8 @@ test_credentials_in_text_are_matched if {
 		"Passcode: 482913", "GITHUB_TOKEN=abcd1234efgh", "dbPassword=hunter22", "MYSQLPWD=hunter22",
 		"userPin: 4821", "private_key=abcd1234efgh", "bearer_token: abcd1234efgh",
 	] {
-		regex.match(pattern_of("credential-assignment"), text)
+		some id in ["credential-assignment", "token-assignment"]
+		regex.match(pattern_of(id), text)
 	}
 	regex.match(pattern_of("url-credentials"), "postgres://app:hunter22@db/x")
 	regex.match(pattern_of("basic-auth"), "Authorization: Basic YWxhZGRpbjpvcGVu")
@@ -214,7 +215,7 @@ test_prose_about_credentials_is_not_matched if {
 		"Forgot password? Reset it", "The password must be long", "ssh://git@github.com/x", "Basic settings",
 		"max_token: 4096", "Tokens: 1234", "Key: value", "Pin: Home", "PIN: 37.7749",
 	] {
-		every id in ["credential-assignment", "url-credentials", "basic-auth"] {
+		every id in ["credential-assignment", "token-assignment", "url-credentials", "basic-auth"] {
 			not regex.match(pattern_of(id), text)
 		}
 	}

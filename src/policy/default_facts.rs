@@ -75,6 +75,7 @@ pub(super) const CONSTANTS: &[&str] = &[
     "service-api-key",
     "slack-token",
     "stripe-key",
+    "token-assignment",
     "tokens",
     "url-credentials",
     "window",

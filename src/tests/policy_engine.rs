@@ -382,6 +382,7 @@ fn default_plan_per_action() {
             "service-api-key",
             "slack-token",
             "stripe-key",
+            "token-assignment",
             "url-credentials"
         ]
     );
