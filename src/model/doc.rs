@@ -149,10 +149,9 @@ impl DocNode {
 }
 
 fn raw_states(element: &Element<'_>) -> u8 {
-    let bits = |state: Option<bool>, shift: u8| match state {
-        None => 0,
-        Some(false) => 2 << shift,
-        Some(true) => 3 << shift,
+    // 0 absent, 2 false, 3 true: the set bit, then the value.
+    let bits = |state: Option<bool>, shift: u8| {
+        (u8::from(state.is_some()) << 1 | u8::from(state == Some(true))) << shift
     };
     bits(element.selected, 0)
         | bits(element.focused, 2)
@@ -226,6 +225,7 @@ impl<'a> Doc<'a> {
                 title: e.title.clone(),
                 url: e.url.clone(),
                 content: e.content.clone(),
+                placed: None,
                 attributes: e.attributes.clone(),
                 role: e.role.clone(),
             });
@@ -259,7 +259,7 @@ impl<'a> Doc<'a> {
                 continue;
             }
             if let Some((mut element, _)) = stack.pop() {
-                doc.close(&mut element);
+                doc.close(&mut element, None);
             }
         }
         doc.finish();
@@ -268,7 +268,7 @@ impl<'a> Doc<'a> {
 
     /// An element starts: it takes the next position, under the element
     /// being read.
-    #[inline(never)]
+    #[inline]
     pub(crate) fn open(&mut self) {
         let at = self.nodes.len() as u32;
         let (parent, index, depth) = match self.open.last_mut() {
@@ -301,8 +301,10 @@ impl<'a> Doc<'a> {
 
     /// The element opened last was read whole (its children closed before
     /// it): its fields are moved here, the element keeps only its shell.
+    /// `placed`: its blocks, when the reader put them here already
+    /// ([`Doc::place_blocks`]; the element's own list is then empty).
     #[inline(never)]
-    pub(crate) fn close(&mut self, element: &mut Element<'a>) {
+    pub(crate) fn close(&mut self, element: &mut Element<'a>, placed: Option<(u32, u32)>) {
         self.close_with(element, |e| Parts {
             raw: raw_states(e),
             id: std::mem::take(&mut e.id),
@@ -310,9 +312,59 @@ impl<'a> Doc<'a> {
             title: e.title.take(),
             url: e.url.take(),
             content: std::mem::take(&mut e.content),
+            placed,
             attributes: std::mem::take(&mut e.attributes),
             role: std::mem::take(&mut e.role),
         });
+    }
+
+    /// [`Doc::close`] of an element given up to it: its fields are moved
+    /// here and nothing is left of it (no shell to write back or drop).
+    #[inline(never)]
+    pub(crate) fn close_owned(&mut self, element: Element<'a>, placed: Option<(u32, u32)>) {
+        self.close_with(element, |e| {
+            let raw = raw_states(&e);
+            let Element {
+                id,
+                role,
+                subrole,
+                title,
+                content,
+                url,
+                attributes,
+                ..
+            } = e;
+            Parts {
+                raw,
+                id,
+                subrole,
+                title,
+                url,
+                content,
+                placed,
+                attributes,
+                role,
+            }
+        });
+    }
+
+    /// The content blocks of the element being read, put in the doc's
+    /// list as they are read (no list of the element's own to move them
+    /// from): where they start and how many. An element's blocks are
+    /// placed at once, so they are contiguous whatever its children place.
+    pub(crate) fn place_blocks(
+        &mut self,
+        blocks: impl ExactSizeIterator<Item = Content<'a>>,
+    ) -> (u32, u32) {
+        let first = self.content.len() as u32;
+        let count = blocks.len() as u32;
+        self.content.extend(blocks);
+        (first, count)
+    }
+
+    /// The blocks [`Doc::place_blocks`] placed.
+    pub(crate) fn blocks(&self, (first, count): (u32, u32)) -> &[Content<'a>] {
+        &self.content[first as usize..(first + count) as usize]
     }
 
     fn close_with<E>(&mut self, element: E, parts: impl FnOnce(E) -> Parts<'a>) {
@@ -327,6 +379,7 @@ impl<'a> Doc<'a> {
             title,
             url,
             content,
+            placed,
             attributes,
             role,
         } = parts(element);
@@ -334,9 +387,10 @@ impl<'a> Doc<'a> {
         let subrole = subrole.map_or(Str::NONE, |s| self.put(s));
         let title = title.map_or(Str::NONE, |s| self.put(s));
         let url = url.map_or(Str::NONE, |s| self.put(s));
-        let first = self.content.len() as u32;
-        let blocks = content.len() as u32;
-        self.content.extend(content);
+        let (first, blocks) = match placed {
+            Some(placed) if content.is_empty() => placed,
+            _ => self.place_blocks(content.into_iter()),
+        };
         let attributes = if attributes.is_empty() {
             NONE
         } else {
@@ -525,6 +579,8 @@ struct Parts<'a> {
     title: Option<Cow<'a, str>>,
     url: Option<Cow<'a, str>>,
     content: Vec<Content<'a>>,
+    /// Blocks the reader placed in the doc already.
+    placed: Option<(u32, u32)>,
     attributes: Attributes,
     role: RoleName,
 }

@@ -34,7 +34,7 @@ use super::value::{AttributesSeed, ReadAttributes, RED_ZONE, STACK_SEGMENT};
 use super::{Ctx, RawAnswer};
 use crate::deadline::Stage;
 use crate::error::Error;
-use crate::model::{text_bytes, Content, Element, RoleName};
+use crate::model::{text_bytes, text_bytes_of, Content, Element, RoleName};
 
 /// Why the fast reader stopped.
 pub(super) enum Stop {
@@ -288,6 +288,8 @@ impl<'de> Fast<'de> {
             doc.open();
         }
         let mut element = Element::default();
+        // Its blocks, when the doc holds them already.
+        let mut placed: Option<(u32, u32)> = None;
         let mut seen: u16 = 0;
         let mut role: Option<Cow<'de, str>> = None;
         loop {
@@ -334,7 +336,12 @@ impl<'de> Fast<'de> {
                     1 << 9
                 }
                 "content" => {
-                    element.content = self.content(ctx)?;
+                    match &mut ctx.doc {
+                        // Straight into the doc's list: no list of the
+                        // element's own to allocate and move from.
+                        Some(_) => placed = Some(self.content_into_doc(ctx)?),
+                        None => element.content = self.content(ctx)?,
+                    }
                     1 << 10
                 }
                 "attributes" => {
@@ -361,7 +368,15 @@ impl<'de> Fast<'de> {
         if let Some(word) = role {
             element.role = RoleName::parse(&word);
         }
-        if text_bytes(&element) > ctx.limits.max_content_bytes {
+        let bytes = match (&ctx.doc, placed) {
+            (Some(doc), Some(placed)) => text_bytes_of(
+                element.title.as_deref(),
+                element.url.as_deref(),
+                doc.blocks(placed),
+            ),
+            _ => text_bytes(&element),
+        };
+        if bytes > ctx.limits.max_content_bytes {
             return Err(Doubt);
         }
         ctx.depth -= 1;
@@ -369,7 +384,13 @@ impl<'de> Fast<'de> {
             shape.close(&mut element);
         }
         if let Some(doc) = &mut ctx.doc {
-            doc.close(&mut element);
+            // Only the root's shell is kept (the answer needs one); the
+            // doc holds the rest.
+            if ctx.depth > 0 {
+                doc.close_owned(element, placed);
+                return Ok(());
+            }
+            doc.close(&mut element, placed);
         }
         ctx.siblings.push(element);
         Ok(())
@@ -398,12 +419,33 @@ impl<'de> Fast<'de> {
     }
 
     fn content(&mut self, ctx: &mut Ctx<'_, 'de>) -> Read<Vec<Content<'de>>> {
+        let start = self.content_scratch(ctx)?;
+        if ctx.blocks.len() == start + 1 {
+            let mut one = Vec::with_capacity(1);
+            one.extend(ctx.blocks.pop());
+            return Ok(one);
+        }
+        Ok(ctx.blocks.drain(start..).collect())
+    }
+
+    /// [`Fast::content`] placed in the context's doc: where the blocks
+    /// start there, and how many.
+    fn content_into_doc(&mut self, ctx: &mut Ctx<'_, 'de>) -> Read<(u32, u32)> {
+        let start = self.content_scratch(ctx)?;
+        let Some(doc) = &mut ctx.doc else {
+            return Err(Doubt);
+        };
+        Ok(doc.place_blocks(ctx.blocks.drain(start..)))
+    }
+
+    /// Reads a content array onto `ctx.blocks`: where its blocks start.
+    fn content_scratch(&mut self, ctx: &mut Ctx<'_, 'de>) -> Read<usize> {
         self.expect(b'[')?;
+        let start = ctx.blocks.len();
         if self.peek() == Some(b']') {
             self.at += 1;
-            return Ok(Vec::new());
+            return Ok(start);
         }
-        let start = ctx.blocks.len();
         loop {
             let block = match self.text_block()? {
                 Some(text) => Content::text(text),
@@ -414,12 +456,7 @@ impl<'de> Fast<'de> {
                 break;
             }
         }
-        if ctx.blocks.len() == start + 1 {
-            let mut one = Vec::with_capacity(1);
-            one.extend(ctx.blocks.pop());
-            return Ok(one);
-        }
-        Ok(ctx.blocks.drain(start..).collect())
+        Ok(start)
     }
 
     /// A block written `{"type":"text","text":…}` (whitespace aside): its

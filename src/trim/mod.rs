@@ -585,7 +585,9 @@ impl<'t, 'a> Projector<'t, 'a> {
         }
         self.child_context.push(mine);
 
-        let title_matches: Vec<&str> = match element.title() {
+        let title = element.title();
+        let attributes = element.attributes();
+        let title_matches: Vec<&str> = match title {
             Some(title) if !plan.title_patterns.is_empty() => {
                 let title = crate::redact::AsRead::title(title);
                 plan.title_patterns
@@ -600,8 +602,7 @@ impl<'t, 'a> Projector<'t, 'a> {
         // the policy, declared or not: nothing it could print or turn into
         // a reason. The floor masks the field whatever the policy decides.
         let secure_elsewhere = Floor::applies_to(element.role(), None)
-            || element
-                .attributes()
+            || attributes
                 .iter()
                 .any(|(name, value)| Floor::attribute_says_secure(name, value));
         let declared_names: &[String] = if secure_elsewhere || Floor::applies(subrole) {
@@ -616,18 +617,17 @@ impl<'t, 'a> Projector<'t, 'a> {
             focused: node.focused(),
             visible: node.visible(),
             hovered: node.hovered(),
-            has_title: element.title().is_some(),
+            has_title: title.is_some(),
             has_content: !element.content().is_empty(),
             contains_selection: self.contains_selection[at],
-            attribute_names: element
-                .attributes()
+            attribute_names: attributes
                 .keys()
                 .map(String::as_str)
                 .filter(|k| !k.starts_with(notice::PREFIX))
                 .collect(),
             attributes: declared_names
                 .iter()
-                .filter_map(|name| element.attributes().get_key_value(name.as_str()))
+                .filter_map(|name| attributes.get_key_value(name.as_str()))
                 .map(|(k, v)| (k.as_str(), v))
                 .collect(),
             title_matches,
