@@ -186,7 +186,7 @@ fn plan_prints_the_request_plan_and_probe_decisions() {
         plan["action"],
         serde_json::json!({"name": "selection", "target": "e-1"})
     );
-    assert_eq!(plan["redact"].as_array().unwrap().len(), 17);
+    assert_eq!(plan["redact"].as_array().unwrap().len(), 18);
     assert!(plan["title_patterns"]["password"].is_string());
     let secure = plan["elements"]
         .as_array()
