@@ -593,21 +593,26 @@ impl Floor {
             ],
             [b"role", b"class"],
         );
+        let says = |name: &str, value: &Value| match value {
+            Value::String(text) => {
+                (crate::model::reads_words(name, &NAMES) && Floor::says_secure(Some(text)))
+                    || (text.eq_ignore_ascii_case("true") && crate::model::flag_says_secret(name))
+            }
+            Value::Bool(true) => crate::model::flag_says_secret(name),
+            _ => false,
+        };
+        // A scalar (most attributes) is read without a stack; it is asked
+        // of every element with attributes.
+        if !matches!(value, Value::Array(_) | Value::Object(_)) {
+            return says(name, value);
+        }
         // Iterative: a value can be nested as deep as the reader allows.
         let mut stack: Vec<(&str, &Value)> = vec![(name, value)];
         while let Some((name, value)) = stack.pop() {
             match value {
-                Value::String(text)
-                    if (crate::model::reads_words(name, &NAMES)
-                        && Floor::says_secure(Some(text)))
-                        || (text.eq_ignore_ascii_case("true")
-                            && crate::model::flag_says_secret(name)) =>
-                {
-                    return true;
-                }
-                Value::Bool(true) if crate::model::flag_says_secret(name) => return true,
                 Value::Array(items) => stack.extend(items.iter().map(|item| (name, item))),
                 Value::Object(map) => stack.extend(map.iter().map(|(k, v)| (k.as_str(), v))),
+                scalar if says(name, scalar) => return true,
                 _ => {}
             }
         }
