@@ -7,7 +7,8 @@
 //! ([`ElementRef::bare`], then the fill's redacted fields).
 //!
 //! It is filled as an answer is read (`read::read_doc`: each element is
-//! read whole, then moved here field by field, and its shell dropped), or
+//! read whole, its content blocks placed here as they are read, then its
+//! other fields moved here and the rest of it dropped), or
 //! from an answer a host holds ([`Doc::from_answer`], which borrows what
 //! the answer borrows and copies what it owns; [`Doc::from_owned`] moves
 //! the fields of an answer read whole for the request). Positions, parents, ends
