@@ -7,22 +7,10 @@
 
 mod common;
 
-use common::{app, outcome, trim};
-use ctxgate::{Format, Outcome, Request, Trimmed};
+use common::{app, assert_never_sent, outcome, trim};
+use ctxgate::{Format, Outcome, Request};
 
 const SECRET: &str = "CANARY-r4-hunter2";
-
-/// `canary` is in none of the output, the report and both renderings.
-fn assert_never_sent(out: &Trimmed, canary: &str, what: &str) {
-    assert!(!out.rendered.contains(canary), "{what}: {}", out.rendered);
-    assert!(
-        !serde_json::to_string(&out.report).unwrap().contains(canary),
-        "{what}"
-    );
-    for format in [Format::Json, Format::Outline] {
-        assert!(!format.render(&out.answer).contains(canary), "{what}");
-    }
-}
 
 /// A Text field `f` with `attributes` (a JSON object) and the secret as
 /// its value: in its content and under `value`.

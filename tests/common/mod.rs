@@ -120,3 +120,16 @@ pub fn outcome(out: &ctxgate::Trimmed, id: &str) -> (ctxgate::Outcome, Option<St
         .unwrap_or_else(|| panic!("no decision for `{id}`"));
     (d.outcome, d.rule.as_deref().map(str::to_string))
 }
+
+/// `canary` is in none of the output, the report and both renderings;
+/// `what` names the case in a failure.
+pub fn assert_never_sent(out: &ctxgate::Trimmed, canary: &str, what: &str) {
+    assert!(!out.rendered.contains(canary), "{what}: {}", out.rendered);
+    assert!(
+        !serde_json::to_string(&out.report).unwrap().contains(canary),
+        "{what}"
+    );
+    for format in [ctxgate::Format::Json, ctxgate::Format::Outline] {
+        assert!(!format.render(&out.answer).contains(canary), "{what}");
+    }
+}
