@@ -259,8 +259,8 @@ impl<'a> Doc<'a> {
                 stack.push((child, below));
                 continue;
             }
-            if let Some((mut element, _)) = stack.pop() {
-                doc.close(&mut element, None);
+            if let Some((element, _)) = stack.pop() {
+                doc.close(element, None);
             }
         }
         doc.finish();
@@ -301,28 +301,11 @@ impl<'a> Doc<'a> {
     }
 
     /// The element opened last was read whole (its children closed before
-    /// it): its fields are moved here, the element keeps only its shell.
-    /// `placed`: its blocks, when the reader put them here already
-    /// ([`Doc::place_blocks`]; the element's own list is then empty).
+    /// it), given up to the doc: its fields are moved here. `placed`: its
+    /// blocks, when the reader put them here already ([`Doc::place_blocks`];
+    /// the element's own list is then empty).
     #[inline(never)]
-    pub(crate) fn close(&mut self, element: &mut Element<'a>, placed: Option<(u32, u32)>) {
-        self.close_with(element, |e| Parts {
-            raw: raw_states(e),
-            id: std::mem::take(&mut e.id),
-            subrole: e.subrole.take(),
-            title: e.title.take(),
-            url: e.url.take(),
-            content: std::mem::take(&mut e.content),
-            placed,
-            attributes: std::mem::take(&mut e.attributes),
-            role: std::mem::take(&mut e.role),
-        });
-    }
-
-    /// [`Doc::close`] of an element given up to it: its fields are moved
-    /// here and nothing is left of it (no shell to write back or drop).
-    #[inline(never)]
-    pub(crate) fn close_owned(&mut self, element: Element<'a>, placed: Option<(u32, u32)>) {
+    pub(crate) fn close(&mut self, element: Element<'a>, placed: Option<(u32, u32)>) {
         self.close_with(element, |e| {
             let raw = raw_states(&e);
             let Element {

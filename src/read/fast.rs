@@ -387,10 +387,10 @@ impl<'de> Fast<'de> {
             // Only the root's shell is kept (the answer needs one); the
             // doc holds the rest.
             if ctx.depth > 0 {
-                doc.close_owned(element, placed);
+                doc.close(element, placed);
                 return Ok(());
             }
-            doc.close(&mut element, placed);
+            doc.close(std::mem::take(&mut element), placed);
         }
         ctx.siblings.push(element);
         Ok(())
