@@ -104,10 +104,7 @@ pub(crate) fn with_conforming<'a, R>(
         crate::read::read_doc(bytes, limits, deadline)?
     };
     if let Some(doc) = read {
-        let findings = check_indexed(&doc);
-        if findings.iter().any(Finding::is_error) {
-            return Err(Error::NotConforming { findings });
-        }
+        require_conforming_doc(&doc)?;
         let result = then(&doc);
         return Ok((result, doc));
     }
@@ -176,12 +173,16 @@ pub fn read_conforming<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Answer<'a
 /// [`Error::NotConforming`] with every finding.
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn require_conforming(answer: &Answer<'_>) -> Result<()> {
-    require_conforming_tree(&Tree::new(&answer.root))
+    conforming(check(answer))
 }
 
-/// [`require_conforming`] of the tree that indexes a held answer.
-pub(crate) fn require_conforming_tree(tree: &Tree<'_, '_>) -> Result<()> {
-    let findings = check_tree(tree);
+/// [`require_conforming`] of an answer's [`Doc`] (a request's).
+pub(crate) fn require_conforming_doc(doc: &Doc<'_>) -> Result<()> {
+    conforming(check_indexed(doc))
+}
+
+/// `Ok` unless a finding is an error, else every finding.
+fn conforming(findings: Vec<Finding>) -> Result<()> {
     if findings.iter().any(Finding::is_error) {
         return Err(Error::NotConforming { findings });
     }

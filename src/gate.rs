@@ -6,12 +6,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::check::{require_conforming_tree, with_conforming};
+use crate::check::{require_conforming_doc, with_conforming};
 use crate::deadline::{Deadline, Stage};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::doc::Doc;
-use crate::model::{Answer, Tree};
+use crate::model::Answer;
 use crate::policy::Policy;
 use crate::trim::{request_input_of, trim_doc, Counts, Request, Trimmed};
 
@@ -110,8 +110,9 @@ impl Gate {
     /// The request's deadline ([`Request::timeout`]) counts from here.
     pub fn trim<'a>(&self, answer: &Answer<'a>, request: &Request) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
-        require_conforming_tree(&Tree::new(&answer.root))?;
+        // Checked as a request's doc is: one index of the answer, not two.
         let doc = Doc::from_answer(answer, "");
+        require_conforming_doc(&doc)?;
         self.trim_conforming(&doc, request, &deadline, Counts::Exact)
     }
 
