@@ -226,7 +226,7 @@ fn a_single_valued_rule_in_two_layers_is_a_load_error() {
     assert!(output.stdout.is_empty());
     assert_eq!(
         stderr(&output),
-        "error: policy tests/policies/layers/scope/scope.rego:3:1: `scope` is also defined by layer 1 (policies/default.rego:40:1); across layers only the partial sets (`deny`, `mask`, `keep`, `prune`, `strip`, `redact`, `element_attributes`) merge, every other rule belongs to one layer: remove one definition, or rename a helper\n"
+        "error: policy tests/policies/layers/scope/scope.rego:3:1: `scope` is also defined by layer 1 (policies/default.rego:40:1); a layer may not change what an earlier layer's rules mean: across layers only the partial sets (`deny`, `mask`, `keep`, `prune`, `strip`, `redact`, `element_attributes`) merge, with `contains`, and every other name (a rule, a `default`, a function, an `else` chain) belongs to one layer: remove one definition, or rename the helper\n"
     );
     // `policy check` names the same conflict.
     let check = ctxgate(&["policy", "check", "default", "tests/policies/layers/scope"]);

@@ -136,7 +136,7 @@ fn load(paths: &[String]) -> Result<crate::policy::Policy, Failure> {
     if paths.is_empty() {
         return Ok(lib::Policy::embedded_default()?);
     }
-    layered(paths, false)
+    layered(paths)
 }
 
 /// The gate for `--policy` values: none is the embedded default; each
@@ -145,17 +145,12 @@ pub(super) fn gate(layers: &[String]) -> Result<crate::Gate, Failure> {
     if layers.is_empty() {
         return Ok(crate::Gate::embedded_default()?);
     }
-    Ok(crate::Gate::new(layered(layers, false)?))
+    Ok(crate::Gate::new(layered(layers)?))
 }
 
 /// The policy of layers given as `--policy` values or paths.
-fn layered(layers: &[String], tests: bool) -> Result<lib::Policy, Failure> {
-    let mut sources = Vec::new();
-    for arg in layers {
-        let files = lib::layer_files(arg, tests)?;
-        sources.push(files.into_iter().map(|f| (f.name, f.source)).collect());
-    }
-    Ok(lib::Policy::from_layers(sources)?)
+fn layered(layers: &[String]) -> Result<lib::Policy, Failure> {
+    Ok(lib::Policy::load(layers)?)
 }
 
 fn emit(text: &str, outcome: Outcome) -> Result<Outcome, Failure> {
@@ -601,8 +596,8 @@ fn roles_by_id(
 }
 
 fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, Failure> {
-    let old_policy = layered(&[old.to_string()], false)?;
-    let new_policy = layered(&[new.to_string()], false)?;
+    let old_policy = layered(&[old.to_string()])?;
+    let new_policy = layered(&[new.to_string()])?;
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -176,6 +176,7 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
             }
             Ok((_, _, heads)) => {
                 check_heads(files, &tokens, &heads, &mut findings);
+                check_builtins(files, &mut findings);
                 Some(heads)
             }
         };
@@ -195,7 +196,8 @@ pub fn check_sources(files: &[PolicyFile]) -> Vec<Finding> {
 
 /// [`check_sources`] for layers of files (`--policy default --policy
 /// extra/`), with what only layers can get wrong: a file given twice, a
-/// rule outside [`MERGED_RULES`] defined in two layers.
+/// later layer that changes what an earlier layer's rules mean
+/// (`policy::compose`).
 pub fn check_layers(layers: &[Vec<PolicyFile>]) -> Vec<Finding> {
     let files: Vec<PolicyFile> = layers.concat();
     let mut findings = check_sources(&files);
@@ -218,10 +220,13 @@ pub fn check_layers(layers: &[Vec<PolicyFile>]) -> Vec<Finding> {
             }
         }
     }
-    let policy_files: Vec<PolicyFile> = files.iter().filter(|f| !f.is_test()).cloned().collect();
-    if let Ok((_, _, heads)) = compile_with_heads(&policy_files, false) {
-        if let Some(Error::Policy { location, message }) = layer_conflict(&heads, &layer_of) {
-            findings.push(Finding::error(&location, message));
+    if let Err(Error::Policy { location, message }) =
+        super::compose::check_layers(&files, &layer_of)
+    {
+        // A built-in's name is found by `check_sources` already.
+        let finding = Finding::error(&location, message);
+        if !findings.contains(&finding) {
+            findings.push(finding);
             tidy_findings(&files, &mut findings);
         }
     }
@@ -243,6 +248,7 @@ pub(crate) fn refuse(policy: &Policy, heads: &[RuleHead]) -> crate::error::Resul
         check_roles(file, tokens, &mut findings);
     }
     check_heads(files, &tokens, heads, &mut findings);
+    check_builtins(files, &mut findings);
     if is_embedded_default(policy) {
         // The same bytes as the embedded default: the probes' results are
         // those a test fixes (`policy check` of the default finds nothing,
@@ -273,6 +279,17 @@ pub(crate) fn refuse(policy: &Policy, heads: &[RuleHead]) -> crate::error::Resul
         location: first.location(),
         message: format!("{}{more}", first.message),
     })
+}
+
+/// A definition of a built-in's name, as a finding (`policy::compose`).
+fn check_builtins(files: &[PolicyFile], findings: &mut Vec<Finding>) {
+    match super::compose::check_builtins(files) {
+        Ok(()) => {}
+        Err(Error::Policy { location, message }) => {
+            findings.push(Finding::error(&location, message))
+        }
+        Err(other) => findings.push(Finding::error(&whole(files), other.to_string())),
+    }
 }
 
 /// Whether `policy` is the embedded default policy byte for byte (by its
@@ -362,56 +379,6 @@ pub const MERGED_RULES: [&str; 7] = [
     "redact",
     "element_attributes",
 ];
-
-/// The first rule outside [`MERGED_RULES`] defined in two layers, as an
-/// error at its definition in the later layer.
-pub(crate) fn layer_conflict(
-    heads: &[RuleHead],
-    layer_of: &BTreeMap<String, usize>,
-) -> Option<Error> {
-    let mut first: BTreeMap<&str, (&RuleHead, usize)> = BTreeMap::new();
-    let mut heads: Vec<&RuleHead> = heads.iter().collect();
-    heads.sort_by_key(|h| {
-        (
-            layer_of.get(&h.file).copied().unwrap_or(0),
-            h.file.clone(),
-            h.line,
-            h.col,
-        )
-    });
-    for head in heads {
-        let Some(&layer) = layer_of.get(&head.file) else {
-            continue;
-        };
-        let name = head
-            .path
-            .strip_prefix("data.ctxgate.")
-            .unwrap_or(&head.path);
-        if MERGED_RULES.contains(&name) {
-            continue;
-        }
-        match first.get(name) {
-            None => {
-                first.insert(name, (head, layer));
-            }
-            Some((earlier, earlier_layer)) if *earlier_layer != layer => {
-                return Some(Error::Policy {
-                    location: format!("{}:{}:{}", head.file, head.line, head.col),
-                    message: format!(
-                        "`{name}` is also defined by layer {} ({}:{}:{}); across layers only the partial sets ({}) merge, every other rule belongs to one layer: remove one definition, or rename a helper",
-                        earlier_layer + 1,
-                        earlier.file,
-                        earlier.line,
-                        earlier.col,
-                        MERGED_RULES.map(|r| format!("`{r}`")).join(", ")
-                    ),
-                });
-            }
-            Some(_) => {}
-        }
-    }
-    None
-}
 
 /// Where a finding is when regorus names no place: the policy set as a
 /// whole, named by its files.

@@ -47,10 +47,35 @@ impl Policy {
         Ok(policy)
     }
 
+    /// The policy `--policy` values name, each one layer
+    /// ([`Policy::from_layers`]): [`DEFAULT_LAYER`] (`default`) is the
+    /// embedded default, anything else a `.rego` file or a folder of them
+    /// ([`Policy::from_path`]). `default` alone is [`Policy::embedded_default`];
+    /// no value is a usage error.
+    pub fn load<P: AsRef<Path>>(layers: &[P]) -> Result<Policy> {
+        match layers {
+            [] => Err(Error::Policy {
+                location: "(none)".to_string(),
+                message: "no policy was given: name one or more layers (`default`, a `.rego` file or a folder)".to_string(),
+            }),
+            [only] if only.as_ref() == Path::new(DEFAULT_LAYER) => Policy::embedded_default(),
+            _ => {
+                let mut sources = Vec::new();
+                for layer in layers {
+                    let files = layer_files_at(layer.as_ref(), false)?;
+                    sources.push(files.into_iter().map(|f| (f.name, f.source)).collect());
+                }
+                Policy::from_layers(sources)
+            }
+        }
+    }
+
     /// Layers of policy files, each as [`Policy::from_sources`] takes
-    /// them, loaded as one policy: the partial sets ([`super::MERGED_RULES`])
-    /// merge; any other rule defined in two layers is a load error naming
-    /// both places. A file name given twice is an error too.
+    /// them, loaded as one policy under the composition rule
+    /// (`policy::compose`): a later layer may extend the contract's partial
+    /// sets with `contains`, and may not give a value to any other name an
+    /// earlier layer defines or reads; a load error names both places. A
+    /// file name given twice is an error too.
     pub fn from_layers(layers: Vec<Vec<(String, String)>>) -> Result<Policy> {
         let mut layer_of: BTreeMap<String, usize> = BTreeMap::new();
         let mut files = Vec::new();
@@ -70,9 +95,7 @@ impl Policy {
             }
         }
         let (policy, heads) = Policy::unchecked(files)?;
-        if let Some(conflict) = super::lint::layer_conflict(&heads, &layer_of) {
-            return Err(conflict);
-        }
+        super::compose::check_layers(policy.files(), &layer_of)?;
         super::lint::refuse(&policy, &heads)?;
         Ok(policy)
     }
@@ -81,7 +104,11 @@ impl Policy {
 /// One layer's files from a `--policy` value: [`DEFAULT_LAYER`] is the
 /// embedded default, anything else a path ([`load_path`]).
 pub fn layer_files(arg: &str, tests: bool) -> Result<Vec<PolicyFile>> {
-    if arg == DEFAULT_LAYER {
+    layer_files_at(Path::new(arg), tests)
+}
+
+fn layer_files_at(arg: &Path, tests: bool) -> Result<Vec<PolicyFile>> {
+    if arg == Path::new(DEFAULT_LAYER) {
         let mut files = vec![PolicyFile {
             name: DEFAULT_NAME.to_string(),
             source: DEFAULT_SOURCE.to_string(),
@@ -94,7 +121,7 @@ pub fn layer_files(arg: &str, tests: bool) -> Result<Vec<PolicyFile>> {
         }
         return Ok(files);
     }
-    load_path(Path::new(arg), tests)
+    load_path(arg, tests)
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use ctxgate::{Budget, Error, ErrorKind, Format, Gate as Inner, Limits, Policy, Request};
@@ -234,11 +234,12 @@ fn _ctxgate(module: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Where a gate's policy comes from.
+/// Where a gate's policy comes from: the embedded default, or layers as
+/// `--policy` values name them (`"default"`, a `.rego` file, a folder),
+/// loaded by the library's own loader ([`Policy::load`]).
 enum PolicySource {
     Default,
-    Path(PathBuf),
-    Paths(Vec<PathBuf>),
+    Layers(Vec<PathBuf>),
 }
 
 impl PolicySource {
@@ -255,58 +256,17 @@ impl PolicySource {
                     "the list of policy paths is empty; give at least one, or none for the default policy",
                 ));
             }
-            return Ok(PolicySource::Paths(paths));
+            return Ok(PolicySource::Layers(paths));
         }
-        Ok(PolicySource::Path(policy.extract()?))
+        Ok(PolicySource::Layers(vec![policy.extract()?]))
     }
 
     fn gate(&self) -> ctxgate::Result<Inner> {
         match self {
             PolicySource::Default => Inner::embedded_default(),
-            PolicySource::Path(path) => Inner::from_policy_path(path),
-            PolicySource::Paths(paths) => {
-                let mut files = Vec::new();
-                for path in paths {
-                    policy_files(path, &mut files)?;
-                }
-                Ok(Inner::new(Policy::from_sources(files)?))
-            }
+            PolicySource::Layers(layers) => Ok(Inner::new(Policy::load(layers)?)),
         }
     }
-}
-
-/// The policy files at `path` as `Policy::from_path` reads them: the file,
-/// or a directory's `*.rego` files (not `*_test.rego`), sorted, each named
-/// by its path.
-fn policy_files(path: &Path, files: &mut Vec<(String, String)>) -> ctxgate::Result<()> {
-    let io = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| Error::Io { path, source }
-    };
-    let read = |path: &Path| std::fs::read_to_string(path).map_err(io(path));
-    if !std::fs::metadata(path).map_err(io(path))?.is_dir() {
-        files.push((path.display().to_string(), read(path)?));
-        return Ok(());
-    }
-    let mut paths = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(io(path))? {
-        let entry = entry.map_err(io(path))?.path();
-        let name = entry.to_string_lossy();
-        if entry.is_file() && name.ends_with(".rego") && !name.ends_with("_test.rego") {
-            paths.push(entry);
-        }
-    }
-    if paths.is_empty() {
-        return Err(Error::Policy {
-            location: path.display().to_string(),
-            message: "the directory has no `.rego` files".to_string(),
-        });
-    }
-    paths.sort();
-    for path in paths {
-        files.push((path.display().to_string(), read(&path)?));
-    }
-    Ok(())
 }
 
 /// An answer as the bytes the library reads: a `bytes` or `str` in place,

@@ -180,3 +180,22 @@ def test_a_wrong_type_is_a_type_error(gate):
 # InternalError is a bug in ctxgate (an invariant that did not hold): no
 # input causes it, so no test can raise it; the class exists so that a host
 # can tell it apart.
+
+
+def test_layers_follow_the_libraries_composition_rule(tmp_path):
+    # `"default"` names the embedded default, as `--policy default` does.
+    assert ctxgate.Gate(policy="default").policy_hash == ctxgate.Gate().policy_hash
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "chat.rego").write_text(
+        'package ctxgate\n\ndeny contains "chat" if input.element.subrole == "chat"\n'
+    )
+    layered = ctxgate.Gate(policy=["default", site])
+    assert layered.policy_hash != ctxgate.Gate().policy_hash
+    # A later layer may not change what the default's rules mean.
+    widening = tmp_path / "widening.rego"
+    widening.write_text("package ctxgate\n\ndefault on_focus_or_selected := true\n")
+    with pytest.raises(ctxgate.PolicyError) as info:
+        ctxgate.Gate(policy=["default", widening])
+    assert info.value.file == str(widening)
+    assert "`on_focus_or_selected` is also defined by layer 1" in str(info.value)
