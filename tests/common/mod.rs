@@ -10,6 +10,22 @@ use std::process::{Command, Output, Stdio};
 /// the value): part of the output a host sees, so the tests name it.
 pub const SECURE_MARKER: &str = "[secure value not imported]";
 
+/// Whether a test may run that needs a tool outside the Rust toolchain
+/// (Chromium, Python, Node), given whether it was found. Not found, the
+/// test says it skipped, in one line, and returns; with
+/// `CTXGATE_REQUIRE_TOOLS=1` (what `.ci/run` sets) a missing tool fails
+/// the test instead.
+pub fn tool_found(test: &str, tool: &str, found: bool, install: &str) -> bool {
+    if found {
+        return true;
+    }
+    if std::env::var("CTXGATE_REQUIRE_TOOLS").as_deref() == Ok("1") {
+        panic!("{test}: {tool} not found and CTXGATE_REQUIRE_TOOLS=1: {install}");
+    }
+    eprintln!("{test}: skipped: {tool} not found ({install}; CTXGATE_REQUIRE_TOOLS=1 makes this a failure)");
+    false
+}
+
 /// The crate's root folder.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
