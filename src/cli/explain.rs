@@ -179,6 +179,7 @@ pub(crate) fn explain<'r>(
             ),
             error: None,
             printed: false,
+            closed_pipe: false,
         });
     }
     let output = Tree::new(&trimmed.answer.root);

@@ -191,6 +191,9 @@ pub(crate) struct Failure {
     error: Option<Box<crate::Error>>,
     /// Already written to stderr (as JSON): only the exit code is left.
     printed: bool,
+    /// Standard output was closed by its reader (`ctxgate … | head`): the
+    /// command ends quietly with 0, as ripgrep does.
+    closed_pipe: bool,
 }
 
 impl Failure {
@@ -201,6 +204,7 @@ impl Failure {
             message: message.into(),
             error: None,
             printed: false,
+            closed_pipe: false,
         }
     }
 
@@ -211,6 +215,7 @@ impl Failure {
             message: message.into(),
             error: None,
             printed: false,
+            closed_pipe: false,
         }
     }
 }
@@ -222,6 +227,7 @@ impl From<crate::Error> for Failure {
             message: format!("{err:#}"),
             error: Some(Box::new(err)),
             printed: false,
+            closed_pipe: false,
         }
     }
 }
@@ -270,6 +276,9 @@ pub fn main() -> ExitCode {
             }
             ExitCode::from(1)
         }
+        Err(Failure {
+            closed_pipe: true, ..
+        }) => ExitCode::SUCCESS,
         // One line, whatever ids, keys or role words of the input it names:
         // a control or bidi char in them is written as `\uXXXX`.
         Err(Failure {
@@ -325,12 +334,31 @@ fn read_stdin() -> Result<Vec<u8>, Failure> {
 }
 
 /// Writes all of `bytes` to stdout, or says why not.
+/// Writes `bytes` to stdout, and a newline after them when stdout is a
+/// terminal and they do not end with one (a person is reading: the prompt
+/// starts on its own line). Piped or redirected, stdout gets exactly
+/// `bytes`, which is what a budget measured.
 pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    use std::io::{IsTerminal, Write};
+    let stdout = std::io::stdout();
+    let newline = stdout.is_terminal() && !bytes.is_empty() && !bytes.ends_with(b"\n");
+    let mut out = stdout.lock();
     out.write_all(bytes)
+        .and_then(|()| {
+            if newline {
+                out.write_all(b"\n")
+            } else {
+                Ok(())
+            }
+        })
         .and_then(|()| out.flush())
-        .map_err(|e| Failure::io(format!("cannot write standard output: {e}")))
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Failure {
+                closed_pipe: true,
+                ..Failure::io("standard output was closed")
+            },
+            _ => Failure::io(format!("cannot write standard output: {e}")),
+        })
 }
 
 #[cfg(test)]
