@@ -51,3 +51,48 @@ fn piped_output_is_exactly_what_was_measured() {
     );
     assert!(out.stdout.len() <= 600);
 }
+
+/// JSON error positions are 1-based and point at the offending byte, or
+/// just past the last one when the input ends too early.
+#[test]
+fn json_errors_name_a_1_based_place() {
+    for (input, place) in [
+        (&b"{\n"[..], "line 2, column 1"),
+        (b"{\"a\":", "line 1, column 6"),
+        (b"{\"a\" 1}", "line 1, column 6"),
+        (b"", "line 1, column 1"),
+        (b"[1,\n 2,,]", "line 2, column 4"),
+    ] {
+        let out = run_with_stdin(&["check"], input);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(place),
+            "{:?}: {err}",
+            String::from_utf8_lossy(input)
+        );
+        let out = run_with_stdin(&["trim", "--json"], input);
+        let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+        let (line, column) = place
+            .strip_prefix("line ")
+            .and_then(|p| p.split_once(", column "))
+            .unwrap();
+        assert_eq!(err["error"]["data"]["line"], line.parse::<u64>().unwrap());
+        assert_eq!(
+            err["error"]["data"]["column"],
+            column.parse::<u64>().unwrap()
+        );
+    }
+}
+
+fn run_with_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}

@@ -418,7 +418,7 @@ pub(crate) fn read_two_passes<'a>(
         Err(err) => {
             return Err(match ctx.abort.take() {
                 Some(abort) => abort,
-                None => json_error(&err),
+                None => json_error(&err, bytes),
             })
         }
     };
@@ -441,16 +441,23 @@ pub(crate) fn read_two_passes<'a>(
     })
 }
 
-fn json_error(err: &serde_json::Error) -> Error {
+/// serde_json's error at a 1-based line and column of `bytes`: the byte it
+/// failed on, or, when the input ended too early, the place just past its
+/// last byte (serde_json says column 0 after a final newline).
+fn json_error(err: &serde_json::Error, bytes: &[u8]) -> Error {
     let message = err.to_string();
     // serde_json appends " at line L column C"; we state the place ourselves.
     let message = match message.rfind(" at line ") {
         Some(at) => message[..at].to_string(),
         None => message,
     };
+    let (line, column) = match err.is_eof() {
+        true => line_column(bytes, bytes.len()),
+        false => (err.line().max(1), err.column().max(1)),
+    };
     Error::Json {
-        line: err.line(),
-        column: err.column(),
+        line,
+        column,
         message,
     }
 }
