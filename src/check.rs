@@ -171,7 +171,7 @@ pub fn read_conforming<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Answer<'a
 
 /// `Ok` when a held answer conforms (warnings allowed), else
 /// [`Error::NotConforming`] with every finding.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 pub(crate) fn require_conforming(answer: &Answer<'_>) -> Result<()> {
     conforming(check(answer))
 }

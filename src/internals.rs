@@ -1,12 +1,14 @@
 //! Machinery for the benches and fuzz targets that time or drive one stage
-//! on its own (read, decide, fill, render). Not part of the API: it exists
+//! on its own (plan, decide, count, render). Not part of the API: it exists
 //! only with the non-default `internals` feature, which the crate's own
 //! dev-dependency on itself turns on for tests, benches and examples.
+//! Nothing here takes a caller's own plan or decider and produces output
+//! to send: trimming is only `Gate`'s, which applies its policy's plan,
+//! redaction, scope and the floor.
 //!
 //! Tests use the public API, the `ctxgate` binary, or live in `src/` as
-//! unit tests; the exceptions are the fitter's and the gate's property
-//! tests and the outline round trip, which measure stages against each
-//! other.
+//! unit tests; the exceptions are the gate's property tests and the outline
+//! round trip, which measure stages against each other.
 
 use std::sync::Arc;
 
@@ -17,7 +19,7 @@ pub use crate::policy::{
 pub use crate::render::{json, json_element_fragment, outline, outline_element_fragment};
 #[cfg(feature = "tokens")]
 pub use crate::tokens::count_o200k;
-pub use crate::trim::{fill_prefixes, request_input, trim_with, with_projections, Decider};
+pub use crate::trim::{request_input, with_projections};
 use crate::Policy;
 
 /// The per-request plan the policy returns for `request` (cached across

@@ -777,6 +777,11 @@ fn image_data_len(out: &Trimmed) -> Option<usize> {
 
 #[test]
 fn a_50_mb_image_is_refused_by_default_and_sent_whole_or_dropped_when_allowed() {
+    if !common::slow_test_runs(
+        "a_50_mb_image_is_refused_by_default_and_sent_whole_or_dropped_when_allowed",
+    ) {
+        return;
+    }
     let size = 50 * 1024 * 1024;
     let bytes = image_answer(size);
     assert_eq!(

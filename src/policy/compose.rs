@@ -23,9 +23,23 @@ use std::collections::BTreeMap;
 use regorus::unstable::{Expr, Literal, Module, Query, Rule, RuleHead as Head};
 use regorus::Value;
 
-use super::lint::MERGED_RULES;
 use super::source::PolicyFile;
 use crate::error::{Error, Result};
+
+/// The rules that merge across layers: partial sets, whose members are
+/// the union of every layer's (a reason, a redaction, an attribute name
+/// declared or stripped by one layer is added to the whole). Every other rule, the
+/// single-valued ones (`scope`, `budget`, `priority`, `title_patterns`)
+/// and helpers alike, must be defined in one layer only.
+pub(crate) const MERGED_RULES: [&str; 7] = [
+    "deny",
+    "mask",
+    "keep",
+    "prune",
+    "strip",
+    "redact",
+    "element_attributes",
+];
 
 /// A place in a policy file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -365,21 +365,6 @@ fn tidy_findings(files: &[PolicyFile], findings: &mut Vec<Finding>) {
     });
 }
 
-/// The rules that merge across layers: partial sets, whose members are
-/// the union of every layer's (a reason, a redaction, an attribute name
-/// declared or stripped by one layer is added to the whole). Every other rule, the
-/// single-valued ones (`scope`, `budget`, `priority`, `title_patterns`)
-/// and helpers alike, must be defined in one layer only.
-pub const MERGED_RULES: [&str; 7] = [
-    "deny",
-    "mask",
-    "keep",
-    "prune",
-    "strip",
-    "redact",
-    "element_attributes",
-];
-
 /// Where a finding is when regorus names no place: the policy set as a
 /// whole, named by its files.
 fn whole(files: &[PolicyFile]) -> String {

@@ -10,5 +10,16 @@ mod patterns;
 mod policy_cases;
 mod policy_engine;
 mod policy_rvm;
+mod trim_properties;
 
 include!("../../tests/common/with_logs.rs");
+
+/// `full` when `CTXGATE_SLOW_TESTS=1` (which `.ci/run` sets), else
+/// `quick`: how many generated cases a slow property runs, so that the
+/// README's `cargo test` stays within minutes and CI runs every case.
+pub(crate) fn cases(full: usize, quick: usize) -> usize {
+    match std::env::var("CTXGATE_SLOW_TESTS").as_deref() {
+        Ok("1") => full,
+        _ => quick,
+    }
+}

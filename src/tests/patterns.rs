@@ -303,6 +303,7 @@ fn examples() -> Vec<String> {
     vec![
         format!("AccountKey={}==", alnum(86)),
         "AKIAABCDEFGHIJKLMNOP".to_string(),
+        format!("GITHUB_TOKEN={}", alnum(20)),
         format!("ghp_{}", alnum(36)),
         format!("github_pat_{}", alnum(22)),
         format!("glpat-{}", alnum(20)),
@@ -398,7 +399,9 @@ fn walk(
 #[test]
 fn the_dfas_find_what_regex_finds() {
     let patterns = default_patterns();
-    let texts = strings(1500);
+    // Each example alone, then generated strings of pieces and examples.
+    let mut texts = examples();
+    texts.extend(strings(super::cases(1500, 300)));
     let mut matched = vec![0usize; patterns.len()];
     for (i, text) in patterns.iter().enumerate() {
         let pattern = Pattern::new(text).unwrap();

@@ -232,7 +232,7 @@ fn the_rvm_path_decides_generated_projections_as_the_interpreter_does() {
     ];
     let mut gen = Gen(0x9E37_79B9_7F4A_7C15);
     let mut projections = Vec::new();
-    for _ in 0..250 {
+    for _ in 0..super::cases(250, 60) {
         let inside: Inside<'static> = (0..gen.next() % 9)
             .map(|_| (*gen.pick(&Role::ALL), *gen.pick(&SUBROLES)))
             .collect();

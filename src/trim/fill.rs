@@ -98,7 +98,9 @@ pub struct Filled<'a> {
     /// Rendered-and-measured probes taken to fit.
     pub probes: usize,
     /// How many candidates of the fill order were sent whole, when a
-    /// budget applied and a prefix of them fit.
+    /// budget applied and a prefix of them fit (the fill's properties read
+    /// it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub prefix: Option<usize>,
 }
 
@@ -619,10 +621,11 @@ impl<'f, 'a> Filler<'f, 'a> {
         }))
     }
 
-    /// For tests: the size in `budget`'s unit of the base with the first k
+    /// The size in `budget`'s unit of the base with the first k
     /// candidates, for every k from 0 to all of them, with compact notices;
     /// and the size of all of them with the notices sent when they all fit
     /// (full ones, unless the input carries compact ones).
+    #[cfg(test)]
     pub fn prefix_sizes(mut self, budget: Budget) -> Result<(Vec<usize>, usize)> {
         let base = self.base();
         let candidates = self.selection.candidates.clone();

@@ -145,7 +145,7 @@ pub(crate) fn request_input_of(protocol: &str, instance: &str, request: &Request
 
 /// Trims a conforming answer with a plan and a decider. Checks the answer
 /// first: a non-conforming one is rejected, whatever its origin.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 pub fn trim_with<'a>(
     answer: &Answer<'a>,
     request: &Request,
@@ -188,7 +188,7 @@ pub(crate) enum Counts {
 }
 
 /// [`trim_with`] for an answer already checked, within `deadline`.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn trim_checked<'a>(
     answer: &Answer<'a>,
@@ -322,15 +322,7 @@ pub(crate) fn trim_doc<'a>(
 /// mandatory part plus the first k candidates with compact notices, for
 /// every k, and of all of them with the notices sent when all fit (full
 /// ones unless the input carries compact ones).
-// Its callees in `fill` exist for it alone; without `internals` nothing
-// calls it, and building it keeps them checked.
-#[cfg_attr(
-    not(feature = "internals"),
-    allow(
-        dead_code,
-        reason = "only the fitter's property tests call it, through `internals`"
-    )
-)]
+#[cfg(test)]
 pub fn fill_prefixes(
     answer: &Answer<'_>,
     request: &Request,

@@ -26,6 +26,17 @@ pub fn tool_found(test: &str, tool: &str, found: bool, install: &str) -> bool {
     false
 }
 
+/// Whether a slow test runs: with `CTXGATE_SLOW_TESTS=1` (what `.ci/run`
+/// sets). Otherwise it says it skipped, in one line, and the README's
+/// `cargo test` stays within minutes.
+pub fn slow_test_runs(test: &str) -> bool {
+    if std::env::var("CTXGATE_SLOW_TESTS").as_deref() == Ok("1") {
+        return true;
+    }
+    eprintln!("{test}: skipped: slow (CTXGATE_SLOW_TESTS=1 runs it)");
+    false
+}
+
 /// The crate's root folder.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -7,20 +7,21 @@
 //!
 //! The decider here is native and table-driven (subrole words), so the
 //! properties exercise trimming itself; `tests/gate_properties.rs` runs the
-//! same invariants through the real default policy.
-
-mod common;
+//! same invariants through the real default policy. A unit test: the
+//! decider and plan are the test's own, which no API outside the crate
+//! accepts.
 
 use std::sync::Arc;
 
-use ctxgate::internals::{trim_with, Decider, Decision, ElementInput, Redaction, RequestPlan};
-use ctxgate::{Answer, Budget, Content, Element, Error, Format, Request, Role, Scope};
+use crate::policy::{Decider, Decision, ElementInput, Redaction, RequestPlan};
+use crate::trim::{fill_prefixes, trim_with};
+use crate::{Answer, Budget, Content, Element, Error, Format, Request, Role, Scope};
 use proptest::prelude::*;
 
 struct Table(usize);
 
 impl Decider for Table {
-    fn decide(&mut self, e: &ElementInput<'_>) -> ctxgate::Result<Arc<Decision>> {
+    fn decide(&mut self, e: &ElementInput<'_>) -> crate::Result<Arc<Decision>> {
         self.0 += 1;
         let mut d = Decision::default();
         match e.subrole {
@@ -204,7 +205,7 @@ fn build_rooted(windows: Vec<Spec>, focus_depth: usize, root_subrole: &str) -> A
 
 /// Ids of elements whose text must never leave: denied or masked, here or above.
 fn forbidden(answer: &Answer) -> Vec<String> {
-    let tree = ctxgate::Tree::new(&answer.root);
+    let tree = crate::Tree::new(&answer.root);
     let mut hidden = vec![false; tree.len()];
     let mut ids = Vec::new();
     for (at, node) in tree.nodes().iter().enumerate() {
@@ -223,15 +224,15 @@ fn trim_logged<'a>(
     answer: &Answer<'a>,
     request: &Request,
     scope: Scope,
-) -> (ctxgate::Result<ctxgate::Trimmed<'a>>, String) {
-    common::with_logs(|| {
+) -> (crate::Result<crate::Trimmed<'a>>, String) {
+    super::with_logs(|| {
         trim_with(
             answer,
             request,
             &plan(scope),
             &mut Table(0),
             "hash",
-            &ctxgate::Limits::default(),
+            &crate::Limits::default(),
         )
     })
 }
@@ -251,7 +252,7 @@ proptest! {
         root_subrole in prop::sample::select(vec!["", "", "", "", "deny-me", "mask-me", "keep-me", "prune-me"]),
     ) {
         let answer = build_rooted(windows, focus_depth, root_subrole);
-        prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
+        prop_assume!(crate::check(&answer).iter().all(|f| !f.is_error()));
         let mut request = Request::new("test");
         if let Some(b) = budget {
             request = request.budget(Budget::Bytes(b));
@@ -277,7 +278,7 @@ proptest! {
                 if let Some(b) = budget {
                     prop_assert!(out.rendered.len() <= b);
                 }
-                let findings = ctxgate::check(&out.answer);
+                let findings = crate::check(&out.answer);
                 prop_assert!(findings.iter().all(|f| !f.is_error()), "{findings:?}");
                 prop_assert_eq!(&out.rendered, &request.format.render(&out.answer));
                 if matches!(root_subrole, "deny-me" | "mask-me") {
@@ -323,15 +324,15 @@ proptest! {
         tokens: bool,
     ) {
         let answer = build(windows, focus_depth);
-        prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
+        prop_assume!(crate::check(&answer).iter().all(|f| !f.is_error()));
         // In bytes, or in o200k tokens (a quarter as many): the fitter's
         // search must find the same largest prefix in either unit.
         let run = |budget: usize| {
             let budget = if tokens { Budget::Tokens(budget / 4) } else { Budget::Bytes(budget) };
             let request = Request::new("test").budget(budget);
-            let works = trim_with(&answer, &request, &plan(SCOPES[scope]), &mut Table(0), "h", &ctxgate::Limits::default()).is_ok();
-            let (prefix, _, _) = ctxgate::internals::fill_prefixes(
-                &answer, &request, &plan(SCOPES[scope]), &mut Table(0), &ctxgate::Limits::default(), false,
+            let works = trim_with(&answer, &request, &plan(SCOPES[scope]), &mut Table(0), "h", &crate::Limits::default()).is_ok();
+            let (prefix, _, _) = fill_prefixes(
+                &answer, &request, &plan(SCOPES[scope]), &mut Table(0), &crate::Limits::default(), false,
             ).unwrap();
             (works, prefix)
         };
@@ -357,7 +358,7 @@ fn trim_plain<'a>(
     scope: Scope,
     budget: Option<Budget>,
     format: Format,
-) -> ctxgate::Result<ctxgate::Trimmed<'a>> {
+) -> crate::Result<crate::Trimmed<'a>> {
     let mut request = Request::new("test").format(format);
     if let Some(budget) = budget {
         request = request.budget(budget);
@@ -368,7 +369,7 @@ fn trim_plain<'a>(
         &plan(scope),
         &mut Table(0),
         "h",
-        &ctxgate::Limits::default(),
+        &crate::Limits::default(),
     )
 }
 
@@ -387,7 +388,7 @@ proptest! {
         root_subrole in prop::sample::select(vec!["", "", "deny-me", "mask-me", "keep-me"]),
     ) {
         let answer = build_rooted(windows, focus_depth, root_subrole);
-        prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
+        prop_assume!(crate::check(&answer).iter().all(|f| !f.is_error()));
         let format = if outline { Format::Outline } else { Format::Json };
         let works = |n: usize| match trim_plain(&answer, SCOPES[scope], Some(unit(tokens, n)), format) {
             Ok(out) => {
@@ -442,14 +443,14 @@ proptest! {
         tokens in any::<bool>(),
     ) {
         let answer = build(windows, focus_depth);
-        prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
+        prop_assume!(crate::check(&answer).iter().all(|f| !f.is_error()));
         let fill = |limit: usize, sizes: bool| {
             let mut request = Request::new("test").budget(unit(tokens, limit));
             if outline {
                 request = request.format(Format::Outline);
             }
-            ctxgate::internals::fill_prefixes(
-                &answer, &request, &plan(SCOPES[scope]), &mut Table(0), &ctxgate::Limits::default(), sizes,
+            fill_prefixes(
+                &answer, &request, &plan(SCOPES[scope]), &mut Table(0), &crate::Limits::default(), sizes,
             ).unwrap()
         };
         let (_, sizes, whole) = fill(1 << 30, true);
@@ -485,7 +486,7 @@ proptest! {
         extra in 0..3usize,
     ) {
         let answer = build(windows, focus_depth);
-        prop_assume!(ctxgate::check(&answer).iter().all(|f| !f.is_error()));
+        prop_assume!(crate::check(&answer).iter().all(|f| !f.is_error()));
         let format = if outline { Format::Outline } else { Format::Json };
         let whole = trim_plain(&answer, SCOPES[scope], None, format).unwrap();
         // Its size, measured by a budget it is far within.
