@@ -1,6 +1,6 @@
 //! Command-line interface: clap → library → output → exit code.
 //!
-//! Exit codes, for every subcommand, decided in one place ([`exit_code`]) by
+//! Exit codes, for every subcommand, decided in one place (`exit_code`) by
 //! the error's [`ErrorKind`]: 0 = fine; 1 = the input was judged and found
 //! wanting (not JSON or not of the import format, does not conform, over a
 //! limit, budget unreachable, past the deadline) or the command's findings

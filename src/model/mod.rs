@@ -305,7 +305,7 @@ impl std::fmt::Debug for Children<'_> {
 ///
 /// Most elements have none; an element without attributes carries one
 /// pointer (the names and values are boxed, and allocated only for the
-/// first one). Up to [`SMALL_ATTRIBUTES`] are a list searched in order
+/// first one). Up to `SMALL_ATTRIBUTES` are a list searched in order
 /// (no hash table: most elements have one to three); more are an index
 /// map. Two are equal when they hold the same names with equal values, in
 /// any order (as maps).

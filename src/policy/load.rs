@@ -48,7 +48,7 @@ impl Policy {
     }
 
     /// The policy `--policy` values name, each one layer
-    /// ([`Policy::from_layers`]): [`DEFAULT_LAYER`] (`default`) is the
+    /// ([`Policy::from_layers`]): `default` is the
     /// embedded default, anything else a `.rego` file or a folder of them
     /// ([`Policy::from_path`]). `default` alone is [`Policy::embedded_default`];
     /// no value is a usage error.
