@@ -1,5 +1,7 @@
 //! Conventions of the command line a user expects of any Unix tool.
 
+mod common;
+
 use std::process::{Command, Stdio};
 
 /// A reader that closes the pipe early (`ctxgate … | head -c 1`) ends the
@@ -95,4 +97,66 @@ fn run_with_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
         .unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// `ctxgate man` prints the man page, and docs/ctxgate.1 is what it
+/// prints (`UPDATE_EXPECT=1` rewrites it), so the shipped page cannot
+/// drift from `--help`.
+#[test]
+fn the_shipped_man_page_is_what_ctxgate_man_prints() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .arg("man")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    for command in [
+        "trim",
+        "explain",
+        "check",
+        "import",
+        "policy",
+        "serve",
+        "completions",
+    ] {
+        assert!(
+            page.contains(&format!(".TH ctxgate-{command} ")),
+            "{command}"
+        );
+    }
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ctxgate.1");
+    if let Err(diff) = common::expect_file(&shipped, &page) {
+        panic!("{diff}");
+    }
+}
+
+/// `ctxgate completions SHELL` prints a script that names every
+/// subcommand; bash parses it.
+#[test]
+fn completions_name_every_subcommand() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        for command in ["trim", "explain", "policy", "serve", "import"] {
+            assert!(script.contains(command), "{shell}: {command}");
+        }
+    }
+    let bash = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let path = std::env::temp_dir().join(format!("ctxgate-completion-{}.bash", std::process::id()));
+    std::fs::write(&path, &bash.stdout).unwrap();
+    if let Ok(check) = Command::new("bash").arg("-n").arg(&path).output() {
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+    }
+    std::fs::remove_file(&path).unwrap();
 }

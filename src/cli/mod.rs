@@ -50,6 +50,14 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Generate a realistic 0.2.0 answer of N elements, deterministic for a seed.
     Synth(synth::SynthArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), as shipped in docs/ctxgate.1.
+    Man,
 }
 
 /// Limits on what is read; defaults in the README.
@@ -267,6 +275,8 @@ pub fn main() -> ExitCode {
         Command::Policy(args) => policy::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Synth(args) => synth::run(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man(),
     };
     match outcome {
         Ok(Outcome::Fine) => ExitCode::SUCCESS,
@@ -293,6 +303,37 @@ pub fn main() -> ExitCode {
             ExitCode::from(exit_code(kind))
         }
     }
+}
+
+fn completions(shell: clap_complete::Shell) -> Result<Outcome, Failure> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "ctxgate", &mut out);
+    write_stdout(&out)?;
+    Ok(Outcome::Fine)
+}
+
+fn man() -> Result<Outcome, Failure> {
+    write_stdout(&man_page())?;
+    Ok(Outcome::Fine)
+}
+
+/// The man page: the top-level page, then each subcommand's, in one roff
+/// document.
+pub fn man_page() -> Vec<u8> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(command.clone())
+        .render(&mut out)
+        .expect("a man page renders to memory");
+    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+        clap_mangen::Man::new(sub.clone())
+            .title(format!("ctxgate-{}", sub.get_name()))
+            .render(&mut out)
+            .expect("a man page renders to memory");
+    }
+    out
 }
 
 /// Logs go to stderr, filtered by `CTXGATE_LOG` (e.g. `CTXGATE_LOG=debug`);
