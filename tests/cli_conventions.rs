@@ -160,3 +160,24 @@ fn completions_name_every_subcommand() {
     }
     std::fs::remove_file(&path).unwrap();
 }
+
+/// `check` reads and checks; it decides nothing, so it offers no policy
+/// limit. `trim` and `serve` do.
+#[test]
+fn each_subcommand_offers_only_the_limits_it_uses() {
+    let help = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(!help(&["check", "--help"]).contains("--max-projections"));
+    assert!(help(&["check", "--help"]).contains("--max-input-bytes"));
+    for command in ["trim", "explain", "serve"] {
+        assert!(
+            help(&[command, "--help"]).contains("--max-projections"),
+            "{command}"
+        );
+    }
+}

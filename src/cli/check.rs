@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{read_input, write_stdout, Failure, LimitArgs, Outcome};
+use super::{read_input, write_stdout, Failure, Outcome, ReadLimitArgs};
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -15,7 +15,7 @@ pub struct CheckArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    limits: LimitArgs,
+    limits: ReadLimitArgs,
 }
 
 pub fn run(args: CheckArgs) -> Result<Outcome, Failure> {

@@ -62,7 +62,7 @@ enum Command {
 
 /// Limits on what is read; defaults in the README.
 #[derive(Args, Clone, Copy)]
-pub(crate) struct LimitArgs {
+pub(crate) struct ReadLimitArgs {
     /// Largest input in bytes.
     #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_input_bytes)]
     pub max_input_bytes: usize,
@@ -75,6 +75,26 @@ pub(crate) struct LimitArgs {
     /// Most bytes of title, url and content in one element.
     #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_content_bytes)]
     pub max_content_bytes: usize,
+}
+
+impl ReadLimitArgs {
+    /// The limits, with the default for what is not read's to say.
+    pub fn limits(&self) -> crate::Limits {
+        crate::Limits {
+            max_input_bytes: self.max_input_bytes,
+            max_elements: self.max_elements,
+            max_depth: self.max_depth,
+            max_content_bytes: self.max_content_bytes,
+            ..crate::Limits::DEFAULT
+        }
+    }
+}
+
+/// Limits on what is read and on what the policy decides.
+#[derive(Args, Clone, Copy)]
+pub(crate) struct LimitArgs {
+    #[command(flatten)]
+    pub read: ReadLimitArgs,
     /// Most distinct element projections the policy decides in one request.
     #[arg(long, value_name = "N", default_value_t = crate::Limits::DEFAULT.max_projections)]
     pub max_projections: usize,
@@ -83,11 +103,8 @@ pub(crate) struct LimitArgs {
 impl LimitArgs {
     pub fn limits(&self) -> crate::Limits {
         crate::Limits {
-            max_input_bytes: self.max_input_bytes,
-            max_elements: self.max_elements,
-            max_depth: self.max_depth,
-            max_content_bytes: self.max_content_bytes,
             max_projections: self.max_projections,
+            ..self.read.limits()
         }
     }
 }
