@@ -97,15 +97,15 @@ pub(crate) fn with_conforming<'a, R>(
     bytes: &'a [u8],
     limits: &Limits,
     deadline: Option<&Deadline>,
-    then: impl FnOnce(&Doc<'a>) -> Result<R>,
+    then: impl FnOnce(&Doc<'a>, &[Finding]) -> Result<R>,
 ) -> Result<(Result<R>, Doc<'a>)> {
     let read = {
         let _read = tracing::info_span!("read", bytes = bytes.len()).entered();
         crate::read::read_doc(bytes, limits, deadline)?
     };
     if let Some(doc) = read {
-        require_conforming_doc(&doc)?;
-        let result = then(&doc);
+        let warnings = require_conforming_doc(&doc)?;
+        let result = then(&doc, &warnings);
         return Ok((result, doc));
     }
     let reading = {
@@ -124,7 +124,7 @@ pub(crate) fn with_conforming<'a, R>(
     // such); a 0.1 answer borrows nothing.
     let text = std::str::from_utf8(bytes).unwrap_or("");
     let doc = Doc::from_owned(answer, text);
-    let result = then(&doc);
+    let result = then(&doc, &findings);
     Ok((result, doc))
 }
 
@@ -173,18 +173,23 @@ pub fn read_conforming<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Answer<'a
 /// [`Error::NotConforming`] with every finding.
 #[cfg(test)]
 pub(crate) fn require_conforming(answer: &Answer<'_>) -> Result<()> {
-    conforming(check(answer))
+    conforming(&check(answer))
 }
 
 /// [`require_conforming`] of an answer's [`Doc`] (a request's).
-pub(crate) fn require_conforming_doc(doc: &Doc<'_>) -> Result<()> {
-    conforming(check_indexed(doc))
+/// `Ok` with its warnings when `doc` conforms, else every finding.
+pub(crate) fn require_conforming_doc(doc: &Doc<'_>) -> Result<Vec<Finding>> {
+    let findings = check_indexed(doc);
+    conforming(&findings)?;
+    Ok(findings)
 }
 
 /// `Ok` unless a finding is an error, else every finding.
-fn conforming(findings: Vec<Finding>) -> Result<()> {
+fn conforming(findings: &[Finding]) -> Result<()> {
     if findings.iter().any(Finding::is_error) {
-        return Err(Error::NotConforming { findings });
+        return Err(Error::NotConforming {
+            findings: findings.to_vec(),
+        });
     }
     Ok(())
 }

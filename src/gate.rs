@@ -76,9 +76,10 @@ impl Gate {
         let deadline = request.deadline();
         // Shape problems found while reading are reported with the tree's
         // own findings, all at once.
-        let (trimmed, _doc) = with_conforming(bytes, &self.limits, Some(&deadline), |doc| {
-            self.trim_conforming(doc, request, &deadline, Counts::Exact)
-        })?;
+        let (trimmed, _doc) =
+            with_conforming(bytes, &self.limits, Some(&deadline), |doc, warnings| {
+                self.trim_conforming(doc, warnings, request, &deadline, Counts::Exact)
+            })?;
         trimmed
     }
 
@@ -98,9 +99,10 @@ impl Gate {
         counts: Counts,
     ) -> Result<Trimmed<'a>> {
         let deadline = request.deadline();
-        let (trimmed, doc) = with_conforming(bytes, &self.limits, Some(&deadline), |doc| {
-            self.trim_conforming(doc, request, &deadline, counts)
-        })?;
+        let (trimmed, doc) =
+            with_conforming(bytes, &self.limits, Some(&deadline), |doc, warnings| {
+                self.trim_conforming(doc, warnings, request, &deadline, counts)
+            })?;
         std::mem::forget(doc);
         trimmed
     }
@@ -112,14 +114,16 @@ impl Gate {
         let deadline = request.deadline();
         // Checked as a request's doc is: one index of the answer, not two.
         let doc = Doc::from_answer(answer, "");
-        require_conforming_doc(&doc)?;
-        self.trim_conforming(&doc, request, &deadline, Counts::Exact)
+        let warnings = require_conforming_doc(&doc)?;
+        self.trim_conforming(&doc, &warnings, request, &deadline, Counts::Exact)
     }
 
-    /// Trims an answer that was checked and conforms, read into `doc`.
+    /// Trims an answer that was checked and conforms, read into `doc`,
+    /// with what its `warnings` say was read past in the report.
     fn trim_conforming<'a>(
         &self,
         doc: &Doc<'a>,
+        warnings: &[crate::Finding],
         request: &Request,
         deadline: &Deadline,
         counts: Counts,
@@ -131,7 +135,7 @@ impl Gate {
             .policy
             .evaluator_within(&input, doc.el(0).title(), *deadline)?;
         let plan = evaluator.plan().clone();
-        trim_doc(
+        let mut trimmed = trim_doc(
             doc,
             request,
             &plan,
@@ -140,7 +144,9 @@ impl Gate {
             &self.limits,
             deadline,
             counts,
-        )
+        )?;
+        trimmed.report.ignored = crate::trim::Ignored::of(warnings);
+        Ok(trimmed)
     }
 }
 
@@ -170,7 +176,7 @@ mod tests {
             _ => return Err(Error::NotConforming { findings }),
         };
         let doc = Doc::from_answer(&answer, "");
-        gate.trim_conforming(&doc, request, &deadline, Counts::Exact)
+        gate.trim_conforming(&doc, &findings, request, &deadline, Counts::Exact)
     }
 
     /// What a trim gave: the bytes sent and the report, or the error.

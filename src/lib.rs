@@ -45,7 +45,7 @@ pub use model::{
 pub use policy::{Action, Budget, Policy, Scope};
 pub use read::read;
 pub use render::Format;
-pub use trim::{BudgetReport, ElementReport, Outcome, Report, Request, Trimmed};
+pub use trim::{BudgetReport, ElementReport, Ignored, Outcome, Report, Request, Trimmed};
 
 #[cfg(test)]
 mod tests;

@@ -181,3 +181,45 @@ fn each_subcommand_offers_only_the_limits_it_uses() {
         );
     }
 }
+
+/// `trim` says what it read past — fields outside the protocol, role
+/// words outside the language — by count and first pointer, never by
+/// value; `--strict` refuses such an answer and sends nothing.
+#[test]
+fn trim_tells_what_it_ignored_and_strict_refuses_it() {
+    let answer =
+        br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application","children":[
+        {"id":"b","role":"Button","title":"Save","focused":true,"text":"secret-value-7"},
+        {"id":"c","role":"TextField","kind":"password-9"}]}}"#;
+    let out = run_with_stdin(&["trim"], answer);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "warning: 2 fields outside the protocol were ignored (never sent) and 2 role words outside the language were read as `Group`; the first at /root/children/0/text (`ctxgate check` lists each; `--strict` refuses them)\n"
+    );
+    let sent = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !sent.contains("secret-value-7") && !sent.contains("password-9"),
+        "{sent}"
+    );
+    let strict = run_with_stdin(&["trim", "--strict"], answer);
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(strict.stdout.is_empty());
+    // The report says the same, as counts.
+    let json = run_with_stdin(&["trim", "--json"], answer);
+    let result: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        result["report"]["ignored"],
+        serde_json::json!({"fields": 2, "roles": 2, "first": "/root/children/0/text"})
+    );
+    // A clean answer has no `ignored`.
+    let clean = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["trim", "--json", "examples/notes.json"])
+        .output()
+        .unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&clean.stdout).unwrap();
+    assert!(result["report"].get("ignored").is_none());
+    assert!(clean.stderr.is_empty());
+}

@@ -233,6 +233,17 @@ impl Failure {
         }
     }
 
+    /// The input was judged and found wanting (exit 1).
+    pub fn findings(message: impl Into<String>) -> Failure {
+        Failure {
+            kind: ErrorKind::NotConforming,
+            message: message.into(),
+            error: None,
+            printed: false,
+            closed_pipe: false,
+        }
+    }
+
     /// Reading or writing a file or a stream.
     pub fn io(message: impl Into<String>) -> Failure {
         Failure {

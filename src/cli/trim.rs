@@ -25,6 +25,11 @@ pub struct TrimArgs {
     /// `trim` returns); errors as its JSON error object on stderr.
     #[arg(long)]
     json: bool,
+    /// Refuse an answer with fields outside the protocol or role words
+    /// outside the language (by default they are read past, with a warning
+    /// on stderr).
+    #[arg(long)]
+    strict: bool,
 }
 
 pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
@@ -48,6 +53,30 @@ fn print_json_error(mut failure: Failure) -> Failure {
     eprintln!("{}", serde_json::json!({"error": object.to_json()}));
     failure.printed = true;
     failure
+}
+
+/// What a trim read past, in one line: counts and the first pointer.
+fn ignored_text(ignored: &crate::Ignored) -> String {
+    let plural = |n: usize, one: &str, many: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    };
+    let mut parts = Vec::new();
+    if ignored.fields > 0 {
+        parts.push(plural(
+            ignored.fields,
+            "field outside the protocol was ignored (never sent)",
+            "fields outside the protocol were ignored (never sent)",
+        ));
+    }
+    if ignored.roles > 0 {
+        parts.push(plural(
+            ignored.roles,
+            "role word outside the language was read as `Group`",
+            "role words outside the language were read as `Group`",
+        ));
+    }
+    format!("{}; the first at {}", parts.join(" and "), ignored.first)
 }
 
 /// The stack the request's thread gets: what Linux gives a main thread.
@@ -107,6 +136,15 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
     let trimmed = on_own_thread(|| gate.trim_bytes_once(&bytes, &request, counts))?;
     for warning in &trimmed.report.warnings {
         eprintln!("warning: {warning}");
+    }
+    if let Some(ignored) = &trimmed.report.ignored {
+        let what = ignored_text(ignored);
+        if args.strict {
+            return Err(Failure::findings(format!(
+                "{what}; `--strict` refuses them: `ctxgate check` lists each, docs/FORMAT.md has the format"
+            )));
+        }
+        eprintln!("warning: {what} (`ctxgate check` lists each; `--strict` refuses them)");
     }
     if let Some(path) = &args.report {
         let mut json = serde_json::to_string_pretty(&trimmed.report).expect("a report serializes");

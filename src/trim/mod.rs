@@ -26,7 +26,7 @@ use crate::policy::{
 use crate::render::{notice, Format};
 
 pub use fill::Mode;
-pub use report::{BudgetReport, ElementReport, Outcome, Report};
+pub use report::{BudgetReport, ElementReport, Ignored, Outcome, Report};
 pub use select::Fate;
 
 /// One request: what the user's action is, and how the output is wanted.
@@ -816,6 +816,7 @@ fn report<'a>(
             })
             .collect(),
         warnings: report::budget_warnings(plan.budget, request.budget),
+        ignored: None,
         output_bytes: filled.rendered.len(),
         evaluations,
         probes: filled.probes,

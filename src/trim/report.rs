@@ -132,6 +132,11 @@ pub struct Report<'a> {
     /// request budget over the policy's, which caps it. Absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What of the answer was read past: fields outside the protocol
+    /// (never sent) and role words outside the language (read as `Group`).
+    /// Absent when nothing was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<Ignored>,
     /// Bytes of the rendered output.
     pub output_bytes: usize,
     /// Policy rule values computed for this request: run on regorus, or
@@ -156,6 +161,42 @@ pub struct Report<'a> {
     pub reserved_attributes_dropped: usize,
     /// Every input element, in document order.
     pub decisions: Vec<ElementReport<'a>>,
+}
+
+/// What a trim read past: counts and the first place, never a value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Ignored {
+    /// Fields outside the protocol, ignored and never sent.
+    pub fields: usize,
+    /// Elements whose role word is outside the language, read as `Group`.
+    pub roles: usize,
+    /// The JSON pointer of the first of them.
+    pub first: String,
+}
+
+impl Ignored {
+    /// What `warnings` (a conforming answer's findings) say was read
+    /// past; `None` when nothing was.
+    pub(crate) fn of(warnings: &[crate::Finding]) -> Option<Ignored> {
+        use crate::finding::Requirement;
+        let mut out = Ignored {
+            fields: 0,
+            roles: 0,
+            first: String::new(),
+        };
+        for w in warnings {
+            let ignored = match w.requirement {
+                Requirement::Schema if w.message.starts_with("unknown ") => &mut out.fields,
+                Requirement::R3 if w.message.contains("read as `Group`") => &mut out.roles,
+                _ => continue,
+            };
+            *ignored += 1;
+            if out.first.is_empty() {
+                out.first = w.pointer.clone();
+            }
+        }
+        (out.fields + out.roles > 0).then_some(out)
+    }
 }
 
 impl ElementReport<'_> {
@@ -186,6 +227,7 @@ impl Report<'_> {
             format: self.format,
             budgets: self.budgets,
             warnings: self.warnings,
+            ignored: self.ignored,
             output_bytes: self.output_bytes,
             evaluations: self.evaluations,
             probes: self.probes,
