@@ -232,22 +232,10 @@ fn string(out: &mut Vec<u8>, text: &str) {
     let _ = quoted(out, text);
 }
 
-/// Whether `text` is written as itself: 1 or more ASCII letters, digits,
-/// `_ - . : /`.
-fn plain_word(text: &str) -> bool {
-    !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':' | b'/'))
-}
-
-/// A plain word as is; anything else as a string literal.
+/// A name: a plain word as is, anything else as a string literal
+/// ([`super::escape::word`]; writing to memory cannot fail).
 fn word(out: &mut Vec<u8>, text: &str) {
-    if plain_word(text) {
-        out.extend_from_slice(text.as_bytes());
-    } else {
-        string(out, text);
-    }
+    let _ = super::escape::word(out, text);
 }
 
 #[cfg(test)]
