@@ -234,7 +234,7 @@ pub(crate) fn explain<'r>(
                 attributes: e
                     .attributes
                     .iter()
-                    .filter(|(k, _)| !k.starts_with(notice::PREFIX))
+                    .filter(|(k, _)| !notice::is_reserved(k))
                     .map(|(k, v)| (k.as_str(), v))
                     .collect(),
             }),

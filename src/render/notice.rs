@@ -37,8 +37,23 @@ use std::io::Write;
 
 use serde_json::{Map, Value};
 
-/// The namespace prefix.
+/// The namespace prefix, as ctxgate writes it.
 pub const PREFIX: &str = "ctxgate:";
+
+/// Whether an attribute key is in the reserved namespace: whether it reads
+/// as [`PREFIX`] and more to a person, by [`crate::lookalike::name_skeleton`]
+/// (case, look-alike letters of other scripts and colons, compatibility
+/// forms, chars that do not show). The one test of the namespace: a key it
+/// holds reserved is ctxgate's to write, and a provider's is dropped.
+pub fn is_reserved(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    if key.is_ascii() && !bytes.iter().any(|b| b.is_ascii_control()) {
+        return bytes.len() >= PREFIX.len()
+            && bytes[..PREFIX.len()].eq_ignore_ascii_case(PREFIX.as_bytes());
+    }
+    let mut read = crate::lookalike::name_skeleton(key);
+    PREFIX.chars().all(|want| read.next() == Some(want))
+}
 /// Children not sent.
 pub const OMITTED: &str = "ctxgate:omitted";
 /// A masked element, or one the budget sent as a placeholder.

@@ -147,11 +147,7 @@ fn element_lines(out: &mut Vec<u8>, element: &impl Fields, depth: usize) {
     }
     out.extend_from_slice(b" #");
     word(out, element.id());
-    if element
-        .attributes()
-        .keys()
-        .any(|k| !k.starts_with(notice::PREFIX))
-    {
+    if element.attributes().keys().any(|k| !notice::is_reserved(k)) {
         out.push(b' ');
         json_value(out, &Shown(element.attributes()));
     }
@@ -204,11 +200,7 @@ struct Shown<'e>(&'e Attributes);
 
 impl Serialize for Shown<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(
-            self.0
-                .iter()
-                .filter(|(k, _)| !k.starts_with(notice::PREFIX)),
-        )
+        serializer.collect_map(self.0.iter().filter(|(k, _)| !notice::is_reserved(k)))
     }
 }
 

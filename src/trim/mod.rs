@@ -623,7 +623,7 @@ impl<'t, 'a> Projector<'t, 'a> {
             attribute_names: attributes
                 .keys()
                 .map(String::as_str)
-                .filter(|k| !k.starts_with(notice::PREFIX))
+                .filter(|k| !notice::is_reserved(k))
                 .collect(),
             attributes: declared_names
                 .iter()
@@ -706,7 +706,7 @@ fn report<'a>(
             .attributes()
             .keys()
             .filter(|k| {
-                k.starts_with(notice::PREFIX)
+                notice::is_reserved(k)
                     && (![notice::OMITTED, notice::CUT, notice::WITHHELD].contains(&k.as_str())
                         // The bare notice is carried on the root only.
                         && (k.as_str() != notice::BARE || at != 0))

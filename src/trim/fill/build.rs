@@ -65,10 +65,7 @@ pub(super) fn copy_states(from: &Element<'_>, to: &mut Element<'_>) {
 /// field is empty misleads it, the other way round only withholds a fact.
 pub(super) fn is_empty(element: ElementRef<'_, '_>) -> bool {
     !element.has_children()
-        && element
-            .attributes()
-            .keys()
-            .all(|k| k.starts_with(notice::PREFIX))
+        && element.attributes().keys().all(|k| notice::is_reserved(k))
         && element.content().iter().all(|c| match &c.block {
             Block::Text { text } => text.is_empty(),
             _ => false,
@@ -167,12 +164,12 @@ pub(super) fn cut_content(element: &mut Element<'_>, cut: usize) {
 /// ([`Notice::read`]) with reasons of ctxgate's own shape.
 pub(super) fn carried_notices(element: ElementRef<'_, '_>) -> Option<Carried> {
     let attributes = element.attributes();
-    if !attributes.keys().any(|k| k.starts_with(notice::PREFIX)) {
+    if !attributes.keys().any(|k| notice::is_reserved(k)) {
         return None;
     }
     let mut carried = Carried::default();
     for (key, value) in attributes.iter() {
-        if !key.starts_with(notice::PREFIX) {
+        if !notice::is_reserved(key) {
             continue;
         }
         match Notice::read(key, value) {
@@ -300,7 +297,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             redactor.texts(&mut texts);
             let stripped = self.selection.stripped.get(&id);
             for (key, value) in element.attributes().iter() {
-                if key.starts_with(notice::PREFIX)
+                if notice::is_reserved(key)
                     || stripped.is_some_and(|s| s.iter().any(|n| **n == **key))
                 {
                     continue;
