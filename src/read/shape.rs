@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::check::Payload;
+use crate::model::content::{not_base64, Payload};
 use crate::model::{Attributes, Element, RoleName, STATES};
 
 /// Positions are `u32`, as the tree's are (`max_elements` is far below).
@@ -32,7 +32,7 @@ pub(crate) struct Shape<'a> {
     /// that is not a string, `related`, by position, in document order
     /// (none for most elements).
     attributes: Vec<(u32, Attributes)>,
-    /// The payloads that are not base64 ([`crate::check::not_base64`]), by
+    /// The payloads that are not base64 ([`not_base64`]), by
     /// position, in document order (none for most answers).
     payloads: Vec<(u32, Payload)>,
     /// The elements still being read, outermost first: each one's position
@@ -99,7 +99,7 @@ impl<'a> Shape<'a> {
             name => STATES.contains(&name),
         };
         self.payloads
-            .extend(crate::check::not_base64(&element.content).map(|p| (at, p)));
+            .extend(not_base64(&element.content).map(|p| (at, p)));
         let count = element.attributes.iter().filter(read).count();
         if count > 0 {
             let mut kept = Vec::with_capacity(count);
