@@ -109,3 +109,45 @@ fn plain_keys_near_the_namespace_are_the_provider_s() {
         assert_eq!(keys(&out.rendered), [key], "{key}");
     }
 }
+
+#[test]
+fn a_notice_s_numbers_are_ctxgate_s_own_counts() {
+    let card = "4111111111111111";
+    for (key, value) in [
+        (
+            "ctxgate:omitted",
+            json!({"children": 4111111111111111u64, "reasons": {"budget": 4111111111111111u64}}),
+        ),
+        ("ctxgate:omitted", json!({"budget": 4111111111111111u64})),
+        (
+            "ctxgate:cut",
+            json!({"reason": "budget", "blocks": 4111111111111111u64}),
+        ),
+        (
+            "ctxgate:withheld",
+            json!({"rule": format!("mask:c{card}"), "empty": true}),
+        ),
+        (
+            "ctxgate:bare",
+            json!({"cut": 4111111111111111u64, "omitted": {"budget": 1}}),
+        ),
+        ("ctxgate:bare", json!({"budget": 4111111111111111u64})),
+    ] {
+        let root = json!({
+            "id": "app", "role": "Application", "title": "App",
+            "attributes": {key: value.clone()},
+            "children": [{"id": "w", "role": "Window", "focused": true,
+                "attributes": {key: value},
+                "children": [{"id": "t", "role": "Text", "title": "Note"}]}],
+        });
+        let bytes = common::answer(&root.to_string());
+        for format in [Format::Json, Format::Outline] {
+            let out = trim(&bytes, &Request::new("app").format(format));
+            assert_eq!(out.report.reserved_attributes_dropped, 2, "{key}");
+            assert_never_sent(&out, card, key);
+            assert_never_sent(&out, "4111", key);
+            // Nothing was left out or cut: no notice at all.
+            assert!(!out.rendered.contains("ctxgate"), "{key}: {}", out.rendered);
+        }
+    }
+}
