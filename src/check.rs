@@ -19,6 +19,7 @@ use crate::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Requirement};
 use crate::limits::Limits;
+use crate::model::content::{not_base64, Payload};
 use crate::model::doc::Doc;
 use crate::model::{related_entry, Answer, Attributes, Role, RoleName, Tree, STATES};
 use crate::read::Shape;
@@ -195,7 +196,8 @@ fn conforming(findings: &[Finding]) -> Result<()> {
 }
 
 /// Checks the rules that need the whole tree: R1 (states under
-/// `attributes`), the reserved attributes' shape, R3, R4 and R6.
+/// `attributes`), the reserved attributes' shape, content payloads in
+/// base64, R3, R4 and R6.
 pub fn check(answer: &Answer) -> Vec<Finding> {
     check_tree(&Tree::new(&answer.root))
 }
@@ -222,6 +224,10 @@ trait Indexed {
     fn all_attributes(&self) -> impl Iterator<Item = (u32, &Attributes)>;
     fn children(&self, at: u32) -> impl Iterator<Item = u32> + '_;
     fn pointer(&self, at: u32) -> String;
+    /// The payloads of the element's content that are not base64
+    /// ([`not_base64`], the one test, which the checker's shape records
+    /// as it reads).
+    fn not_base64(&self, at: u32) -> impl Iterator<Item = Payload> + '_;
 }
 
 /// One element as the first pass reads it.
@@ -263,6 +269,9 @@ impl Indexed for Tree<'_, '_> {
     fn pointer(&self, at: u32) -> String {
         Tree::pointer(self, at)
     }
+    fn not_base64(&self, at: u32) -> impl Iterator<Item = Payload> + '_ {
+        not_base64(&self.node(at).element.content)
+    }
 }
 
 impl Indexed for Shape<'_> {
@@ -292,6 +301,9 @@ impl Indexed for Shape<'_> {
     }
     fn pointer(&self, at: u32) -> String {
         Shape::pointer(self, at)
+    }
+    fn not_base64(&self, at: u32) -> impl Iterator<Item = Payload> + '_ {
+        Shape::not_base64(self, at)
     }
 }
 
@@ -323,6 +335,9 @@ impl Indexed for Doc<'_> {
     }
     fn pointer(&self, at: u32) -> String {
         Doc::pointer(self, at)
+    }
+    fn not_base64(&self, at: u32) -> impl Iterator<Item = Payload> + '_ {
+        not_base64(self.el(at).content())
     }
 }
 
@@ -425,6 +440,11 @@ fn check_indexed<T: Indexed>(tree: &T) -> Vec<Finding> {
             }
         }
 
+        // 4.1: content blocks are MCP's, whose payloads are base64.
+        for payload in tree.not_base64(at) {
+            findings.push(payload_finding(payload, pointer(), id()));
+        }
+
         // R6 and 4.1's focus rule.
         if focused {
             match parent {
@@ -489,6 +509,24 @@ fn check_indexed<T: Indexed>(tree: &T) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// The finding for a payload that is not base64, at its pointer under
+/// the element's. It names no provider text: such a payload may be anything.
+fn payload_finding(payload: Payload, element: String, id: Option<String>) -> Finding {
+    let (field, what) = match payload.kind {
+        "resource" => ("resource/blob", "an embedded resource's `blob`"),
+        "image" => ("data", "an image block's `data`"),
+        _ => ("data", "an audio block's `data`"),
+    };
+    Finding::error(
+        Requirement::Schema,
+        format!("{element}/content/{}/{field}", payload.block),
+        id,
+        format!(
+            "{what} is not base64 (RFC 4648, standard or URL-safe alphabet, padding optional); payloads are sent unscanned, so only base64 is one: encode the bytes as base64, or send text as a `text` block"
+        ),
+    )
 }
 
 /// The first place of each id: a hash table of positions in the tree,
@@ -574,6 +612,61 @@ mod tests {
 
     use super::*;
     use crate::read::differential::{element_pointers, fixtures, mutate, MUTATIONS};
+
+    #[test]
+    fn a_payload_that_is_not_base64_is_an_error_at_its_pointer() {
+        let answer = |blocks: Value| {
+            json!({"protocol": "0.2.0", "instance": "i", "root": {
+                "id": "app", "role": "Application", "children": [{
+                    "id": "img", "role": "Image", "content": blocks,
+                }],
+            }})
+            .to_string()
+        };
+        let bad = answer(json!([
+            {"type": "text", "text": "not a payload: fine"},
+            {"type": "image", "mimeType": "image/png", "data": "my pin is 4821"},
+            {"type": "audio", "mimeType": "audio/wav", "data": "Zm9v"},
+            {"type": "resource", "resource": {"uri": "file:///a", "blob": "secret words here"}},
+            {"type": "resource", "resource": {"uri": "file:///b", "blob": 7}},
+            {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="},
+        ]));
+        let limits = Limits::default();
+        for report in [
+            check_bytes(bad.as_bytes(), &limits).unwrap(),
+            check_bytes_whole(bad.as_bytes(), &limits).unwrap(),
+        ] {
+            assert!(!report.conforms);
+            let found: Vec<(&str, Option<&str>)> = report
+                .findings
+                .iter()
+                .map(|f| (f.pointer.as_str(), f.id.as_deref()))
+                .collect();
+            assert_eq!(
+                found,
+                [
+                    ("/root/children/0/content/1/data", Some("img")),
+                    ("/root/children/0/content/3/resource/blob", Some("img")),
+                    ("/root/children/0/content/4/resource/blob", Some("img")),
+                ]
+            );
+            for f in &report.findings {
+                assert!(f.is_error() && f.message.contains("not base64"), "{f:?}");
+                assert!(!f.message.contains("4821") && !f.message.contains("secret"));
+            }
+        }
+        let refused = read_conforming(bad.as_bytes(), &limits).unwrap_err();
+        assert!(matches!(refused, Error::NotConforming { .. }), "{refused}");
+        let good = answer(json!([
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo"},
+            {"type": "audio", "mimeType": "audio/wav", "data": "-_8"},
+            {"type": "resource", "resource": {"uri": "file:///a", "blob": "+/8="}},
+            {"type": "resource", "resource": {"uri": "file:///b", "text": "any text"}},
+        ]));
+        assert!(check_bytes(good.as_bytes(), &limits).unwrap().conforms);
+        assert!(read_conforming(good.as_bytes(), &limits).is_ok());
+    }
 
     /// What a check gave, in a form two checks can be compared by.
     fn outcome(report: Result<CheckReport>) -> String {

@@ -12,7 +12,7 @@
 use std::io::{self, Write};
 
 use serde::Serialize;
-use serde_json::ser::{CharEscape, Formatter, Serializer};
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter, Serializer};
 
 /// The chars of Unicode 16.0 general categories Cc (controls, NEL
 /// included), Cf (format controls: bidi embeddings, overrides and
@@ -165,21 +165,98 @@ pub fn quoted<W: Write + ?Sized>(out: &mut W, text: &str) -> io::Result<()> {
     out.write_all(b"\"")
 }
 
+/// Whether `text` is a plain word, written as itself where a name is
+/// expected: 1 or more ASCII letters, digits, `_ - . : /`. Such a word
+/// holds no space, quote, bracket or arrow, so it cannot end a field early
+/// or say anything but itself.
+pub fn plain_word(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':' | b'/'))
+}
+
+/// A name (an id, a role word, a rule): a [`plain_word`] as is, anything
+/// else as a string literal ([`quoted`]).
+pub fn word<W: Write + ?Sized>(out: &mut W, text: &str) -> io::Result<()> {
+    if plain_word(text) {
+        out.write_all(text.as_bytes())
+    } else {
+        quoted(out, text)
+    }
+}
+
 /// Compact JSON of `value` with every string (keys too) written by
 /// [`escape`].
 pub fn json_value<W: Write, T: Serialize + ?Sized>(out: &mut W, value: &T) {
-    let mut serializer = Serializer::with_formatter(out, Escaping);
+    let mut serializer = Serializer::with_formatter(out, Escaping(CompactFormatter));
     value
         .serialize(&mut serializer)
         .expect("JSON values and content blocks serialize into memory");
 }
 
-/// serde_json's compact formatter, with strings written by [`escape`]:
-/// serde_json hands over the runs between the chars it escapes itself
-/// (`"`, `\`, C0) and those chars one by one; both go through the escaper.
-struct Escaping;
+/// Indented JSON of `value` (serde_json's pretty layout), with every string
+/// written by [`escape`]: for JSON a person reads in a terminal.
+pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(4096);
+    let mut serializer = Serializer::with_formatter(&mut out, Escaping(PrettyFormatter::new()));
+    value
+        .serialize(&mut serializer)
+        .expect("JSON values serialize into memory");
+    String::from_utf8(out).expect("JSON is written from strs and ASCII")
+}
 
-impl Formatter for Escaping {
+/// A serde_json formatter (compact or pretty) with strings written by
+/// [`escape`]: serde_json hands over the runs between the chars it escapes
+/// itself (`"`, `\`, C0) and those chars one by one; both go through the
+/// escaper. Layout is the inner formatter's.
+struct Escaping<F>(F);
+
+impl<F: Formatter> Formatter for Escaping<F> {
+    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_array(writer)
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_array(writer)
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_array_value(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_array_value(writer)
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_object(writer)
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_object(writer)
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_object_key(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(writer)
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_object_value(writer)
+    }
+
     fn write_string_fragment<W: ?Sized + Write>(
         &mut self,
         writer: &mut W,
@@ -271,5 +348,39 @@ mod tests {
         let mut ours = Vec::new();
         json_value(&mut ours, &plain);
         assert_eq!(String::from_utf8(ours).unwrap(), plain.to_string());
+    }
+
+    #[test]
+    fn pretty_json_is_serde_jsons_layout_with_the_same_escapes() {
+        let plain = serde_json::json!({"a": ["b \" \\ \n", 2.5, true], "c": {}, "d": []});
+        assert_eq!(
+            json_pretty(&plain),
+            serde_json::to_string_pretty(&plain).unwrap()
+        );
+        let hostile = serde_json::json!({"k\u{2028}": ["a\u{85}b\u{202e}c\u{2069}"]});
+        let text = json_pretty(&hostile);
+        assert_eq!(
+            text,
+            "{\n  \"k\\u2028\": [\n    \"a\\u0085b\\u202ec\\u2069\"\n  ]\n}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            hostile
+        );
+    }
+
+    #[test]
+    fn a_word_is_plain_or_a_literal() {
+        for (text, written) in [
+            ("keep:focus-path", "keep:focus-path"),
+            ("a/b.c_d", "a/b.c_d"),
+            ("", r#""""#),
+            ("x → masked", r#""x → masked""#),
+            ("a\"b\n", r#""a\"b\n""#),
+        ] {
+            let mut out = Vec::new();
+            word(&mut out, text).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), written, "{text:?}");
+        }
     }
 }

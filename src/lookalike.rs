@@ -132,9 +132,100 @@ pub(crate) fn skeleton(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Whether `c` is a look-alike of `:` (UTS #39 `confusables.txt`, prototype
+/// U+003A, with the vertical and small presentation forms): read as `:`
+/// where a name's namespace is decided.
+pub(crate) fn colon(c: char) -> bool {
+    matches!(
+        c,
+        ':' | '\u{02D0}' // modifier letter triangular colon
+            | '\u{02F8}' // modifier letter raised colon
+            | '\u{0589}' // Armenian full stop
+            | '\u{05C3}' // Hebrew punctuation sof pasuq
+            | '\u{0703}' // Syriac supralinear colon
+            | '\u{0704}' // Syriac sublinear colon
+            | '\u{0903}' // Devanagari sign visarga
+            | '\u{0A83}' // Gujarati sign visarga
+            | '\u{1361}' // Ethiopic wordspace
+            | '\u{16EC}' // runic multiple punctuation
+            | '\u{17C7}' // Khmer sign reahmuk
+            | '\u{1803}' // Mongolian full stop
+            | '\u{1804}' // Mongolian colon
+            | '\u{1809}' // Mongolian Manchu full stop
+            | '\u{205A}' // two dot punctuation
+            | '\u{2236}' // ratio
+            | '\u{A4FD}' // Lisu letter tone mya jeu
+            | '\u{A789}' // modifier letter colon
+            | '\u{FE13}' // presentation form for vertical colon
+            | '\u{FE30}' // presentation form for vertical two dot leader
+            | '\u{FE55}' // small colon
+            | '\u{FF1A}' // fullwidth colon
+    )
+}
+
+/// Whether `c` does not show: a char [`crate::escape::hidden`] (controls,
+/// format chars, separators) or of Unicode's Default_Ignorable_Code_Point
+/// (DerivedCoreProperties.txt, 16.0): the combining grapheme joiner,
+/// Hangul fillers, Khmer inherent vowels, variation selectors, tags.
+pub(crate) fn ignorable(c: char) -> bool {
+    crate::escape::hidden(c)
+        || matches!(c,
+            '\u{034F}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// `text` as a reader of names reads it, char by char: without the chars
+/// that do not show ([`ignorable`]), in Unicode compatibility form (NFKC:
+/// full-width, mathematical and circled letters as plain ones), letters of
+/// the set ([`latin`]) as Latin, lowercase, and look-alike colons as `:`.
+/// Lazy, so a caller comparing a prefix reads no more than it needs.
+pub(crate) fn name_skeleton(text: &str) -> impl Iterator<Item = char> + '_ {
+    use unicode_normalization::UnicodeNormalization;
+    text.chars()
+        .filter(|&c| !ignorable(c))
+        .nfkc()
+        .filter(|&c| !ignorable(c))
+        .flat_map(|c| latin(c).unwrap_or(c).to_lowercase())
+        .map(|c| match c {
+            c if colon(c) => ':',
+            c => latin(c).map_or(c, |l| l.to_ascii_lowercase()),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_skeleton_reads_case_scripts_compatibility_forms_and_colons_alike() {
+        let read = |text: &str| name_skeleton(text).collect::<String>();
+        for text in [
+            "ctxgate:omitted",
+            "CtxGate:omitted",
+            "CTXGATE:OMITTED",
+            "\u{441}txgate:omitted",             // Cyrillic с
+            "ctx\u{261}\u{3b1}t\u{435}:omitted", // script ɡ, Greek α, Cyrillic е
+            "\u{421}TXGATE:omitted",             // Cyrillic С
+            "ctxgate\u{ff1a}omitted",
+            "ctxgate\u{a789}omitted",
+            "ctxgate\u{2236}omitted",
+            "\u{ff43}\u{ff54}\u{ff58}\u{ff47}\u{ff41}\u{ff54}\u{ff45}:omitted",
+            "\u{1d41c}txgate:omitted", // mathematical bold c
+            "c\u{200b}tx\u{200d}gate\u{feff}:\u{2060}omitted",
+            "ctx\u{ad}gate\u{34f}:omitted",
+        ] {
+            assert_eq!(read(text), "ctxgate:omitted", "{text:?}");
+        }
+        assert_eq!(read("author"), "author");
+        assert_eq!(read("Zürich"), "zürich");
+    }
 
     #[test]
     fn the_set_reads_cyrillic_greek_and_armenian_lookalikes_as_latin_keeping_case() {

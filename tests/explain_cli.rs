@@ -231,7 +231,7 @@ fn one_line_per_element_whatever_the_titles_hold() {
     assert_eq!(elements, 52);
     assert_eq!(text.lines().count(), head + elements);
     assert!(!text.contains('\u{202e}') && !text.contains('\u{7}') && !text.contains('\r'));
-    assert!(text.contains("two lines\\u202e"), "{text}");
+    assert!(text.contains(r#"— "two\nlines\u202e\r\u0007""#), "{text}");
 }
 
 #[test]
@@ -334,4 +334,266 @@ fn find<'v>(element: &'v Value, id: &str) -> &'v Value {
         .map(|c| find(c, id))
         .find(|e| !e.is_null())
         .unwrap_or(&Value::Null)
+}
+
+/// Ids and titles made of what an element line says: verdicts, quotes,
+/// backslashes, every line break and the bidi controls.
+fn forging_answer() -> Value {
+    let breaks = [
+        "\n", "\r", "\r\n", "\u{b}", "\u{c}", "\u{85}", "\u{2028}", "\u{2029}",
+    ];
+    let bidi = [
+        "\u{202a}", "\u{202b}", "\u{202c}", "\u{202d}", "\u{202e}", "\u{2066}", "\u{2067}",
+        "\u{2068}", "\u{2069}",
+    ];
+    let verdict = " → masked by floor:secure-text";
+    let mut children = Vec::new();
+    let mut ids: Vec<String> = vec![
+        format!("x{verdict}"),
+        format!("\"{verdict}"),
+        format!("a\\\"{verdict}"),
+        "plain-1".to_string(),
+        "y Text → denied by deny:all; also scope".to_string(),
+        "[focused]".to_string(),
+        "\"\"".to_string(),
+        "\\".to_string(),
+    ];
+    for (i, b) in breaks.iter().chain(&bidi).enumerate() {
+        ids.push(format!("n{i}{b}  z{i} Text{verdict}"));
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let b = breaks[i % breaks.len()];
+        let d = bidi[i % bidi.len()];
+        let mut element = serde_json::json!({
+            "id": id,
+            "role": "Text",
+            "title": format!("\"{b}  {id} Text{verdict}{d}\" — \"\\\"{b}"),
+            "content": [{"type": "text", "text": format!("t{b}  q Text → sent{d}\"")}],
+        });
+        if i % 4 == 1 {
+            element["subrole"] = Value::from(format!("secure{b}  w Text{verdict}"));
+        }
+        if i % 3 == 2 {
+            element["url"] = Value::from(format!("https://e.example/{b}{d}\""));
+        }
+        children.push(element);
+    }
+    // A secure field, which the floor masks, among them.
+    children.push(serde_json::json!({
+        "id": format!("s{verdict}\u{2028}"),
+        "role": "Text",
+        "subrole": "secure",
+        "title": format!("pw\"{verdict}"),
+    }));
+    serde_json::json!({
+        "protocol": "0.2.0",
+        "instance": "i",
+        "root": {"id": "app", "role": "Application", "title": "\u{2029}→ sent", "children": [{
+            "id": "w\n→ denied", "role": "Window", "focused": true, "children": children,
+        }]},
+    })
+}
+
+/// A name in an element line: a word of `[A-Za-z0-9._:/-]`, or a JSON
+/// string literal. Returns it and what follows.
+fn name(line: &str) -> Option<(String, &str)> {
+    if let Some(body) = line.strip_prefix('"') {
+        let mut escaped = false;
+        for (at, c) in body.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    let literal = &line[..at + 2];
+                    return Some((serde_json::from_str(literal).ok()?, &line[at + 2..]));
+                }
+                _ => {}
+            }
+        }
+        return None;
+    }
+    let end = line
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "._:/-".contains(c)))
+        .unwrap_or(line.len());
+    (end > 0).then(|| (line[..end].to_string(), &line[end..]))
+}
+
+/// A string literal, with the `…` that says it was cut.
+fn literal(line: &str) -> Option<&str> {
+    if !line.starts_with('"') {
+        return None;
+    }
+    let (_, rest) = name(line)?;
+    Some(rest.strip_prefix('…').unwrap_or(rest))
+}
+
+/// One element line, read by its grammar: (depth, id, role, subrole,
+/// outcome). `None` when any part of it is not where the grammar has it.
+fn element_line(line: &str) -> Option<(usize, String, String, Option<String>, String)> {
+    let body = line.trim_start_matches(' ');
+    let indent = line.len() - body.len();
+    if indent % 2 != 0 {
+        return None;
+    }
+    let (id, rest) = name(body)?;
+    let rest = rest.strip_prefix(' ')?;
+    // A role is a word without `:` (the subrole's mark), or a literal.
+    let end = rest.find([':', ' ']).unwrap_or(rest.len());
+    let (role, mut rest) = match rest.starts_with('"') {
+        true => name(rest)?,
+        false
+            if end > 0
+                && rest[..end]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c)) =>
+        {
+            (rest[..end].to_string(), &rest[end..])
+        }
+        false => return None,
+    };
+    let mut subrole = None;
+    if let Some(after) = rest.strip_prefix(':') {
+        let (s, after) = name(after)?;
+        (subrole, rest) = (Some(s), after);
+    }
+    if let Some(after) = rest.strip_prefix(" [") {
+        let (states, after) = after.split_once(']')?;
+        if !states
+            .split(' ')
+            .all(|s| ["focused", "selected", "hovered", "hidden"].contains(&s))
+        {
+            return None;
+        }
+        rest = after;
+    }
+    let rest = rest.strip_prefix(" → ")?;
+    let end = rest.find([' ', ';']).unwrap_or(rest.len());
+    let (outcome, mut rest) = (rest[..end].to_string(), &rest[end..]);
+    if let Some(after) = rest.strip_prefix(" by ") {
+        rest = name(after)?.1;
+        rest = rest.strip_prefix(" (inherited)").unwrap_or(rest);
+    }
+    for (lead, counted) in [
+        ("; also ", false),
+        ("; redacted ", true),
+        ("; stripped ", false),
+    ] {
+        if let Some(mut after) = rest.strip_prefix(lead) {
+            loop {
+                after = name(after)?.1;
+                if counted {
+                    let digits = after.strip_prefix(" ×")?;
+                    let end = digits
+                        .find(|c: char| !c.is_ascii_digit())
+                        .unwrap_or(digits.len());
+                    after = &digits[end..];
+                }
+                match after.strip_prefix(", ") {
+                    Some(next) => after = next,
+                    None => break,
+                }
+            }
+            rest = after;
+        }
+    }
+    if let Some(after) = rest.strip_prefix(" — ") {
+        rest = literal(after)?;
+    }
+    if let Some(after) = rest.strip_prefix(" text ") {
+        rest = literal(after)?;
+    }
+    rest.is_empty()
+        .then_some((indent / 2, id, role, subrole, outcome))
+}
+
+#[test]
+fn provider_text_cannot_start_a_line_or_imitate_a_verdict() {
+    let answer = forging_answer();
+    let bytes = serde_json::to_vec(&answer).unwrap();
+    let dir = std::env::temp_dir().join(format!("ctxgate-explain-forge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report_file = dir.join("report.json");
+    let out = ctxgate(
+        &[
+            "trim",
+            "-",
+            "--action",
+            "app",
+            "--report",
+            report_file.to_str().unwrap(),
+        ],
+        &bytes,
+    );
+    assert!(out.status.success(), "{}", transcript(&out));
+    let report: Value = serde_json::from_slice(&std::fs::read(&report_file).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let decisions = report["decisions"].as_array().unwrap();
+    let depths = explain_common::pointers(&answer);
+    let shown = |c: char| {
+        !(c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
+    };
+
+    let text =
+        String::from_utf8(ctxgate(&["explain", "-", "--action", "app"], &bytes).stdout).unwrap();
+    assert!(text.chars().all(|c| c == '\n' || shown(c)), "{text}");
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("action app, "), "{text}");
+    assert!(lines.next().unwrap().contains(" elements: "), "{text}");
+    let lines: Vec<&str> = lines
+        .skip_while(|l| {
+            ["redacted: ", "stripped: ", "warning: "]
+                .iter()
+                .any(|h| l.starts_with(h))
+        })
+        .collect();
+    assert_eq!(lines.len(), decisions.len(), "{text}");
+    for (line, decision) in lines.iter().zip(decisions) {
+        let Some((depth, id, role, subrole, outcome)) = element_line(line) else {
+            panic!("not an element line: {line}\n{text}");
+        };
+        assert_eq!(id, decision["id"].as_str().unwrap(), "{line}");
+        assert_eq!(outcome, decision["outcome"].as_str().unwrap(), "{line}");
+        assert_eq!(role, decision["role"].as_str().unwrap(), "{line}");
+        assert_eq!(subrole.as_deref(), decision["subrole"].as_str(), "{line}");
+        assert_eq!(depth, depths[&id].matches("/children/").count(), "{line}");
+    }
+    assert!(
+        decisions.iter().any(|d| d["outcome"] == "masked"),
+        "the secure field is masked"
+    );
+
+    let json = String::from_utf8(
+        ctxgate(
+            &["explain", "-", "--action", "app", "--format", "json"],
+            &bytes,
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert!(json.chars().all(|c| c == '\n' || shown(c)), "{json}");
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let ids: Vec<&Value> = json["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["id"])
+        .collect();
+    let want: Vec<&Value> = decisions.iter().map(|d| &d["id"]).collect();
+    assert_eq!(ids, want);
+
+    let html = String::from_utf8(
+        ctxgate(
+            &["explain", "-", "--action", "app", "--format", "html"],
+            &bytes,
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert!(html.chars().all(|c| c == '\n' || shown(c)));
+    assert_eq!(html.matches("<li class=").count(), decisions.len());
+    assert!(
+        !html.contains("\"\u{20}→"),
+        "a quote closed before a verdict"
+    );
 }

@@ -11,7 +11,14 @@
 //! content, an attribute value) is read from the trimmed output, never from
 //! the input: it shows what `trim` sends, redacted and cut as sent, and
 //! nothing of a denied, masked, pruned or redacted text can appear. Ids,
-//! roles, subroles and rule ids are the report's and shown as they are.
+//! roles, subroles and rule ids are the report's.
+//!
+//! **Invariant:** no provider text can start a line, end a quote or read
+//! as a verdict. Every name (id, role, subrole, rule) is a plain word or a
+//! string literal and every title or text a string literal, all written
+//! by the one escaper ([`crate::escape`], the outline's): quotes,
+//! backslashes, line breaks and hidden chars escaped. The JSON is written
+//! through the same escaper; the HTML escapes what that escaper writes.
 //!
 //! Three writers: `text` (an indented tree, one line per element), `json`
 //! (stable keys: every key is always present, `null` when it has no value)
@@ -30,6 +37,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::escape;
 use crate::model::{Content, Element, Tree};
 use crate::policy::Scope;
 use crate::render::notice;
@@ -72,8 +80,7 @@ pub fn run(args: ExplainArgs) -> Result<super::Outcome, Failure> {
     let out = match args.format {
         ExplainFormat::Text => text(&explanation),
         ExplainFormat::Json => {
-            let mut json =
-                serde_json::to_string_pretty(&explanation).expect("an explanation serializes");
+            let mut json = escape::json_pretty(&explanation);
             json.push('\n');
             json
         }
@@ -228,7 +235,7 @@ pub(crate) fn explain<'r>(
                 attributes: e
                     .attributes
                     .iter()
-                    .filter(|(k, _)| !k.starts_with(notice::PREFIX))
+                    .filter(|(k, _)| !notice::is_reserved(k))
                     .map(|(k, v)| (k.as_str(), v))
                     .collect(),
             }),
@@ -379,17 +386,40 @@ fn block_kinds(sent: &Sent<'_>) -> Vec<String> {
         .collect()
 }
 
-/// At most `chars` characters of `text` on one line, with `…` if cut.
+/// A name (an id, a role, a rule) as the text writer shows it: a plain
+/// word as is, anything else as a string literal ([`escape::word`]), so it
+/// holds no space and cannot say a verdict.
+fn name(text: &str) -> String {
+    let mut out = Vec::with_capacity(text.len() + 2);
+    let _ = escape::word(&mut out, text);
+    String::from_utf8(out).expect("the escaper writes UTF-8")
+}
+
+/// A role as the text writer shows it, before `:` and its subrole: a
+/// [`name`], quoted when it holds a `:` of its own, so where the role ends
+/// is never in doubt.
+fn role_name(role: &str) -> String {
+    if role.contains(':') {
+        let mut out = Vec::with_capacity(role.len() + 2);
+        let _ = escape::quoted(&mut out, role);
+        String::from_utf8(out).expect("the escaper writes UTF-8")
+    } else {
+        name(role)
+    }
+}
+
+/// At most `chars` characters of `text` as one string literal
+/// ([`escape::quoted`]: quotes, backslashes, line breaks and every hidden
+/// char escaped), with `…` after it if cut.
 fn short(text: &str, chars: usize) -> String {
-    let one_line: String = text
-        .chars()
-        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
-        .collect();
-    let mut out: String = one_line.chars().take(chars).collect();
-    if one_line.chars().count() > chars {
+    let cut = text.char_indices().nth(chars).map(|(at, _)| at);
+    let mut out = Vec::with_capacity(text.len().min(4 * chars) + 8);
+    let _ = escape::quoted(&mut out, &text[..cut.unwrap_or(text.len())]);
+    let mut out = String::from_utf8(out).expect("the escaper writes UTF-8");
+    if cut.is_some() {
         out.push('…');
     }
-    crate::render::visible(&out).into_owned()
+    out
 }
 
 /// The totals line shared by the text writer's head.
@@ -462,14 +492,9 @@ pub(crate) fn text(x: &Explanation<'_>) -> String {
         for _ in 0..e.depth {
             out.push_str("  ");
         }
-        let _ = write!(
-            out,
-            "{} {}",
-            crate::render::visible(e.id),
-            crate::render::visible(e.role)
-        );
+        let _ = write!(out, "{} {}", name(e.id), role_name(e.role));
         if let Some(subrole) = e.subrole {
-            let _ = write!(out, ":{}", crate::render::visible(subrole));
+            let _ = write!(out, ":{}", name(subrole));
         }
         let states = state_words(&e.states);
         if !states.is_empty() {
@@ -482,12 +507,12 @@ pub(crate) fn text(x: &Explanation<'_>) -> String {
             (Outcome::Budget, Some("budget")) | (Outcome::OutOfScope, Some("scope"))
         );
         if let Some(rule) = e.rule.filter(|_| !said) {
-            let _ = write!(out, " by {}", crate::render::visible(rule));
+            let _ = write!(out, " by {}", name(rule));
             if e.inherited {
                 out.push_str(" (inherited)");
             }
         }
-        let others: Vec<_> = others(e).map(crate::render::visible).collect();
+        let others: Vec<_> = others(e).map(name).collect();
         if !others.is_empty() {
             let _ = write!(out, "; also {}", others.join(", "));
         }
@@ -495,25 +520,21 @@ pub(crate) fn text(x: &Explanation<'_>) -> String {
             let counts: Vec<String> = e
                 .redactions
                 .iter()
-                .map(|(id, n)| format!("{id} ×{n}"))
+                .map(|(id, n)| format!("{} ×{n}", name(id)))
                 .collect();
             let _ = write!(out, "; redacted {}", counts.join(", "));
         }
         if !e.stripped.is_empty() {
-            let names: Vec<_> = e
-                .stripped
-                .iter()
-                .map(|n| crate::render::visible(n))
-                .collect();
+            let names: Vec<_> = e.stripped.iter().map(|n| name(n)).collect();
             let _ = write!(out, "; stripped {}", names.join(", "));
         }
         if let Some(sent) = &e.sent {
             if let Some(title) = sent.title {
-                let _ = write!(out, " — \"{}\"", short(title, 60));
+                let _ = write!(out, " — {}", short(title, 60));
             }
             let text = sent_text(sent);
             if !text.is_empty() {
-                let _ = write!(out, " text \"{}\"", short(&text, 60));
+                let _ = write!(out, " text {}", short(&text, 60));
             }
         }
         out.push('\n');
@@ -670,13 +691,13 @@ fn html_line(out: &mut String, e: &Explained<'_>, flat: bool) {
     let w = word(e.outcome);
     let _ = write!(out, "<span class=\"badge b-{w}\">{w}</span> ");
     out.push_str("<code class=\"id\">");
-    esc(out, e.id);
+    esc(out, &name(e.id));
     out.push_str("</code> <span class=\"role\">");
-    esc(out, e.role);
+    esc(out, &name(e.role));
     out.push_str("</span>");
     if let Some(subrole) = e.subrole {
         out.push_str(" <span class=\"subrole\">");
-        esc(out, subrole);
+        esc(out, &name(subrole));
         out.push_str("</span>");
     }
     let states = state_words(&e.states);
@@ -723,8 +744,12 @@ fn html_line(out: &mut String, e: &Explained<'_>, flat: bool) {
         let _ = write!(out, " <span class=\"depth\">(depth {})</span>", e.depth);
     }
     if let Some(title) = e.sent.as_ref().and_then(|s| s.title) {
+        // Quotes inside escaped as the text writer's are: none of the
+        // title's own can read as the end of it.
         out.push_str(" <q class=\"title\">");
-        esc(out, title);
+        let mut body = Vec::with_capacity(title.len());
+        let _ = escape::escape(&mut body, title, true);
+        esc(out, &String::from_utf8_lossy(&body));
         out.push_str("</q>");
     }
 }

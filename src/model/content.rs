@@ -264,3 +264,109 @@ impl Serialize for Content<'_> {
         map.end()
     }
 }
+
+/// A content block's payload that is not base64: an image's or audio's
+/// `data`, or an embedded resource's `blob`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Payload {
+    /// The block's place in `content`.
+    pub(crate) block: u32,
+    /// Which payload: `image`, `audio` or `resource`.
+    pub(crate) kind: &'static str,
+}
+
+/// The payloads of `content` that are not base64 ([`is_base64`]): MCP
+/// content blocks carry binary data as base64, and ctxgate sends payloads
+/// without reading them for secrets, so what is not base64 is not one.
+/// `check.rs` makes each a conformance finding.
+pub(crate) fn not_base64<'c>(content: &'c [Content<'_>]) -> impl Iterator<Item = Payload> + 'c {
+    content.iter().enumerate().filter_map(|(at, c)| {
+        let kind = match &c.block {
+            Block::Image { data, .. } if !is_base64(data) => "image",
+            Block::Audio { data, .. } if !is_base64(data) => "audio",
+            Block::Resource { resource } => match resource.get("blob") {
+                None => return None,
+                Some(Value::String(blob)) if is_base64(blob) => return None,
+                Some(_) => "resource",
+            },
+            _ => return None,
+        };
+        Some(Payload {
+            block: at as u32,
+            kind,
+        })
+    })
+}
+
+/// Whether `text` is base64 by RFC 4648: the standard alphabet (section 4)
+/// or the URL-safe one (section 5), not both at once; `=` padding to a
+/// multiple of 4, or none (then no length of 1 more than a multiple of 4,
+/// which no bytes encode to); nothing else, no line breaks.
+pub(crate) fn is_base64(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let body = match bytes {
+        [rest @ .., b'=', b'='] | [rest @ .., b'='] => {
+            if bytes.len() % 4 != 0 {
+                return false;
+            }
+            rest
+        }
+        _ => bytes,
+    };
+    if body.len() % 4 == 1 {
+        return false;
+    }
+    let (mut standard, mut url_safe) = (false, false);
+    for &b in body {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => {}
+            b'+' | b'/' => standard = true,
+            b'-' | b'_' => url_safe = true,
+            _ => return false,
+        }
+    }
+    !(standard && url_safe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_is_either_rfc_4648_alphabet_padded_or_not() {
+        for ok in [
+            "",
+            "Zg==",
+            "Zg",
+            "Zm8=",
+            "Zm8",
+            "Zm9v",
+            "Zm9vYmFy",
+            "+/8=",
+            "+/8",
+            "-_8=",
+            "-_8",
+            "iVBORw0KGgo=",
+        ] {
+            assert!(is_base64(ok), "{ok:?}");
+        }
+        for bad in [
+            "hello world",
+            "Zm9vY",
+            "Zg=",
+            "Z===",
+            "=Zg=",
+            "Zg==Zg==",
+            "+/-_",
+            "Zm9v\nYmFy",
+            "Zm9v YmFy",
+            "Zm9v\u{0}",
+            "4111 1111 1111 1111",
+            "card: 4111111111111111",
+            "Zm9vYmFy!",
+            "Zm9vYmFyé",
+        ] {
+            assert!(!is_base64(bad), "{bad:?}");
+        }
+    }
+}

@@ -11,7 +11,7 @@
 //! answer as deep as a host's raised limits allow is cloned, compared,
 //! printed and serialized on a normal thread.
 
-mod content;
+pub(crate) mod content;
 pub(crate) mod doc;
 mod role;
 pub(crate) mod tree;

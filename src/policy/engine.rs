@@ -1940,9 +1940,10 @@ pub(crate) fn check_reasons(decision: &Decision) -> Result<()> {
     Ok(())
 }
 
-/// Whether an attribute name is in ctxgate's reserved `ctxgate:` namespace.
+/// Whether an attribute name is in ctxgate's reserved `ctxgate:` namespace
+/// ([`crate::render::notice::is_reserved`]).
 pub(crate) fn is_reserved(name: &str) -> bool {
-    name.starts_with(crate::render::notice::PREFIX)
+    crate::render::notice::is_reserved(name)
 }
 
 fn reserved_strip() -> Error {

@@ -44,7 +44,7 @@ mod tools;
 pub(crate) use engine::decide;
 #[cfg(any(test, feature = "internals"))]
 pub use engine::Evaluator;
-pub use engine::{is_rule_id, Policy};
+pub use engine::Policy;
 pub use inside::Inside;
 #[cfg(feature = "cli")]
 pub use lint::check_layers;

@@ -4,7 +4,8 @@
 //! element, against 176 for an [`Element`] in its parent's list and 32 for
 //! its [`crate::model::Node`]), and of the attributes only those a rule
 //! finds something in or reads (a state's name, an `author` that is not a
-//! string, `related`).
+//! string, `related`), and the places of content payloads that are not
+//! base64.
 //!
 //! The fast reader fills it as it reads ([`super::read_shape`]): each
 //! element is read whole, as it always is, then its id and role are moved
@@ -16,6 +17,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::model::content::{not_base64, Payload};
 use crate::model::{Attributes, Element, RoleName, STATES};
 
 /// Positions are `u32`, as the tree's are (`max_elements` is far below).
@@ -30,6 +32,9 @@ pub(crate) struct Shape<'a> {
     /// that is not a string, `related`, by position, in document order
     /// (none for most elements).
     attributes: Vec<(u32, Attributes)>,
+    /// The payloads that are not base64 ([`not_base64`]), by
+    /// position, in document order (none for most answers).
+    payloads: Vec<(u32, Payload)>,
     /// The elements still being read, outermost first: each one's position
     /// and the number of its children opened so far.
     open: Vec<(u32, u32)>,
@@ -93,6 +98,8 @@ impl<'a> Shape<'a> {
             "author" => !value.is_string(),
             name => STATES.contains(&name),
         };
+        self.payloads
+            .extend(not_base64(&element.content).map(|p| (at, p)));
         let count = element.attributes.iter().filter(read).count();
         if count > 0 {
             let mut kept = Vec::with_capacity(count);
@@ -106,6 +113,8 @@ impl<'a> Shape<'a> {
     /// taken at its end, after its descendants').
     pub(super) fn finish(mut self) -> Shape<'a> {
         self.attributes.sort_unstable_by_key(|&(at, _)| at);
+        // Stable: an element's payloads stay in their blocks' order.
+        self.payloads.sort_by_key(|&(at, _)| at);
         self.open = Vec::new();
         self
     }
@@ -143,6 +152,15 @@ impl<'a> Shape<'a> {
         self.attributes
             .iter()
             .map(|(at, attributes)| (*at, attributes))
+    }
+
+    /// The element's payloads that are not base64, in its blocks' order.
+    pub(crate) fn not_base64(&self, at: u32) -> impl Iterator<Item = Payload> + '_ {
+        let from = self.payloads.partition_point(|&(of, _)| of < at);
+        self.payloads[from..]
+            .iter()
+            .take_while(move |&&(of, _)| of == at)
+            .map(|&(_, p)| p)
     }
 
     /// The children of `at`, in order.

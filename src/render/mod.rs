@@ -31,9 +31,9 @@ pub(crate) use outline::outline_lines;
 use crate::model::Answer;
 
 /// ctxgate's notices (`ctxgate:` attributes): one type writes and reads
-/// every shape. A provider's own attributes in the namespace are dropped
-/// before trimming, except ctxgate's exact shapes, so a notice in the
-/// output is always ctxgate's.
+/// every shape, and one function says what is in the namespace. An input's
+/// attributes in it are dropped before trimming, so a notice in the output
+/// is always ctxgate's own count.
 pub mod notice;
 
 /// The output formats.

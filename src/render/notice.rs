@@ -1,11 +1,12 @@
 //! ctxgate's notices: the one type that writes and reads every notice
 //! shape, as an attribute of the JSON output and as an outline line.
 //!
-//! A notice is an attribute in the reserved `ctxgate:` namespace. The
-//! trimmer drops a provider's own attributes there, except the exact shapes
-//! [`Notice::read`] recognises (carried forward, so trimming an output
-//! again changes nothing, and their reason words checked by the trimmer),
-//! so a notice in the output is always ctxgate's. The shapes:
+//! A notice is an attribute in the reserved `ctxgate:` namespace
+//! ([`is_reserved`], read by meaning). The trimmer drops every input
+//! attribute there, ctxgate's exact shapes too, and counts them: a notice
+//! in the output is always this trim's, its numbers this trim's own counts
+//! (an input's could carry any digits). [`Notice::read`] reads an output's
+//! notices back (the outline writer, tests). The shapes:
 //!
 //! | attribute | value | outline line |
 //! |---|---|---|
@@ -37,8 +38,23 @@ use std::io::Write;
 
 use serde_json::{Map, Value};
 
-/// The namespace prefix.
+/// The namespace prefix, as ctxgate writes it.
 pub const PREFIX: &str = "ctxgate:";
+
+/// Whether an attribute key is in the reserved namespace: whether it reads
+/// as [`PREFIX`] and more to a person, by [`crate::lookalike::name_skeleton`]
+/// (case, look-alike letters of other scripts and colons, compatibility
+/// forms, chars that do not show). The one test of the namespace: a key it
+/// holds reserved is ctxgate's to write, and a provider's is dropped.
+pub fn is_reserved(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    if key.is_ascii() && !bytes.iter().any(|b| b.is_ascii_control()) {
+        return bytes.len() >= PREFIX.len()
+            && bytes[..PREFIX.len()].eq_ignore_ascii_case(PREFIX.as_bytes());
+    }
+    let mut read = crate::lookalike::name_skeleton(key);
+    PREFIX.chars().all(|want| read.next() == Some(want))
+}
 /// Children not sent.
 pub const OMITTED: &str = "ctxgate:omitted";
 /// A masked element, or one the budget sent as a placeholder.
@@ -93,9 +109,8 @@ pub enum Notice {
 pub enum Read {
     /// One of ctxgate's exact shapes.
     Notice(Notice),
-    /// An omitted notice whose shape is ctxgate's but a count of which is
-    /// not a whole number from 0 to 2^64 − 1: refused, never dropped or
-    /// wrapped.
+    /// A notice whose shape is ctxgate's but a count of which is not a
+    /// whole number from 0 to 2^64 − 1: not one ctxgate wrote.
     BadCount,
     /// Not ctxgate's: dropped.
     Foreign,
@@ -175,8 +190,7 @@ impl Notice {
     }
 
     /// Reads an attribute as one of the exact shapes ctxgate writes. The
-    /// words inside (reasons, rules) are not judged here: the trimmer
-    /// checks them before it carries a notice.
+    /// words inside (reasons, rules) are not judged here.
     pub fn read(key: &str, value: &Value) -> Read {
         let Value::Object(object) = value else {
             return Read::Foreign;

@@ -147,11 +147,7 @@ fn element_lines(out: &mut Vec<u8>, element: &impl Fields, depth: usize) {
     }
     out.extend_from_slice(b" #");
     word(out, element.id());
-    if element
-        .attributes()
-        .keys()
-        .any(|k| !k.starts_with(notice::PREFIX))
-    {
+    if element.attributes().keys().any(|k| !notice::is_reserved(k)) {
         out.push(b' ');
         json_value(out, &Shown(element.attributes()));
     }
@@ -204,11 +200,7 @@ struct Shown<'e>(&'e Attributes);
 
 impl Serialize for Shown<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(
-            self.0
-                .iter()
-                .filter(|(k, _)| !k.starts_with(notice::PREFIX)),
-        )
+        serializer.collect_map(self.0.iter().filter(|(k, _)| !notice::is_reserved(k)))
     }
 }
 
@@ -232,22 +224,10 @@ fn string(out: &mut Vec<u8>, text: &str) {
     let _ = quoted(out, text);
 }
 
-/// Whether `text` is written as itself: 1 or more ASCII letters, digits,
-/// `_ - . : /`.
-fn plain_word(text: &str) -> bool {
-    !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':' | b'/'))
-}
-
-/// A plain word as is; anything else as a string literal.
+/// A name: a plain word as is, anything else as a string literal
+/// ([`super::escape::word`]; writing to memory cannot fail).
 fn word(out: &mut Vec<u8>, text: &str) {
-    if plain_word(text) {
-        out.extend_from_slice(text.as_bytes());
-    } else {
-        string(out, text);
-    }
+    let _ = super::escape::word(out, text);
 }
 
 #[cfg(test)]

@@ -25,12 +25,9 @@ use foldhash::{HashMap, HashMapExt};
 use super::select::{Fate, Selection};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
-use crate::finding::{Finding, Requirement};
 use crate::model::doc::{Doc, ElementRef};
 use crate::model::{Answer, Element, NodeId};
 use crate::policy::{Budget, RequestPlan};
-use crate::redact::Redactor;
-use crate::render::notice;
 use crate::render::{json_fragment, outline_fragment, Format};
 use crate::tokens::{self, Meter};
 
@@ -38,7 +35,7 @@ mod build;
 mod pieces;
 mod search;
 
-use build::{carried_notices, redact_carried, Carried, Prepared};
+use build::Prepared;
 use search::{Point, Probe, States, BYTES_PER_TOKEN};
 
 /// How an element is sent.
@@ -155,9 +152,6 @@ pub struct Filler<'f, 'a> {
     /// probe rendered (a slot per element was 16 MB at 1M).
     full: HashMap<NodeId, Prepared<'a>>,
     skeleton: HashMap<NodeId, Prepared<'a>>,
-    /// The notices an earlier trim left, by id in tree order: only the
-    /// elements with any (most have none).
-    carried: Vec<(NodeId, Carried)>,
     /// Each element's renderings, one per mode, kept for every probe
     /// ([`pieces`]): the first of each element's, linked through the rest.
     first_piece: Vec<u32>,
@@ -199,15 +193,6 @@ impl<'f, 'a> Filler<'f, 'a> {
         budgets: Vec<Budget>,
     ) -> Filler<'f, 'a> {
         let n = tree.len();
-        let carried = (0..n as NodeId)
-            .filter_map(|at| {
-                carried_notices(tree.el(at)).map(|mut carried| {
-                    redact_carried(&mut carried, &mut Redactor::new(&plan.redact));
-                    (at as NodeId, carried)
-                })
-            })
-            .collect::<Vec<(NodeId, Carried)>>();
-        let compact = carried.iter().any(|(_, c)| c.compact);
         Filler {
             tree,
             selection,
@@ -216,7 +201,6 @@ impl<'f, 'a> Filler<'f, 'a> {
             budgets,
             full: HashMap::new(),
             skeleton: HashMap::new(),
-            carried,
             first_piece: vec![pieces::NONE; n],
             pieces: Vec::new(),
             gaps: HashMap::new(),
@@ -225,7 +209,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             check_meter: Meter::default(),
             probes: 0,
             deadline: None,
-            compact,
+            compact: false,
             bare: false,
             count_unbound: true,
         }
@@ -266,7 +250,6 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// Fits the selection to the budgets.
     pub fn fill(mut self) -> Result<Filled<'a>> {
-        self.check_carried_counts()?;
         let base = self.base();
         let mandatory = self.selection.mandatory.clone();
         let candidates = self.selection.candidates.clone();
@@ -893,67 +876,11 @@ impl<'f, 'a> Filler<'f, 'a> {
         })
     }
 
-    /// Refuses an input whose carried `ctxgate:omitted` counts, with the
-    /// element's own children, could not be counted in 64 bits: adding
-    /// ctxgate's own count to them would wrap, and the notice would hide
-    /// what was left out.
-    fn check_carried_counts(&self) -> Result<()> {
-        for &(at, ref carried) in &self.carried {
-            if carried.omitted.is_empty() && carried.bare.is_none() && !carried.bad_count {
-                continue;
-            }
-            let children = self.tree.children(at as NodeId).count() as u64;
-            let total = carried
-                .omitted
-                .values()
-                .try_fold(children, |sum, &n| sum.checked_add(n));
-            // A bare notice sums the whole tree's counts into its own.
-            let total = match &carried.bare {
-                Some((cut, reasons)) => total.and_then(|t| {
-                    reasons
-                        .values()
-                        .try_fold(self.tree.len() as u64, |sum, &n| sum.checked_add(n))
-                        .and_then(|s| s.checked_add(*cut))
-                        .map(|_| t)
-                }),
-                None => total,
-            };
-            let problem = match (carried.bad_count, total) {
-                (true, _) => format!(
-                    "a count of `{}` is not a whole number from 0 to {}; remove the notice, or send the answer ctxgate trimmed",
-                    notice::OMITTED,
-                    u64::MAX
-                ),
-                (false, None) => format!(
-                    "the counts of `{}` and the element's own children add up to more than {}; remove the notice, or send the answer ctxgate trimmed",
-                    notice::OMITTED,
-                    u64::MAX
-                ),
-                (false, Some(_)) => continue,
-            };
-            let id = self.tree.el(at as NodeId).id().to_string();
-            return Err(Error::NotConforming {
-                findings: vec![Finding::error(
-                    Requirement::Schema,
-                    format!(
-                        "{}/attributes/{}",
-                        self.tree.pointer(at as NodeId),
-                        notice::OMITTED
-                    ),
-                    Some(id),
-                    problem,
-                )],
-            });
-        }
-        Ok(())
-    }
-
-    /// How the root is sent: a placeholder when it is denied or masked (or
-    /// was a placeholder already), else a skeleton.
+    /// How the root is sent: a placeholder when it is denied or masked,
+    /// else a skeleton.
     fn root_mode(&self) -> Mode {
         match self.selection.fates[0] {
             Fate::Denied(_) | Fate::Masked(_) => Mode::Placeholder,
-            _ if self.carries_withheld(0) => Mode::Placeholder,
             _ => Mode::Skeleton,
         }
     }
@@ -964,21 +891,8 @@ impl<'f, 'a> Filler<'f, 'a> {
     fn mode_for(&self, id: NodeId) -> Mode {
         match self.selection.fates[id as usize] {
             Fate::Masked(_) => Mode::Placeholder,
-            _ if self.carries_withheld(id) => Mode::Placeholder,
             _ => Mode::Full { cut: None },
         }
-    }
-
-    fn carries_withheld(&self, id: NodeId) -> bool {
-        self.carried(id).is_some_and(|c| c.withheld.is_some())
-    }
-
-    /// The notices an earlier trim left on `id`, if any.
-    fn carried(&self, id: NodeId) -> Option<&Carried> {
-        self.carried
-            .binary_search_by_key(&id, |&(at, _)| at)
-            .ok()
-            .map(|i| &self.carried[i].1)
     }
 
     fn finish(mut self, state: Vec<Option<Mode>>, prefix: Option<usize>) -> Result<Filled<'a>> {

@@ -156,8 +156,9 @@ pub struct Report<'a> {
     /// Elements per attribute name a `strip` rule removed (absent when none).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub stripped: BTreeMap<String, usize>,
-    /// Provider attributes in ctxgate's reserved `ctxgate:` namespace that
-    /// were dropped (not in a shape ctxgate writes).
+    /// Input attributes in ctxgate's reserved `ctxgate:` namespace
+    /// ([`crate::render::notice::is_reserved`]), every one dropped: an
+    /// input's notices, an earlier trim's among them, are not carried.
     pub reserved_attributes_dropped: usize,
     /// Every input element, in document order.
     pub decisions: Vec<ElementReport<'a>>,

@@ -160,3 +160,29 @@ pub fn assert_never_sent(out: &ctxgate::Trimmed, canary: &str, what: &str) {
         assert!(!format.render(&out.answer).contains(canary), "{what}");
     }
 }
+
+/// An answer's JSON without ctxgate's notices (`ctxgate:` attributes): what
+/// a trim sent of the provider's elements. A trim drops the notices its
+/// input carries (they are input, which a provider can write) and writes
+/// its own from its own counts, so trimming an output again keeps this, not
+/// the notices; and trimming that again changes nothing.
+pub fn without_notices(answer: &ctxgate::Answer) -> serde_json::Value {
+    use serde_json::Value;
+    let mut value: Value = serde_json::from_str(&ctxgate::Format::Json.render(answer)).unwrap();
+    let mut stack = vec![&mut value["root"]];
+    while let Some(element) = stack.pop() {
+        let Value::Object(element) = element else {
+            continue;
+        };
+        if let Some(Value::Object(attributes)) = element.get_mut("attributes") {
+            attributes.retain(|k, _| !k.starts_with("ctxgate:"));
+            if attributes.is_empty() {
+                element.remove("attributes");
+            }
+        }
+        if let Some(Value::Array(children)) = element.get_mut("children") {
+            stack.extend(children.iter_mut());
+        }
+    }
+    value
+}

@@ -1,7 +1,8 @@
 //! Building the output answer of a state: each element as sent in its mode
-//! (prepared once, redacted), the notices ctxgate writes (every one through
-//! [`write`], as a [`Notice`]), and the notices an input carries from an
-//! earlier trim, read in ctxgate's exact shapes only.
+//! (prepared once, redacted) and the notices ctxgate writes (every one
+//! through [`write`], as a [`Notice`], from this trim's own counts). An
+//! input's reserved attributes are never copied: an earlier trim's notices
+//! are the provider's text to this one.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -10,30 +11,8 @@ use super::{Filler, Mode};
 use crate::model::doc::ElementRef;
 use crate::model::{Answer, Block, Content, Element, NodeId};
 use crate::redact::Redactor;
-use crate::render::notice::{self, Notice, Read};
+use crate::render::notice::{self, Notice};
 use crate::trim::select::Fate;
-
-/// Notices found on an input element (a re-trimmed output), carried forward
-/// so trimming an output again changes nothing. Only the exact shapes
-/// ctxgate writes are carried; anything else under `ctxgate:` is dropped.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Carried {
-    pub(super) omitted: BTreeMap<String, u64>,
-    /// The omitted notice was compact: the output it came from was cut to
-    /// a budget, so is this one (trimming it again changes nothing).
-    pub(super) compact: bool,
-    /// A cut notice: (blocks, title).
-    pub(super) cut: Option<(u64, bool)>,
-    /// A placeholder's notice: (rule, empty).
-    pub(super) withheld: Option<(String, bool)>,
-    /// The bare notice of an output sent as its bare path: (cut, omitted
-    /// per reason). Carried on the root only.
-    pub(super) bare: Option<(u64, BTreeMap<String, u64>)>,
-    /// A count in a carried `ctxgate:omitted` that is not a whole number
-    /// from 0 to 2^64 − 1 (`1e3`, `-1`, `2.5`, 2^64): refused, never
-    /// dropped or wrapped.
-    pub(super) bad_count: bool,
-}
 
 pub(super) struct Prepared<'a> {
     pub(super) element: Element<'a>,
@@ -60,15 +39,14 @@ pub(super) fn copy_states(from: &Element<'_>, to: &mut Element<'_>) {
 }
 
 /// Whether a masked element has nothing in it: no content (or only empty
-/// text), no children and no attributes but ctxgate's notices. A title is a
-/// label, not a value. In doubt it is not empty: telling an agent a filled
-/// field is empty misleads it, the other way round only withholds a fact.
+/// text), no children and no attributes. A title is a label, not a value.
+/// In doubt it is not empty: telling an agent a filled field is empty
+/// misleads it, the other way round only withholds a fact. So an attribute
+/// in the reserved namespace (dropped) counts: an earlier trim's
+/// placeholder says it stood for something.
 pub(super) fn is_empty(element: ElementRef<'_, '_>) -> bool {
     !element.has_children()
-        && element
-            .attributes()
-            .keys()
-            .all(|k| k.starts_with(notice::PREFIX))
+        && element.attributes().is_empty()
         && element.content().iter().all(|c| match &c.block {
             Block::Text { text } => text.is_empty(),
             _ => false,
@@ -163,100 +141,7 @@ pub(super) fn cut_content(element: &mut Element<'_>, cut: usize) {
     }
 }
 
-/// The notices an input element carries, in ctxgate's exact shapes
-/// ([`Notice::read`]) with reasons of ctxgate's own shape.
-pub(super) fn carried_notices(element: ElementRef<'_, '_>) -> Option<Carried> {
-    let attributes = element.attributes();
-    if !attributes.keys().any(|k| k.starts_with(notice::PREFIX)) {
-        return None;
-    }
-    let mut carried = Carried::default();
-    for (key, value) in attributes.iter() {
-        if !key.starts_with(notice::PREFIX) {
-            continue;
-        }
-        match Notice::read(key, value) {
-            Read::Notice(Notice::Omitted { reasons, compact }) => {
-                carried.compact = compact;
-                carried.omitted = reasons
-                    .into_iter()
-                    .filter(|(reason, _)| plain_reason(reason))
-                    .collect();
-            }
-            Read::Notice(Notice::Cut {
-                reason,
-                blocks,
-                title,
-            }) if reason == "budget" => carried.cut = Some((blocks, title)),
-            Read::Notice(Notice::Withheld { rule, empty }) => {
-                // A placeholder has nothing of its own; it can have
-                // children (a selected or focused descendant is sent under
-                // it), so trimming it again keeps it a placeholder.
-                let placeholder = element.content().is_empty()
-                    && element.title().is_none()
-                    && element.url().is_none();
-                if placeholder && plain_reason(&rule) {
-                    carried.withheld = Some((rule, empty));
-                }
-            }
-            Read::Notice(Notice::Bare { cut, reasons }) => {
-                carried.bare = Some((
-                    cut,
-                    reasons
-                        .into_iter()
-                        .filter(|(reason, _)| plain_reason(reason))
-                        .collect(),
-                ));
-            }
-            Read::BadCount => carried.bad_count = true,
-            _ => {}
-        }
-    }
-    Some(carried)
-}
-
-/// A reason as ctxgate writes them: `budget`, `scope`, `floor:rule-id` or
-/// `kind:rule-id` (kind `deny`, `mask`, `keep`, `prune`), the rule id as
-/// policies must write it ([`crate::policy::is_rule_id`]). A provider's word
-/// of any other shape is not carried: it could hold any text.
-pub(super) fn plain_reason(reason: &str) -> bool {
-    if matches!(reason, "budget" | "scope") {
-        return true;
-    }
-    match reason.split_once(':') {
-        Some(("deny" | "mask" | "keep" | "prune", id)) => crate::policy::is_rule_id(id),
-        Some(("floor", _)) => crate::policy::is_rule_id(reason),
-        _ => false,
-    }
-}
-
-/// Drops carried reason words a redaction pattern matches: a word of rule-id
-/// shape can still be a token (`deny:xoxb-…`), and notices are not rewritten.
-pub(super) fn redact_carried(carried: &mut Carried, redactor: &mut Redactor<'_>) {
-    carried
-        .omitted
-        .retain(|reason, _| matches!(redactor.text(reason), Cow::Borrowed(_)));
-    if let Some((_, reasons)) = &mut carried.bare {
-        reasons.retain(|reason, _| matches!(redactor.text(reason), Cow::Borrowed(_)));
-    }
-    if let Some((rule, _)) = &carried.withheld {
-        if matches!(redactor.text(rule), Cow::Owned(_)) {
-            carried.withheld = None;
-        }
-    }
-}
-
 impl<'f, 'a> Filler<'f, 'a> {
-    pub(super) fn merge_carried(&self, id: NodeId, reasons: &mut BTreeMap<String, u64>) {
-        if let Some(carried) = self.carried(id) {
-            for (reason, n) in &carried.omitted {
-                // Cannot saturate: `check_carried_counts` refused those that could.
-                let count = reasons.entry(reason.clone()).or_default();
-                *count = count.saturating_add(*n);
-            }
-        }
-    }
-
     pub(super) fn has_content(&self, id: NodeId) -> bool {
         !self.tree.el(id).content().is_empty()
     }
@@ -300,7 +185,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             redactor.texts(&mut texts);
             let stripped = self.selection.stripped.get(&id);
             for (key, value) in element.attributes().iter() {
-                if key.starts_with(notice::PREFIX)
+                if notice::is_reserved(key)
                     || stripped.is_some_and(|s| s.iter().any(|n| **n == **key))
                 {
                     continue;
@@ -308,27 +193,6 @@ impl<'f, 'a> Filler<'f, 'a> {
                 let mut value = value.clone();
                 redactor.value(&mut value);
                 out.attributes.insert(key.clone(), value);
-            }
-            if let Some((rule, empty)) = self.carried(id).and_then(|c| c.withheld.as_ref()) {
-                // A placeholder sent before, trimmed again under a policy
-                // that no longer sees why: it stays a placeholder.
-                write(
-                    &mut out,
-                    Notice::Withheld {
-                        rule: rule.clone(),
-                        empty: *empty,
-                    },
-                );
-            }
-            if let Some((blocks, title)) = self.carried(id).and_then(|c| c.cut) {
-                write(
-                    &mut out,
-                    Notice::Cut {
-                        reason: "budget".into(),
-                        blocks,
-                        title,
-                    },
-                );
             }
             self.full.insert(
                 id,
@@ -345,18 +209,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         if !self.skeleton.contains_key(&id) {
             let element = self.tree.el(id);
             let mut redactor = Redactor::new(&self.plan.redact);
-            let mut out = skeleton_of(element, &mut redactor);
-            if let Some((0, true)) = self.carried(id).and_then(|c| c.cut) {
-                // A title an earlier trim cut: it stays said.
-                write(
-                    &mut out,
-                    Notice::Cut {
-                        reason: "budget".into(),
-                        blocks: 0,
-                        title: true,
-                    },
-                );
-            }
+            let out = skeleton_of(element, &mut redactor);
             self.skeleton.insert(
                 id,
                 Prepared {
@@ -391,17 +244,13 @@ impl<'f, 'a> Filler<'f, 'a> {
                 let mut out = Element::new(source.id_cow(), source.role().clone());
                 out.subrole = source.subrole_cow();
                 source.copy_states(&mut out);
-                // A placeholder trimmed again keeps what it said: the second
-                // pass cannot see the title or content that decided it.
-                let carried = self.carried(id).and_then(|c| c.withheld.as_ref());
-                let (rule, empty) = match (carried, &self.selection.fates[id as usize]) {
-                    (Some((rule, empty)), _) => (rule.clone(), *empty),
-                    (None, &Fate::Masked(rule) | &Fate::Denied(rule)) => {
+                let (rule, empty) = match &self.selection.fates[id as usize] {
+                    &Fate::Masked(rule) | &Fate::Denied(rule) => {
                         (self.selection.label(rule).to_string(), is_empty(source))
                     }
                     // Kept, but the budget could not hold it.
-                    (None, Fate::Kept(_)) => ("budget".to_string(), is_empty(source)),
-                    (None, _) => ("mask".to_string(), is_empty(source)),
+                    Fate::Kept(_) => ("budget".to_string(), is_empty(source)),
+                    _ => ("mask".to_string(), is_empty(source)),
                 };
                 write(&mut out, Notice::Withheld { rule, empty });
                 out
@@ -410,17 +259,16 @@ impl<'f, 'a> Filler<'f, 'a> {
     }
 
     /// An element in mode [`Mode::Bare`] without notices, and the cut
-    /// notice it would carry alone (its title cut, or an earlier trim's
-    /// cut title; a kept element's content left out).
+    /// notice it would carry alone (its title cut; a kept element's content
+    /// left out).
     pub(super) fn bare_element(&mut self, id: NodeId, title: u32) -> (Element<'a>, Option<Notice>) {
         let title = title as usize;
         let skeleton = &self.prepared_skeleton(id).element;
-        let carried_title = skeleton.attributes.get(notice::CUT).is_some();
         let mut element = Element::new(skeleton.id.clone(), skeleton.role.clone());
         element.subrole = skeleton.subrole.clone();
         element.title = skeleton.title.clone();
         copy_states(skeleton, &mut element);
-        let mut cut_title = carried_title;
+        let mut cut_title = false;
         if let Some(text) = &mut element.title {
             if text.len() > title {
                 let mut end = title;
@@ -467,9 +315,8 @@ impl<'f, 'a> Filler<'f, 'a> {
         // notices (a cut element still says so itself).
         let bare = notices && self.bare;
         let fold = notices && (self.bare || self.compact);
-        let carried = self.carried(0).and_then(|c| c.bare.clone());
-        let mut write_bare = notices && (bare || carried.is_some());
-        let (mut cuts, mut total) = carried.unwrap_or_default();
+        let mut write_bare = bare;
+        let (mut cuts, mut total) = (0u64, BTreeMap::<String, u64>::new());
         for at in (0..n).rev() {
             let Some(mode) = state[at] else { continue };
             let id = at as NodeId;
@@ -499,7 +346,6 @@ impl<'f, 'a> Filler<'f, 'a> {
                             .or_default() += 1;
                     }
                 }
-                self.merge_carried(id, &mut reasons);
                 if fold {
                     write_bare |= !reasons.is_empty();
                     for (reason, n) in reasons {

@@ -362,9 +362,8 @@ impl<'f, 'a> Filler<'f, 'a> {
         let selection = self.selection;
         let bare = notices && self.bare;
         let fold = notices && (self.bare || self.compact);
-        let carried = self.carried(0).and_then(|c| c.bare.clone());
-        let mut write_bare = notices && (bare || carried.is_some());
-        let (cuts, mut total) = carried.unwrap_or_default();
+        let mut write_bare = bare;
+        let (cuts, mut total) = (0u64, BTreeMap::<String, u64>::new());
         // Folded counts, summed per reason before they are owned (each
         // addition saturates, as `build`'s do: the sum is the same in any
         // order, all of them being positive).
@@ -386,11 +385,6 @@ impl<'f, 'a> Filler<'f, 'a> {
                 for child in tree.children(id) {
                     if state[child as usize].is_none() {
                         add_count(&mut reasons, selection.unsent(child), 1);
-                    }
-                }
-                if let Some(carried) = self.carried(id) {
-                    for (reason, n) in &carried.omitted {
-                        add_count(&mut reasons, reason, *n);
                     }
                 }
                 if fold {
