@@ -294,12 +294,13 @@ redact contains {
 # title: Redact authorization headers of any scheme
 # description: `Authorization:` (and `Proxy-Authorization:`) with any scheme
 #   but Bearer and Basic, which their own rules keep readable (Token, Digest,
-#   AWS4-HMAC-SHA256, ApiKey, Negotiate, any word), or with a bare token of
-#   12 chars or more: header name, scheme and credentials to the end of the
-#   line are replaced.
+#   AWS4-HMAC-SHA256, ApiKey, Negotiate, any word) and credentials whose
+#   first word holds a digit or `=` (`Authorization: required` is prose),
+#   or with a bare token of 12 chars or more: header name, scheme and
+#   credentials to the end of the line are replaced.
 redact contains {
 	"id": "authorization-header",
-	"pattern": `(?i:(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:[ac-z0-9_][a-z0-9_-]*|b(?:[b-df-z0-9_-][a-z0-9_-]*|a(?:[a-rt-z0-9_-][a-z0-9_-]*|s(?:[a-hj-z0-9_-][a-z0-9_-]*|i(?:[abd-z0-9_-][a-z0-9_-]*|c[a-z0-9_-]+)?)?)?|e(?:[b-z0-9_-][a-z0-9_-]*|a(?:[a-qs-z0-9_-][a-z0-9_-]*|r(?:[a-df-z0-9_-][a-z0-9_-]*|e(?:[a-qs-z0-9_-][a-z0-9_-]*|r[a-z0-9_-]+)?)?)?)?)?)[ \t]+[^\s"'\[][^\r\n]{3,}|[a-z0-9._~+/-]{12,}=*))`,
+	"pattern": `(?i:(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:[ac-z0-9_][a-z0-9_-]*|b(?:[b-df-z0-9_-][a-z0-9_-]*|a(?:[a-rt-z0-9_-][a-z0-9_-]*|s(?:[a-hj-z0-9_-][a-z0-9_-]*|i(?:[abd-z0-9_-][a-z0-9_-]*|c[a-z0-9_-]+)?)?)?|e(?:[b-z0-9_-][a-z0-9_-]*|a(?:[a-qs-z0-9_-][a-z0-9_-]*|r(?:[a-df-z0-9_-][a-z0-9_-]*|e(?:[a-qs-z0-9_-][a-z0-9_-]*|r[a-z0-9_-]+)?)?)?)?)?)[ \t]+[a-z._~+/,:"-]*[0-9=][^\r\n]*|[a-z0-9._~+/-]{12,}=*))`,
 	"replace": "[auth header]",
 }
 
@@ -322,7 +323,7 @@ redact contains {
 #   word stays.
 redact contains {
 	"id": "session-id",
-	"pattern": `(?i:(?:[a-z0-9]+[_.-])*(?:session|sess|sessid|sessionid|sid|ssid|phpsessid|jsessionid|asp\.net_sessionid|connect\.sid))["']?[ \t]*[:=][ \t]*["']?[A-Za-z0-9%._~+/:-]{8,}=*`,
+	"pattern": `(?i:(?:[a-z0-9]+[_.-])*(?:session(?:[_-]?id)?|sess(?:[_-]?id)?|sid|ssid|phpsessid|jsessionid|asp\.net_sessionid|connect\.sid))["']?[ \t]*[:=][ \t]*["']?[A-Za-z0-9%._~+/:-]{8,}=*`,
 	"replace": "[login state]",
 	"assigned": true,
 }
