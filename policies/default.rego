@@ -77,16 +77,18 @@ title_patterns := {
 # title: Redact payment card numbers
 # description: A run of digits (any script: ASCII, fullwidth, Arabic-Indic...)
 #   grouped by spaces, no-break or thin spaces, tabs, line breaks (a number
-#   wrapped in a narrow field), hyphens, en dashes, dots or `+` (a url's
-#   encoded space); other spaces and dashes, and invisible characters,
-#   ctxgate reads as a person does before matching.
+#   wrapped in a narrow field), hyphens, en and em dashes, dots, slashes,
+#   CJK middle dots and long vowel marks (`・`, `‧`, `ー`) or `+` (a url's
+#   encoded space); other spaces and dashes, invisible characters and
+#   encoded separators (`%C2%A0`, `&#x2009;`, `&nbsp;`) ctxgate reads as a
+#   person does before matching.
 #   ctxgate tries every window of 13 to 19 digits made of whole groups (each
 #   of at least 3 digits when there are several) and replaces the windows
 #   that pass the Luhn check, so a quantity, a year, an expiry or a CVV next
 #   to the number does not hide it.
 redact contains {
 	"id": "card-number",
-	"pattern": `\d+(?:[-.+ \t\r\n\x{A0}\x{2007}\x{2009}\x{202F}\x{3000}\x{2010}-\x{2013}\x{FF0D}]{1,3}\d+)*`,
+	"pattern": `\d+(?:[-./+ \t\r\n\x{A0}\x{2007}\x{2009}\x{202F}\x{3000}\x{2010}-\x{2015}\x{2027}\x{30FB}\x{30FC}\x{FF0D}\x{FF0F}\x{FF65}\x{FF70}]{1,3}\d+)*`,
 	"replace": "[card number]",
 	"luhn": true,
 }
@@ -136,7 +138,7 @@ redact contains {
 #   xoxp-, xapp-, xoxr-, xoxe-, xoxo-, xoxa-, xoxs-) and incoming webhook urls.
 redact contains {
 	"id": "slack-token",
-	"pattern": `(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}`,
+	"pattern": `(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}|(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}`,
 	"replace": "[slack token]",
 }
 
@@ -193,10 +195,11 @@ redact contains {
 
 # METADATA
 # title: Redact JSON web tokens
-# description: Three base64url parts separated by dots, the first starting eyJ.
+# description: Three base64url parts separated by dots, the first starting
+#   eyJ; a line break after a dot (a token wrapped in a narrow view) joins.
 redact contains {
 	"id": "jwt",
-	"pattern": `eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}`,
+	"pattern": `eyJ[A-Za-z0-9_-]{5,}\.(?:[ \t]*\r?\n[ \t]*)?[A-Za-z0-9_-]{5,}\.(?:[ \t]*\r?\n[ \t]*)?[A-Za-z0-9_-]{5,}`,
 	"replace": "[jwt]",
 }
 
@@ -248,11 +251,15 @@ redact contains {
 #   `MYSQLPWD`, `userPin`; `pwd` and `pin` only after a lowercase letter or
 #   in capitals, so `spin: 1234` stays). The value is a quoted string or
 #   everything up to a space, quote or angle bracket (`Password: Show` is
-#   replaced too: the safe error).
+#   replaced too: the safe error). A value that is a setting word (`true`,
+#   `false`, `yes`, `no`, `on`, `off`, `null`, `none`, `nil`, `undefined`,
+#   quoted or not: `reset_password: true`) is a setting and stays
+#   (`"assigned": true`); `password: true1234` is replaced.
 redact contains {
 	"id": "credential-assignment",
 	"pattern": `(?-u:[A-Za-z0-9]*(?i:passw(?:or)?d|passphrase|passcode|secret(?:[_-]?access)?[_-]?key|client[_-]?secret|secret|api_?key|api-key|(?:auth|access|refresh)[_-]?token|api_?token|api-token)|(?:[A-Za-z0-9]*[a-z0-9])?Pwd|[A-Z0-9]*PWD|(?i:pwd))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{4,}"|'[^'\r\n]{4,}'|[^\s"'<>]{4,})|(?-u:(?:[A-Za-z0-9]*[a-z0-9])?Pin|[A-Z0-9]*PIN|(?i:pin))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[0-9]{4,}"|'[0-9]{4,}'|[0-9]{4,})`,
 	"replace": "[credential]",
+	"assigned": true,
 }
 
 # METADATA
@@ -267,6 +274,7 @@ redact contains {
 	"id": "token-assignment",
 	"pattern": `(?-u:[A-Za-z0-9]*(?i:token|credentials?|private[_-]?key))["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"[^"\r\n]{8,}"|'[^'\r\n]{8,}'|[^\s"'<>]{8,})`,
 	"replace": "[credential]",
+	"assigned": true,
 }
 
 # METADATA
@@ -274,11 +282,197 @@ redact contains {
 # description: Everything from a BEGIN ... PRIVATE KEY line (RSA, EC, DSA,
 #   OPENSSH, ENCRYPTED, plain PKCS#8, PGP ... KEY BLOCK) to its END line, or
 #   to the end of the text when there is none (an editor showing the top of a
-#   key file).
+#   key file). The dashes may be 3 to 7, hyphens or typographic dashes
+#   (`‒ – — ― −`), with a space before or after the words.
 redact contains {
 	"id": "private-key",
-	"pattern": `(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*)`,
+	"pattern": `(?s)[-\x{2012}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}]{3,7} ?BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?[-\x{2012}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}]{3,7}(?:.*?[-\x{2012}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}]{3,7} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?[-\x{2012}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}]{3,7}|.*)`,
 	"replace": "[private key]",
+}
+
+# METADATA
+# title: Redact authorization headers of any scheme
+# description: `Authorization:` (and `Proxy-Authorization:`) with any scheme
+#   but Bearer and Basic, which their own rules keep readable (Token, Digest,
+#   AWS4-HMAC-SHA256, ApiKey, Negotiate, any word) and credentials whose
+#   first word holds a digit or `=` (`Authorization: required` is prose),
+#   or with a bare token of 12 chars or more: header name, scheme and
+#   credentials to the end of the line are replaced.
+redact contains {
+	"id": "authorization-header",
+	"pattern": `(?i:(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:[ac-z0-9_][a-z0-9_-]*|b(?:[b-df-z0-9_-][a-z0-9_-]*|a(?:[a-rt-z0-9_-][a-z0-9_-]*|s(?:[a-hj-z0-9_-][a-z0-9_-]*|i(?:[abd-z0-9_-][a-z0-9_-]*|c[a-z0-9_-]+)?)?)?|e(?:[b-z0-9_-][a-z0-9_-]*|a(?:[a-qs-z0-9_-][a-z0-9_-]*|r(?:[a-df-z0-9_-][a-z0-9_-]*|e(?:[a-qs-z0-9_-][a-z0-9_-]*|r[a-z0-9_-]+)?)?)?)?)?)[ \t]+[a-z._~+/,:"-]*[0-9=][^\r\n]*|[a-z0-9._~+/-]{12,}=*))`,
+	"replace": "[auth header]",
+}
+
+# METADATA
+# title: Redact cookie headers
+# description: A `Cookie:` or `Set-Cookie:` header holding a name=value
+#   pair: the whole header to the end of the line (session cookies,
+#   their attributes and every other cookie on it).
+redact contains {
+	"id": "cookie-header",
+	"pattern": `(?i:(?:set-)?cookie)["']?[ \t]*:[ \t]*["']?[^\s;=,"']+=[^\r\n]*`,
+	"replace": "[header withheld]",
+}
+
+# METADATA
+# title: Redact session ids
+# description: A value of at least 8 chars given to a session cookie or
+#   parameter (`sessionid=`, `PHPSESSID=`, `JSESSIONID=`, `connect.sid=`,
+#   `laravel_session=`, `_gh_sess=`, `session_id: ...`, `sid=`); a setting
+#   word stays.
+redact contains {
+	"id": "session-id",
+	"pattern": `(?i:(?:[a-z0-9]+[_.-])*(?:session(?:[_-]?id)?|sess(?:[_-]?id)?|sid|ssid|phpsessid|jsessionid|asp\.net_sessionid|connect\.sid))["']?[ \t]*[:=][ \t]*["']?[A-Za-z0-9%._~+/:-]{8,}=*`,
+	"replace": "[login state]",
+	"assigned": true,
+}
+
+# METADATA
+# title: Redact labelled national id numbers
+# description: A national id, tax or social security number after its label,
+#   in Latin script (`SSN: 123-45-6789`, `Social Security Number`,
+#   `National Insurance number`, `Aadhaar`, `CPF`, `DNI`, `PESEL`, `BSN`,
+#   `personnummer`, `codice fiscale`, `Steuer-ID`, `numéro de sécurité
+#   sociale`, `TC Kimlik No`, passport and driver's
+#   licence numbers): 7 or more capital letters and digits, single spaces,
+#   dots, slashes or hyphens between them.
+redact contains {
+	"id": "national-id",
+	"pattern": `(?:(?i:ssn|social[ _-]?security(?:[ _-]?(?:number|no\.?|num))?|national[ _-]?insurance(?:[ _-]?(?:number|no\.?))?|national[ _-]?id(?:entity|entification)?(?:[ _-]?(?:number|no\.?|card))?|aadhaa?r(?:[ _-]?(?:number|no\.?))?|personnummer|personal[ _-]?id(?:entity)?(?:[ _-]?(?:number|no\.?|code))?|codice[ _-]fiscale|steuer[ _-]?id(?:entifikationsnummer)?|steuernummer|sozialversicherungsnummer|personalausweis(?:nummer)?|num[ée]ro de s[ée]curit[ée] sociale|tax[ _-]?(?:id|file)(?:[ _-]?(?:number|no\.?))?|passport[ _-]?(?:number|no\.?)|driver'?s?[ _-]?licen[cs]e[ _-]?(?:number|no\.?)|tc[ _-]?kimlik(?:[ _-]?no)?|my[ _-]?number|pesel|curp|cpf|cnpj|dni|nie|nif|bsn|nric|hkid|nino|idnr))[ \t]*(?:[:#=：][ \t]*)?[0-9A-Z](?:[ ./-]?[0-9A-Z]){6,}`,
+	"replace": "[national id]",
+}
+
+# METADATA
+# title: Redact national id numbers labelled in other scripts or in short
+# description: The same, after a label in another script (`マイナンバー`,
+#   `個人番号`, `身份证号`, `주민등록번호`, `ИНН`, `СНИЛС`, `תעודת זהות`,
+#   `رقم الهوية`, `کد ملی`, `आधार`) or a short capital label with a `:`,
+#   `#` or `=` (`SIN`, `PAN`, `TIN`, `EIN`, `TFN`, `NIK`, `NIR`, `CNP`).
+redact contains {
+	"id": "national-id-script",
+	"pattern": `(?:(?:マイナンバー|個人番号|身份证(?:号码?)?|身分證(?:字號)?|주민등록번호|(?i:инн|снилс)|מספר זהות|תעודת זהות|رقم الهوية|کد ملی|आधार(?: संख्या)?)[ \t]*(?:[:#=：][ \t]*)?|(?:SIN|PAN|TIN|ITIN|EIN|TFN|NIK|NIR|CNP|RFC)[ \t]*[:#=：][ \t]*)[0-9A-Z](?:[ ./-]?[0-9A-Z]){6,}`,
+	"replace": "[national id]",
+}
+
+# METADATA
+# title: Redact IBANs
+# description: A bank account number in IBAN form (two letters, two check
+#   digits, up to 30 letters and digits, grouped by spaces or not) whose
+#   check digits pass ISO 7064 mod 97 (`"mod97": true`), as cards pass Luhn;
+#   the longest prefix that passes is replaced.
+redact contains {
+	"id": "iban",
+	"pattern": `[A-Z]{2}[0-9]{2}(?:[ \x{A0}]?[0-9A-Z]{4}){2,7}(?:[ \x{A0}]?[0-9A-Z]{1,3})?`,
+	"replace": "[iban]",
+	"mod97": true,
+}
+
+# METADATA
+# title: Redact AWS secret access keys beside their key id
+# description: 40 base64 chars after an access key id (`AKIA…` and a comma,
+#   a tab, a colon or spaces: a credentials CSV, a console line) or after a
+#   `secret access key` label written with spaces.
+redact contains {
+	"id": "aws-secret-key",
+	"pattern": `(?:AKIA|ASIA)[0-9A-Z]{16}["']?[\s,;:|=]{1,6}["']?[A-Za-z0-9/+]{40}|(?i:secret[ _-]?access[ _-]?key)["']?[\s:=|,]{1,6}["']?[A-Za-z0-9/+]{40}`,
+	"replace": "[aws credentials]",
+}
+
+# METADATA
+# title: Redact chat bot tokens and webhooks
+# description: Telegram bot tokens (in `api.telegram.org/bot<id>:<token>`
+#   urls or alone), Discord webhook urls and Microsoft Teams incoming
+#   webhooks.
+redact contains {
+	"id": "chat-bot-token",
+	"pattern": `bot[0-9]{5,12}:[A-Za-z0-9_-]{30,50}|[0-9]{8,12}:AA[A-Za-z0-9_-]{30,40}|discord(?:app)?\.com/api/webhooks/[0-9]{15,21}/[A-Za-z0-9_-]{30,100}|webhook\.office\.com/webhookb2/[A-Za-z0-9@/._-]{30,}`,
+	"replace": "[bot token]",
+}
+
+# METADATA
+# title: Redact signatures in signed urls
+# description: The signature and credential parameters of signed urls
+#   (`X-Amz-Signature=`, `X-Amz-Credential=`, `X-Amz-Security-Token=`,
+#   `X-Goog-Signature=`, `sig=`, `signature=`), up to the next `&`.
+redact contains {
+	"id": "signed-url",
+	"pattern": `(?i:x-(?:amz|goog)-(?:signature|credential|security-token)|sig|signature)=[^&#\s"'<>]{4,}`,
+	"replace": "[query credential]",
+	"assigned": true,
+}
+
+# METADATA
+# title: Redact credentials given as command-line flags
+# description: The value of a `--password`, `--passwd`, `--pass`,
+#   `--token`, `--secret`, `--api-key` or `--credentials` flag (any prefix:
+#   `--db-password`, `--client-secret`), given with `=` or a space.
+redact contains {
+	"id": "cli-credential",
+	"pattern": `--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-?key|apikey|credentials?)(?:=|[ \t]+)["']?[^\s"'-][^\s"']*`,
+	"replace": "[credential]",
+}
+
+# METADATA
+# title: Redact passwords given to database and shell commands
+# description: `-p` after mysql, mariadb, mysqldump, mysqladmin, mysqlsh or
+#   sshpass (`-phunter2`, `-p hunter2`), `-a` after redis-cli, and
+#   `-u user:pass`, `--user user:pass` after curl: the command up to the
+#   value goes with it.
+redact contains {
+	"id": "cli-password",
+	"pattern": `(?:mysql[a-z-]*|mariadb[a-z-]*|sshpass)(?:[ \t]+[^\s|;&]+)*?[ \t]+-p[ \t]*[^\s-][^\s]*|redis-cli(?:[ \t]+[^\s|;&]+)*?[ \t]+-a[ \t]*[^\s-][^\s]*|curl(?:[ \t]+[^\s|;&]+)*?[ \t]+(?:-u|--user|--proxy-user)[ \t=]*["']?[^\s:"']*:[^\s"']+`,
+	"replace": "[credential]",
+}
+
+# METADATA
+# title: Redact passwords assigned in other languages (Latin script)
+# description: A value given to a password's name in the Latin-script
+#   languages UIs are written in (`Passwort`, `Kennwort`, `contraseña`,
+#   `clave`, `mot de passe`, `senha`, `wachtwoord`, `hasło`, `lösenord`,
+#   `şifre`, `parola`, `mật khẩu`, `kata sandi`...), or to a `pass` key
+#   after a prefix (`DB_PASS`, `smtp.pass`), with `:`, `=` or the fullwidth
+#   `：`; a setting word stays. Any value length: the safe error.
+redact contains {
+	"id": "password-assignment",
+	"pattern": `(?:(?i:passwort|kennwort|clave|mot[ _-]?de[ _-]?passe|senha|palavra-passe|wachtwoord|has(?:ł|l)o|l(?:ö|o)senord|adgangskode|passord|salasana|heslo|parola|(?:ş|s)ifre|kata[ _-]?sandi|contrase(?:ñ|n)a|jelsz(?:ó|o)|m(?:ậ|a)t[ _-]?kh(?:ẩ|a)u)|(?-u:(?:[A-Za-z0-9]+[_.-])+(?:PASS|[Pp]ass)))["']?[ \t]*(?::=|=>|:|=|：)[ \t]*(?:"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'<>]+)`,
+	"replace": "[credential]",
+	"assigned": true,
+}
+
+# METADATA
+# title: Redact passwords assigned in other scripts
+# description: The same for the names of a password in Cyrillic, Greek,
+#   Chinese, Japanese, Korean, Thai, Arabic, Persian, Hebrew, Hindi and
+#   Bengali (`пароль`, `κωδικός`, `密码`, `パスワード`, `비밀번호`, `รหัสผ่าน`,
+#   `كلمة المرور`, `رمز عبور`, `סיסמה`, `पासवर्ड`, `পাসওয়ার্ড`).
+redact contains {
+	"id": "password-assignment-script",
+	"pattern": `(?:пароль|Пароль|ПАРОЛЬ|лозинка|Лозинка|κωδικός|Κωδικός|ΚΩΔΙΚΌΣ|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|รหัสผ่าน|كلمة المرور|كلمة السر|رمز عبور|گذرواژه|סיסמה|סיסמא|पासवर्ड|পাসওয়ার্ড)["']?[ \t]*(?::=|=>|:|=|：)[ \t]*(?:"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'<>]+)`,
+	"replace": "[credential]",
+	"assigned": true,
+}
+
+# METADATA
+# title: Redact developer platform tokens
+# description: Linear (lin_api_), Postman (PMAK-), Pulumi (pul-), Grafana
+#   (glsa_, glc_), Sentry (sntrys_, sntryu_), HashiCorp Vault (hvs., hvb.),
+#   Figma (figd_), Atlassian (ATATT3) and Heroku (HRKU-) tokens.
+redact contains {
+	"id": "platform-token",
+	"pattern": `lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|pul-[a-f0-9]{40}|gl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}|sntry[su]_[A-Za-z0-9_+/=-]{40,}|hv[sb]\.[A-Za-z0-9_-]{24,}|figd_[A-Za-z0-9_-]{40}|ATATT3[A-Za-z0-9_=-]{100,}|HRKU-[A-Za-z0-9_-]{36,}`,
+	"replace": "[api key]",
+}
+
+# METADATA
+# title: Redact cloud service tokens
+# description: PlanetScale (pscale_tkn_, pscale_pw_), Supabase (sbp_),
+#   Doppler (dp.pt., dp.st., dp.sa., dp.ct.), Square (sq0atp-, sq0csp-),
+#   Brevo (xkeysib-), New Relic (NRAK-) and Mailgun (key- and 32 hex) keys.
+redact contains {
+	"id": "cloud-service-token",
+	"pattern": `pscale_(?:tkn|pw)_[A-Za-z0-9_.-]{32,}|sbp_[a-f0-9]{40}|dp\.(?:pt|st|sa|ct)\.[A-Za-z0-9]{40,}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|NRAK-[A-Z0-9]{27}|key-[0-9a-f]{32}`,
+	"replace": "[api key]",
 }
 
 # METADATA

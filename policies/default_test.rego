@@ -101,10 +101,30 @@ test_redactions_have_ids_and_patterns if {
 		"card-number", "aws-access-key", "azure-storage-key", "github-token", "gitlab-token",
 		"slack-token", "stripe-key", "ai-api-key", "google-api-key", "registry-token",
 		"service-api-key", "jwt", "bearer-token", "private-key", "basic-auth", "url-credentials",
-		"credential-assignment", "token-assignment",
+		"credential-assignment", "token-assignment", "authorization-header", "cookie-header",
+		"session-id", "national-id", "national-id-script", "iban", "aws-secret-key",
+		"chat-bot-token", "signed-url", "cli-credential", "cli-password", "password-assignment",
+		"password-assignment-script", "platform-token", "cloud-service-token",
 	}
 	every r in redact {
 		is_string(r.pattern)
+	}
+}
+
+test_ibans_are_mod97_checked if {
+	some r in redact
+	r.id == "iban"
+	r.mod97 == true
+}
+
+test_settings_that_name_a_secret_are_not_secrets if {
+	every text in ["reset_password: true", "show_password=false", "secretKey: null", "require_secret: none"] {
+		regex.match(pattern_of("credential-assignment"), text)
+	}
+	every id in ["credential-assignment", "token-assignment", "password-assignment", "session-id"] {
+		some r in redact
+		r.id == id
+		r.assigned == true
 	}
 }
 

@@ -180,6 +180,16 @@ impl Pattern {
         }
     }
 
+    /// Whether the pattern has needles: literals one of which every match
+    /// holds, looked for before it loads (`true` for a compiled pattern).
+    #[cfg(test)]
+    pub(crate) fn has_needles(&self) -> bool {
+        match self.inner {
+            Inner::Precompiled(p) => p.prefixes.is_some(),
+            Inner::Compiled(_) => true,
+        }
+    }
+
     /// Whether [`Pattern::find_at`] would look for a match before the
     /// pattern is loaded (`true` for a compiled pattern).
     #[cfg(test)]
@@ -519,9 +529,11 @@ fn has_escape(bytes: &[u8]) -> bool {
                 .is_some_and(|b| *b == b'#' || b.is_ascii_alphabetic())
                 && memchr::memchr(b';', &bytes[at..bytes.len().min(at + 12)]).is_some()
         }
-        _ => {
-            bytes.get(at + 1) == Some(&b'u') && bytes.get(at + 2).is_some_and(u8::is_ascii_hexdigit)
-        }
+        _ => match bytes.get(at + 1) {
+            Some(b'u') => bytes.get(at + 2).is_some_and(u8::is_ascii_hexdigit),
+            Some(b'"' | b'\\' | b'/' | b'\'') => true,
+            _ => false,
+        },
     })
 }
 
@@ -534,11 +546,41 @@ fn has_escape(bytes: &[u8]) -> bool {
 fn escape_at(chars: &[(char, u32, u32)]) -> Option<(char, usize)> {
     let at = |i: usize| chars.get(i).map(|c| c.0);
     let printable = |code: u32| (0x20..0x7F).contains(&code).then(|| char::from(code as u8));
+    // A char a numeric reference may stand for: printable ASCII or any
+    // char past the C1 controls (a no-break or thin space, a dash), which
+    // the reading then folds as it folds the char written.
+    let any = |code: u32| match code {
+        0x20..=0x7E => printable(code),
+        0xA0.. => char::from_u32(code),
+        _ => None,
+    };
+    let byte = |i: usize| -> Option<u8> {
+        (at(i)? == '%').then_some(())?;
+        Some((at(i + 1)?.to_digit(16)? * 16 + at(i + 2)?.to_digit(16)?) as u8)
+    };
     match at(0)? {
         '%' => {
-            let code = at(1)?.to_digit(16)? * 16 + at(2)?.to_digit(16)?;
-            Some((printable(code)?, 3))
+            let lead = byte(0)?;
+            if lead < 0x80 {
+                return Some((printable(u32::from(lead))?, 3));
+            }
+            // A percent-encoded UTF-8 sequence (`%C2%A0`) is one char.
+            let len = match lead {
+                0xC2..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF4 => 4,
+                _ => return None,
+            };
+            let mut bytes = [0u8; 4];
+            for (i, b) in bytes.iter_mut().enumerate().take(len) {
+                *b = byte(3 * i)?;
+            }
+            let c = std::str::from_utf8(&bytes[..len]).ok()?.chars().next()?;
+            Some((any(c as u32)?, 3 * len))
         }
+        // A JSON string's escaped quote, backslash or slash: JSON kept as
+        // text inside another JSON string (`\"password\": \"…\"`).
+        '\\' if matches!(at(1), Some('"' | '\\' | '/' | '\'')) => Some((at(1)?, 2)),
         '\\' if at(1) == Some('u') => {
             let mut code = 0;
             for i in 2..6 {
@@ -562,7 +604,7 @@ fn escape_at(chars: &[(char, u32, u32)]) -> Option<(char, usize)> {
                 i += 1;
             }
             (i > first && at(i) == Some(';')).then_some(())?;
-            Some((printable(code)?, i + 1))
+            Some((any(code)?, i + 1))
         }
         '&' => {
             const NAMED: &[(&str, char)] = &[
@@ -592,7 +634,18 @@ fn decode_escapes(chars: &mut Vec<(char, u32, u32)>) -> bool {
     let mut i = 0;
     while i < chars.len() {
         if let Some((c, len)) = escape_at(&chars[i..]) {
-            out.push((c, chars[i].1, chars[i + len - 1].2));
+            let span = (chars[i].1, chars[i + len - 1].2);
+            // The decoded char is read as the char written would be.
+            match fold(c) {
+                Fold::Keep => out.push((c, span.0, span.1)),
+                Fold::To(to) => out.push((to, span.0, span.1)),
+                Fold::Drop => {}
+                Fold::Mark => {
+                    if let Some(last) = out.last_mut() {
+                        last.2 = span.1;
+                    }
+                }
+            }
             changed = true;
             i += len;
             continue;
@@ -676,6 +729,16 @@ pub struct Redaction {
     /// whole groups that pass the Luhn check are replaced (`"luhn": true` in
     /// the policy; payment cards).
     pub luhn: bool,
+    /// Only matches whose letters and digits pass the ISO 7064 mod-97
+    /// check of an IBAN are replaced: the longest prefix of the match, of 15
+    /// to 34 letters and digits, that passes (`"mod97": true`; bank
+    /// account numbers).
+    pub mod97: bool,
+    /// The match is a key, a separator and a value: one whose value is a
+    /// setting word (`true`, `false`, `yes`, `no`, `on`, `off`, `null`,
+    /// `none`, `nil`, `undefined`, quoted or not) is not a secret
+    /// (`"assigned": true`; `reset_password: true`).
+    pub assigned: bool,
     /// The pattern with the delimiter before it made part of the search
     /// (`(?:^|[^A-Za-z0-9])(pattern)`), compiled the first time a string
     /// needs it: after a few matches glued to a preceding letter or digit,
@@ -696,8 +759,24 @@ impl Redaction {
             regex: regex.into(),
             replace: replace.into(),
             luhn,
+            mod97: false,
+            assigned: false,
             delimited: std::sync::OnceLock::new(),
         }
+    }
+
+    /// This rule, replacing only what passes the IBAN check
+    /// ([`Redaction::mod97`]).
+    pub fn with_mod97(mut self, mod97: bool) -> Redaction {
+        self.mod97 = mod97;
+        self
+    }
+
+    /// This rule, keeping assignments of a setting word
+    /// ([`Redaction::assigned`]).
+    pub fn with_assigned(mut self, assigned: bool) -> Redaction {
+        self.assigned = assigned;
+        self
     }
 
     /// [`Redaction::delimited`]'s regex; `None` if it cannot be compiled
@@ -862,6 +941,14 @@ impl<'p> Redactor<'p> {
                 // number, the groups before it may be.
                 self.cards(text, start, end, rule, spans);
                 from = end;
+            } else if pattern.mod97 {
+                from = match iban_end(text, start, end) {
+                    Some(end) => {
+                        spans.push(Span { start, end, rule });
+                        end
+                    }
+                    None => next_char(text, start),
+                };
             } else if starts_inside_word(text, start) {
                 // Any match starting later in this run of letters and digits
                 // starts inside it too: skip the run.
@@ -876,7 +963,9 @@ impl<'p> Redactor<'p> {
                         return;
                     }
                 }
-            } else if ends_inside_word(text, end) {
+            } else if ends_inside_word(text, end)
+                || (pattern.assigned && assigns_a_setting(&text[start..end]))
+            {
                 from = next_char(text, start);
             } else {
                 spans.push(Span { start, end, rule });
@@ -1222,6 +1311,82 @@ fn card_prefix(digits: &[u8]) -> bool {
         Some(9) => head(4) == 9792,
         _ => false,
     }
+}
+
+/// Words that make an assignment a setting, not a secret.
+const SETTING_WORDS: [&str; 10] = [
+    "true",
+    "false",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "null",
+    "none",
+    "nil",
+    "undefined",
+];
+
+/// Whether an assignment (`key: value`, `"key": "value",`) gives its key a
+/// setting word: the value, quotes and a trailing `,` or `;` aside, is one
+/// of [`SETTING_WORDS`] in any case, right after the separator.
+fn assigns_a_setting(assignment: &str) -> bool {
+    let quotes = ['"', '\'', '\\', '`'];
+    let s = assignment.trim_end_matches([',', ';']);
+    let s = s.trim_end_matches(quotes);
+    let word_at = s
+        .rfind(|c: char| !c.is_ascii_alphabetic())
+        .map_or(0, |i| i + 1);
+    let (before, word) = s.split_at(word_at);
+    let before = before
+        .trim_end_matches(quotes)
+        .trim_end_matches([' ', '\t']);
+    before.ends_with([':', '=', '>']) && SETTING_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// The end of the longest prefix of `text[start..end]` that is an IBAN:
+/// 15 to 34 letters and digits (spaces between them dropped), two letters
+/// and two digits first, passing ISO 7064 mod 97 (the check digits make
+/// the number, letters read as 10–35 and the first four moved to the end,
+/// 1 modulo 97), delimited on both sides.
+fn iban_end(text: &str, start: usize, end: usize) -> Option<usize> {
+    if starts_inside_word(text, start) {
+        return None;
+    }
+    let mut chars: Vec<u8> = Vec::with_capacity(34);
+    let mut ends: Vec<usize> = Vec::with_capacity(34);
+    for (i, c) in text[start..end].char_indices() {
+        if c.is_ascii_alphanumeric() {
+            chars.push(c.to_ascii_uppercase() as u8);
+            ends.push(start + i + 1);
+            if chars.len() > 34 {
+                break;
+            }
+        }
+    }
+    if chars.len() < 4
+        || !chars[..2].iter().all(u8::is_ascii_uppercase)
+        || !chars[2..4].iter().all(u8::is_ascii_digit)
+    {
+        return None;
+    }
+    (15..=chars.len().min(34)).rev().find_map(|n| {
+        let at = ends[n - 1];
+        (!ends_inside_word(text, at) && mod97(&chars[..n])).then_some(at)
+    })
+}
+
+/// ISO 7064 mod 97-10 over an IBAN's upper-case letters and digits.
+fn mod97(iban: &[u8]) -> bool {
+    let mut rest: u32 = 0;
+    for &b in iban[4..].iter().chain(&iban[..4]) {
+        rest = match b {
+            b'0'..=b'9' => (rest * 10 + u32::from(b - b'0')) % 97,
+            b'A'..=b'Z' => (rest * 100 + u32::from(b - b'A' + 10)) % 97,
+            _ => return false,
+        };
+    }
+    rest == 1
 }
 
 fn luhn(digits: &[u8]) -> bool {

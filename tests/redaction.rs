@@ -219,6 +219,35 @@ fn table() -> Vec<(&'static str, String, String)> {
         ("percent-encoded `=` before a key", format!("?next=%2F%3Fk%3D{aws}"), "?next=%2F%3Fk%3D[aws key]".into()),
         ("percent-encoded token chars, encoded twice", format!("t=gh%2570_{}", chars(ALNUM, 0, 36)), "t=[github token]".into()),
         ("a zero-width space that delimits still delimits", format!("x\u{200b}{aws}\u{200b}x"), "x\u{200b}[aws key]\u{200b}x".into()),
+        // Classes of app text the default redacts beside the token formats:
+        // headers of any scheme, cookies, labelled national ids, IBANs by
+        // their checksum, a secret key beside its id, bot tokens in urls,
+        // url signatures, command-line flags, other languages' keys, PEM
+        // with typographic dashes, escaped JSON, wrapped JWTs, encoded
+        // card separators; and settings that name a secret.
+        ("authorization, token scheme", format!("Authorization: Token {}", chars(ALNUM, 19, 24)), "[auth header]".into()),
+        ("authorization, digest", "Authorization: Digest username=\"u\", response=\"6629fae49393a053\"".into(), "[auth header]".into()),
+        ("cookie header", "Cookie: sessionid=abc123def456; theme=dark".into(), "[header withheld]".into()),
+        ("session id in a url", "?PHPSESSID=9a8b7c6d5e4f3a2b&x=1".into(), "?[login state]&x=1".into()),
+        ("ssn", "SSN: 123-45-6789.".into(), "[national id].".into()),
+        ("iban", "IBAN DE89 3704 0044 0532 0130 00 EUR".into(), "IBAN [iban] EUR".into()),
+        ("not an iban", "DE89 3704 0044 0532 0130 01".into(), "DE89 3704 0044 0532 0130 01".into()),
+        ("aws secret beside its id", format!("{aws},{}", chars(ALNUM, 20, 40)), "[aws credentials]".into()),
+        ("telegram bot url", format!("https://api.telegram.org/bot123456789:{}/sendMessage", chars(ALNUM, 21, 35)), "https://api.telegram.org/[bot token]/sendMessage".into()),
+        ("signed url", "https://b.s3.amazonaws.com/k?X-Amz-Signature=0a1b2c3d4e5f&x=1".into(), "https://b.s3.amazonaws.com/k?[query credential]&x=1".into()),
+        ("password flag", "app --password hunter2 --db-password=s3cret".into(), "app [credential] [credential]".into()),
+        ("mysql -p", "$ mysql -u root -phunter2 shop".into(), "$ [credential] shop".into()),
+        ("german key", "Passwort: geheim123".into(), "[credential]".into()),
+        ("chinese key", "密码：hunter22".into(), "[credential]".into()),
+        ("DB_PASS", "DB_PASS=hunter22".into(), "[credential]".into()),
+        ("pem with em dashes", format!("—————BEGIN RSA PRIVATE KEY—————\n{pem_body}"), "[private key]".into()),
+        ("escaped json", r#"{"body": "{\"password\": \"hunter22\"}"}"#.into(), r#"{"body": "{\"[credential]}"}"#.into()),
+        ("jwt wrapped at a dot", "eyJhbGciOiJIUzI1NiJ9.\neyJzdWIiOiIxIn0.\nc2lnbmF0dXJl".into(), "[jwt]".into()),
+        ("card with encoded no-break spaces", "4111%C2%A01111%C2%A01111%C2%A01111".into(), "[card number]".into()),
+        ("card with thin-space references", "4111&#x2009;1111&#x2009;1111&#x2009;1111".into(), "[card number]".into()),
+        ("card with katakana middle dots", "4111・1111・1111・1111".into(), "[card number]".into()),
+        ("settings that name a secret", "reset_password: true, show_password=false, secretKey: null, require_secret: none".into(), "reset_password: true, show_password=false, secretKey: null, require_secret: none".into()),
+        ("a password that starts like a setting", "password: true1234".into(), "[credential]".into()),
         // Non-secrets stay.
         ("phone", "+1 415 555 2671, +44 20 7946 0958".into(), "+1 415 555 2671, +44 20 7946 0958".into()),
         ("isbn", "ISBN 978-3-16-148410-0".into(), "ISBN 978-3-16-148410-0".into()),

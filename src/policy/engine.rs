@@ -2306,16 +2306,15 @@ fn redaction(item: &serde_json::Value) -> Result<Redaction> {
             ))
         }
     };
-    let luhn = match item.get("luhn") {
-        None => false,
-        Some(serde_json::Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(shape(
-                "redact",
-                format!("the `luhn` of `{id}` must be true or false"),
-            ))
-        }
+    let flag = |name: &str| match item.get(name) {
+        None => Ok(false),
+        Some(serde_json::Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(shape(
+            "redact",
+            format!("the `{name}` of `{id}` must be true or false"),
+        )),
     };
+    let (luhn, mod97, assigned) = (flag("luhn")?, flag("mod97")?, flag("assigned")?);
     let regex = crate::redact::Pattern::new(pattern).map_err(|e| {
         shape(
             "redact",
@@ -2325,7 +2324,9 @@ fn redaction(item: &serde_json::Value) -> Result<Redaction> {
             ),
         )
     })?;
-    Ok(Redaction::new(id, regex, replace, luhn))
+    Ok(Redaction::new(id, regex, replace, luhn)
+        .with_mod97(mod97)
+        .with_assigned(assigned))
 }
 
 /// The longest reason a rule may give.

@@ -131,7 +131,14 @@ pub fn diff_policies(old: &Policy, new: &Policy) -> Result<Vec<Change>> {
                 .map(|r| {
                     (
                         r.id.clone(),
-                        format!("{}\u{0}{}\u{0}{}", r.regex.as_str(), r.replace, r.luhn),
+                        format!(
+                            "{}\u{0}{}\u{0}{}{}{}",
+                            r.regex.as_str(),
+                            r.replace,
+                            r.luhn,
+                            r.mod97,
+                            r.assigned
+                        ),
                     )
                 })
                 .collect()
