@@ -2,9 +2,12 @@
 //! letter they look like: `Раѕѕword` (Cyrillic `Р`, `а`, `ѕ`) reads
 //! `Password`, `ΡΙΝ` (Greek) reads `PIN`.
 //!
-//! Used only where reading more text as Latin can only mask more: the
+//! Used only where reading more text as Latin can only withhold more: the
 //! secure-text floor's words (subroles, role words, type attributes,
-//! imported field names) and the title patterns. Never in the secret
+//! imported field names), the title patterns, and attribute keys read for
+//! the reserved `ctxgate:` namespace ([`name_skeleton`], with look-alike
+//! colons, compatibility forms and chars that do not show: a key read as
+//! reserved is dropped). Never in the secret
 //! patterns of redaction, which replace text rather than mask a field: a
 //! Cyrillic word read as Latin letters there would be a false replacement.
 //!
