@@ -11,7 +11,6 @@
 //! decider and plan are the test's own, which no API outside the crate
 //! accepts.
 
-
 use std::sync::Arc;
 
 use crate::policy::{Decider, Decision, ElementInput, Redaction, RequestPlan};
