@@ -384,14 +384,10 @@ fn node(line: &Line<'_>, dialect: Dialect) -> Node {
     }
 }
 
-/// The role description Apple gives a secure text field, for dumps that
-/// carry no subrole.
-const SECURE_ROLE_DESCRIPTION: &str = "secure text field";
-
 fn mac_node(line: &Line<'_>) -> Node {
     let secure_described = line
         .raw("AXRoleDescription")
-        .is_some_and(|d| decode(d).eq_ignore_ascii_case(SECURE_ROLE_DESCRIPTION));
+        .is_some_and(|d| crate::model::describes_secure_field(&decode(d)));
     // Either signal makes a secure field: one is enough to withhold it.
     let subrole = if secure_described {
         Some("AXSecureTextField")

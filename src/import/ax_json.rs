@@ -35,9 +35,6 @@ const FURNITURE_DESCRIPTIONS: &[(&str, &str)] = &[
     ("zoom button", "AXZoomButton"),
 ];
 
-/// The role description of a secure text field, for files without subroles.
-const SECURE_DESCRIPTION: &str = "secure text field";
-
 pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Node>> {
     let value = json(FORMAT, bytes)?;
     let mut pointer = String::new();
@@ -151,7 +148,7 @@ fn node(object: &Map<String, Value>, depth: usize, pointer: &mut String) -> Resu
     let description = string(object, "role_description");
     // A secure role description makes a secure field whatever the subrole
     // says: either signal is enough to withhold it.
-    let subrole = if description.is_some_and(|d| d.eq_ignore_ascii_case(SECURE_DESCRIPTION)) {
+    let subrole = if description.is_some_and(crate::model::describes_secure_field) {
         Some("AXSecureTextField")
     } else {
         string(object, "subrole").or_else(|| {

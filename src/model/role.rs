@@ -218,7 +218,11 @@ pub(crate) fn names_password(label: &str) -> bool {
 /// as read (letters and digits only, lowercased): long enough that no
 /// common word holds them (`AXSecureTextField`, `current-password`,
 /// `one-time-code`, `creditCardSecurityCode`, `passphrase`).
-pub(crate) const SECRET_ANYWHERE: [&[u8]; 7] = [
+/// With them, the same words of the 20-odd most used UI languages written
+/// in ASCII (`Passwort`, `mot de passe`, `contrasena`, `wachtwoord`,
+/// `Bestatigungscode`); [`SECRET_SCRIPTS`] has the spellings with other
+/// letters.
+pub(crate) const SECRET_ANYWHERE: [&[u8]; 39] = [
     b"secure",
     b"password",
     b"passwd",
@@ -226,7 +230,155 @@ pub(crate) const SECRET_ANYWHERE: [&[u8]; 7] = [
     b"passphrase",
     b"onetimecode",
     b"securitycode",
+    b"verificationcode",
+    // de, fr, es, pt, it, nl, sv, da, nb, fi, pl, cs, hu, tr, vi, id.
+    b"passwort",
+    b"kennwort",
+    b"sicherheitscode",
+    b"bestatigungscode",
+    b"motdepasse",
+    b"codedeverification",
+    b"codedesecurite",
+    b"contrasena",
+    b"codigodeverificacion",
+    b"codigodeseguridad",
+    b"codigodeverificacao",
+    b"codigodeseguranca",
+    b"codicediverifica",
+    b"codicedisicurezza",
+    b"wachtwoord",
+    b"verificatiecode",
+    b"beveiligingscode",
+    b"losenord",
+    b"verifieringskod",
+    b"adgangskode",
+    b"kodeord",
+    b"passord",
+    b"salasana",
+    b"vahvistuskoodi",
+    b"haslo",
+    b"heslo",
+    b"kodweryfikacyjny",
+    b"jelszo",
+    b"dogrulamakodu",
+    b"matkhau",
+    b"katasandi",
 ];
+
+/// The floor's secret words in other letters, found anywhere in the text
+/// as read (lowercased, letters and digits only, so `mot de passe` reads
+/// `motdepasse`): password, one-time or verification code and security
+/// code in German, French, Spanish, Portuguese, Italian, Dutch, Swedish,
+/// Polish, Czech, Hungarian, Turkish, Vietnamese, Russian, Ukrainian,
+/// Greek, Arabic, Persian, Hebrew, Hindi, Bengali, Thai, Chinese,
+/// Japanese and Korean. Read only in text that is not ASCII.
+pub(crate) const SECRET_SCRIPTS: [&str; 52] = [
+    "bestätigungscode",
+    "prüfcode",
+    "codedevérification",
+    "codedesécurité",
+    "contraseña",
+    "códigodeverificación",
+    "códigodeseguridad",
+    "códigodeverificação",
+    "códigodesegurança",
+    "lösenord",
+    "säkerhetskod",
+    "engångskod",
+    "hasło",
+    "hasła",
+    "kodbezpieczeństwa",
+    "ověřovacíkód",
+    "jelszó",
+    "şifre",
+    "doğrulamakodu",
+    "güvenlikkodu",
+    "mậtkhẩu",
+    "mãxácminh",
+    "mãbảomật",
+    "пароль",
+    "пароля",
+    "кодподтверждения",
+    "одноразовыйкод",
+    "кодбезопасности",
+    "пинкод",
+    "кодпідтвердження",
+    "одноразовийкод",
+    "κωδικόςπρόσβασης",
+    "συνθηματικό",
+    "كلمةالمرور",
+    "كلمةالسر",
+    "رمزالتحقق",
+    "رمزعبور",
+    "گذرواژه",
+    "کدتأیید",
+    "סיסמה",
+    "סיסמא",
+    "קודאימות",
+    "पासवर्ड",
+    "सत्यापनकोड",
+    "পাসওয়ার্ড",
+    "รหัสผ่าน",
+    "รหัสยืนยัน",
+    "密码",
+    "密碼",
+    "验证码",
+    "パスワード",
+    "비밀번호",
+];
+
+/// Apple's role description of a secure text field, in the languages of
+/// [`SECRET_SCRIPTS`] and English, as read (lowercased, letters and digits
+/// only): what a macOS tree in another language calls the field.
+const SECURE_FIELD_DESCRIPTIONS: [&str; 24] = [
+    "securetextfield",
+    "champdetextesécurisé",
+    "sicherestextfeld",
+    "campodetextoseguro",
+    "campoditestosicuro",
+    "beveiligdtekstveld",
+    "säkerttextfält",
+    "sikkerttekstfelt",
+    "suojattutekstikenttä",
+    "bezpiecznepoletekstowe",
+    "zabezpečenétextovépole",
+    "biztonságosszövegmező",
+    "güvenlimetinalanı",
+    "защищенноетекстовоеполе",
+    "защищённоетекстовоеполе",
+    "захищенетекстовеполе",
+    "ασφαλέςπεδίοκειμένου",
+    "حقلنصآمن",
+    "שדהטקסטמאובטח",
+    "安全文本栏",
+    "安全文本字段",
+    "安全文字欄位",
+    "セキュアテキストフィールド",
+    "보안텍스트필드",
+];
+
+/// Whether a role description says the element is a secure text field:
+/// Apple's words for it in any language of [`SECURE_FIELD_DESCRIPTIONS`],
+/// or any description that says a secret ([`says_secret`]: `champ de mot
+/// de passe`).
+pub(crate) fn describes_secure_field(description: &str) -> bool {
+    static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| SECURE_FIELD_DESCRIPTIONS.map(plain).to_vec());
+    let text = plain(description);
+    words.iter().any(|d| text.contains(d.as_str())) || says_secret(description)
+}
+
+/// `s` as the floor compares words in other letters: decomposed (NFD),
+/// then read as [`fold_words`] reads (lowercased, letters and digits only,
+/// combining marks and invisible chars dropped), so accents, viramas and
+/// vowel signs do not decide a match and `sécurisé` reads `securise`.
+fn plain(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let decomposed: String = s.nfd().collect();
+    let mut folded = (Vec::with_capacity(decomposed.len()), Vec::new());
+    fold_words(&decomposed, &mut folded);
+    String::from_utf8(folded.0).unwrap_or_default()
+}
 
 /// Words that say it only as a whole word of the text: short words that
 /// common words hold (`spinbutton`, `SpinButton`, `footprint`,
@@ -238,12 +390,13 @@ pub(crate) const SECRET_ANYWHERE: [&[u8]; 7] = [
 /// (`smsOTPCode`, `creditCardSecurityCode`), iOS's text content types
 /// (`oneTimeCode`) and the password-like roles of the OS trees (`PIN`,
 /// `pwd`).
-pub(crate) const SECRET_WHOLE: [&[u8]; 9] = [
-    b"pwd", b"pin", b"otp", b"totp", b"hotp", b"cvv", b"cvc", b"csc", b"secret",
+/// Portuguese `senha` is one: `resenha` is a review.
+pub(crate) const SECRET_WHOLE: [&[u8]; 10] = [
+    b"pwd", b"pin", b"otp", b"totp", b"hotp", b"cvv", b"cvc", b"csc", b"secret", b"senha",
 ];
 
 /// The floor's vocabulary.
-const SECRET: Vocabulary<7, 9> = Vocabulary::new(SECRET_ANYWHERE, SECRET_WHOLE);
+const SECRET: Vocabulary<39, 10> = Vocabulary::new(SECRET_ANYWHERE, SECRET_WHOLE);
 
 /// Words to find in a text ([`reads_words`]), each with the letters it
 /// holds, computed once.
@@ -296,7 +449,27 @@ const fn letters(text: &[u8]) -> u32 {
 /// in it, or one of [`SECRET_WHOLE`] as a whole word, read as
 /// [`reads_words`] reads.
 pub(crate) fn says_secret(s: &str) -> bool {
-    reads_words(s, &SECRET)
+    reads_words(s, &SECRET) || (!s.is_ascii() && says_secret_in_script(s))
+}
+
+/// Whether `s` holds a word of [`SECRET_SCRIPTS`] or [`SECRET_ANYWHERE`],
+/// both read [`plain`] (`contraseña` written with a combining tilde reads
+/// as the ASCII `contrasena`).
+fn says_secret_in_script(s: &str) -> bool {
+    static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        SECRET_SCRIPTS
+            .iter()
+            .map(|w| plain(w))
+            .chain(
+                SECRET_ANYWHERE
+                    .iter()
+                    .map(|w| String::from_utf8_lossy(w).into_owned()),
+            )
+            .collect()
+    });
+    let text = plain(s);
+    words.iter().any(|w| text.contains(w.as_str()))
 }
 
 /// Whether a flag named `name`, set, says its element is a secure field.
