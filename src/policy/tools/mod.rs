@@ -8,6 +8,7 @@
 mod diff;
 mod doc;
 mod metadata;
+mod space;
 mod test;
 
 pub use crate::policy::probes::ACTIONS;
