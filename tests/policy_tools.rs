@@ -613,7 +613,7 @@ fn doc_plan_and_diff_show_what_is_stripped() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
     for line in [
-        "window: Row, attribute `author`: scope, strips author -> scope (sends more)\n",
+        "window: Cell, attribute `author`: scope, strips author -> scope (sends more)\n",
         &format!(
             "{tree}, app: `c2` Row, subrole comment: sent, strips author -> sent (sends more)\n"
         ),
@@ -626,6 +626,6 @@ fn doc_plan_and_diff_show_what_is_stripped() {
     let output = ctxgate(&["policy", "diff", lax, "default", "--tree", tree]);
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     assert!(
-        stdout(&output).contains("app: Row, attribute `author`: scope -> scope, strips author\n")
+        stdout(&output).contains("app: Cell, attribute `author`: scope -> scope, strips author\n")
     );
 }

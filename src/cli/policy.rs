@@ -750,19 +750,20 @@ fn diff(
     if report.same_sources {
         let _ = writeln!(out, "explored: nothing: both sides have the same sources");
     } else {
+        let n = |count: usize, word: &str| format!("{count} {word}{}", plural(count));
         let _ = writeln!(
             out,
-            "explored: {} actions, {} instances, {} targets, {} app title match sets; {} roles, {} subroles, {} state combinations, {} attribute sets, {} title match sets, {} ancestor shapes; {} inputs",
-            e.actions,
-            e.instances,
-            e.targets,
-            e.app_title_sets,
-            e.roles,
-            e.subroles,
-            e.state_combinations,
-            e.attribute_values,
-            e.title_match_sets,
-            e.ancestor_shapes,
+            "explored: {}, {}, {}, {}; {}, {}, {}, {}, {}, {}; {} inputs",
+            n(e.actions, "action"),
+            n(e.instances, "instance"),
+            n(e.targets, "target"),
+            n(e.app_title_sets, "app title match set"),
+            n(e.roles, "role"),
+            n(e.subroles, "subrole"),
+            n(e.state_combinations, "state combination"),
+            n(e.attribute_values, "attribute set"),
+            n(e.title_match_sets, "title match set"),
+            n(e.ancestor_shapes, "ancestor shape"),
             e.inputs
         );
     }

@@ -971,8 +971,20 @@ fn shapes(reads: &Reads) -> Vec<Vec<Ancestor>> {
             }
         }
     }
+    // Chains that differ only in a length no count comparison tells apart
+    // are one, when nothing but the count is read of the ancestors.
+    let only_count = items.is_empty();
+    let counts = reads.counts.get(&Collection::Inside);
+    let class = |s: &Vec<Ancestor>| -> Vec<(bool, bool)> {
+        counts
+            .into_iter()
+            .flatten()
+            .map(|n| ((s.len() as i64) < *n, s.len() as i64 == *n))
+            .collect()
+    };
     let mut seen = BTreeSet::new();
-    out.retain(|s| seen.insert(s.clone()));
+    let mut classes = BTreeSet::new();
+    out.retain(|s| seen.insert(s.clone()) && (!only_count || classes.insert(class(s))));
     out
 }
 

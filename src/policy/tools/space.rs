@@ -307,27 +307,21 @@ impl Reads {
         out
     }
 
-    /// Role words to try for a role field: one per class of the role's
-    /// tests, among the roles named and one no rule names.
+    /// Role words to try for a role field: each role the rules name, and
+    /// one they do not.
     pub(crate) fn roles(&self, leaf: &Leaf) -> Vec<Role> {
-        let named: Vec<Role> = self
+        let mut out: Vec<Role> = self
             .strings(leaf)
             .iter()
             .filter_map(|w| Role::from_word(w))
             .collect();
+        out.dedup();
         let other = Role::ALL
             .into_iter()
-            .find(|r| !named.contains(r) && *r != Role::Application)
+            .find(|r| !out.contains(r) && *r != Role::Application)
             .unwrap_or(Role::Group);
-        let tests = self.tests_of(leaf);
-        let mut seen = BTreeSet::new();
-        let mut out = Vec::new();
-        for role in named.into_iter().chain([other]) {
-            let value = Json::String(role.as_str().to_string());
-            let class: Vec<bool> = tests.iter().map(|t| t.holds(&value)).collect();
-            if seen.insert(class) {
-                out.push(role);
-            }
+        if !out.contains(&other) {
+            out.push(other);
         }
         out
     }
