@@ -1221,3 +1221,193 @@ fn plan_changes(label: &str, a: &RequestPlan, b: &RequestPlan, out: &mut Vec<Cha
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn policy(source: &str) -> Policy {
+        Policy::from_sources(vec![(
+            "p.rego".to_string(),
+            format!("package ctxgate\n{source}"),
+        )])
+        .unwrap()
+    }
+
+    fn report(old: &str, new: &str) -> DiffReport {
+        diff_policies(&policy(old), &policy(new)).unwrap()
+    }
+
+    fn whys(report: &DiffReport) -> Vec<String> {
+        report.undecided.iter().map(|u| u.why.clone()).collect()
+    }
+
+    #[test]
+    fn what_cannot_be_enumerated_is_undecided_by_rule() {
+        for (rule, why) in [
+            (
+                "priority := 10 if input.element.attributes.level > 3",
+                "it orders `input.element.attributes.level` against a number",
+            ),
+            (
+                "deny contains \"x\" if walk(input, [_, _])",
+                "it calls `walk`",
+            ),
+            (
+                "deny contains \"x\" if data.other.flag",
+                "it reads `data.other.flag`, data not from the input",
+            ),
+            (
+                "deny contains \"x\" if input.element.role == input.element.subrole",
+                "it reads `input.element.subrole` in a way the diff cannot enumerate",
+            ),
+            (
+                "deny contains \"x\" if sprintf(\"%s\", [input.element.role]) == \"Text\"",
+                "it calls `sprintf` on a value read from the input",
+            ),
+        ] {
+            let source = format!("element_attributes := {{\"level\"}}\n{rule}\n");
+            let r = report("", &source);
+            assert!(
+                whys(&r).iter().any(|w| w == why),
+                "{rule}: {:?}",
+                r.undecided
+            );
+            assert!(
+                r.undecided.iter().all(|u| u.place == "p.rego:3"),
+                "{:?}",
+                r.undecided
+            );
+        }
+        // Literals, sets of them, substring tests and counts are enumerable.
+        let r = report(
+            "",
+            "deny contains \"x\" if {\n\tsome w in {\"a\", \"b\"}\n\tcontains(lower(input.element.subrole), w)\n\tcount(input.inside) > 2\n\tinput.action.name in {\"focus\", \"summarize\"}\n}\n",
+        );
+        assert!(r.undecided.is_empty(), "{:?}", r.undecided);
+        assert!(r.sends_more() == false && !r.changes.is_empty());
+    }
+
+    #[test]
+    fn the_same_sources_change_nothing_and_a_narrowing_sends_nothing_more() {
+        let r = report(
+            "deny contains \"x\" if input.element.focused\n",
+            "deny contains \"x\" if input.element.focused\n",
+        );
+        assert!(r.same_sources && r.changes.is_empty());
+        let r = report("", "deny contains \"x\" if input.element.focused\n");
+        assert!(!r.sends_more() && !r.changes.is_empty(), "{:?}", r.changes);
+        assert!(r.changes.iter().all(|c| c.new.starts_with("deny (x)")));
+    }
+
+    #[test]
+    fn a_space_too_large_is_undecided_with_its_size() {
+        // Each literal in a test of its own is a class of its own: 61
+        // subroles, 61 values of each of two attributes, and three states.
+        let mut source = String::from("element_attributes := {\"a\", \"b\"}\n");
+        for k in 0..60 {
+            for field in ["subrole", "attributes.a", "attributes.b"] {
+                source += &format!("deny contains \"x\" if input.element.{field} == \"w{k}\"\n");
+            }
+        }
+        source += "keep contains \"k\" if { input.element.focused; input.element.selected; input.element.hovered }\n";
+        let r = report("", &source);
+        assert!(
+            whys(&r)
+                .iter()
+                .any(|w| w.contains("inputs to explore, more than the limit of 1000000")),
+            "{:?}",
+            r.undecided
+        );
+        assert!(r.explored.inputs == 0 && r.explored.subroles == 62);
+    }
+
+    const ROLES: [&str; 5] = ["Text", "Row", "Window", "Cell", "Link"];
+
+    /// The conditions of one generated rule.
+    #[derive(Debug, Clone)]
+    struct Cond {
+        subrole: Option<&'static str>,
+        flag: Option<&'static str>,
+        private: bool,
+        in_window: bool,
+    }
+
+    fn cond() -> impl Strategy<Value = Cond> {
+        (
+            proptest::option::of(prop_oneof![Just("chat"), Just("comment")]),
+            proptest::option::of(prop_oneof![
+                Just("focused"),
+                Just("selected"),
+                Just("hovered")
+            ]),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(subrole, flag, private, in_window)| Cond {
+                subrole,
+                flag,
+                private,
+                in_window,
+            })
+    }
+
+    fn rule(head: &str, role: &str, c: &Cond) -> String {
+        let mut body = vec![format!("input.element.role == \"{role}\"")];
+        if let Some(s) = c.subrole {
+            body.push(format!("input.element.subrole == \"{s}\""));
+        }
+        if let Some(f) = c.flag {
+            body.push(format!("input.element.{f}"));
+        }
+        if c.private {
+            body.push("input.element.attributes.privacy == \"private\"".to_string());
+        }
+        if c.in_window {
+            body.push("some a in input.inside".to_string());
+            body.push("a.role == \"Window\"".to_string());
+        }
+        format!("{head} if {{\n\t{}\n}}\n", body.join("\n\t"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// NEW = OLD plus one rule that widens (a `keep` on a role no
+        /// `deny` names, or one `deny` removed): the diff says NEW sends
+        /// more, and decides every rule.
+        #[test]
+        fn a_widening_rule_is_found(
+            denies in proptest::collection::vec(cond(), 1..4),
+            keep in cond(),
+            remove in any::<bool>(),
+            pick in 0usize..4,
+        ) {
+            let mut old = String::from("element_attributes := {\"privacy\"}\n");
+            let rules: Vec<String> = denies
+                .iter()
+                .enumerate()
+                .map(|(k, c)| rule(&format!("deny contains \"d{k}\""), ROLES[k], c))
+                .collect();
+            for r in &rules {
+                old += r;
+            }
+            let new = if remove {
+                let gone = pick % rules.len();
+                let mut new = String::from("element_attributes := {\"privacy\"}\n");
+                for (k, r) in rules.iter().enumerate() {
+                    if k != gone {
+                        new += r;
+                    }
+                }
+                new
+            } else {
+                format!("{old}{}", rule("keep contains \"k\"", ROLES[4], &keep))
+            };
+            let r = report(&old, &new);
+            prop_assert!(r.undecided.is_empty(), "{:?}", r.undecided);
+            prop_assert!(r.sends_more(), "{old}\n---\n{new}\n{:?}", r.changes);
+        }
+    }
+}
