@@ -1251,6 +1251,10 @@ mod tests {
                 "it orders `input.element.attributes.level` against a number",
             ),
             (
+                "deny contains \"x\" if count(input.element.attribute_names) > 2",
+                "it compares `count(input.element.attribute_names)` with a count other than 0",
+            ),
+            (
                 "deny contains \"x\" if walk(input, [_, _])",
                 "it calls `walk`",
             ),
@@ -1286,7 +1290,7 @@ mod tests {
             "deny contains \"x\" if {\n\tsome w in {\"a\", \"b\"}\n\tcontains(lower(input.element.subrole), w)\n\tcount(input.inside) > 2\n\tinput.action.name in {\"focus\", \"summarize\"}\n}\n",
         );
         assert!(r.undecided.is_empty(), "{:?}", r.undecided);
-        assert!(r.sends_more() == false && !r.changes.is_empty());
+        assert!(!r.sends_more() && !r.changes.is_empty());
     }
 
     #[test]

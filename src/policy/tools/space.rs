@@ -815,6 +815,15 @@ impl Analyzer<'_> {
                 if let Some(values) = self.literals(b) {
                     if let Some(n) = values.iter().map(Json::as_i64).collect::<Option<Vec<_>>>() {
                         self.note_collection(c);
+                        // Ancestor chains are built to any length; the
+                        // other arrays hold the names explored, so only
+                        // whether one is empty is enumerated.
+                        if c != Collection::Inside && n.iter().any(|n| *n != 0) {
+                            self.undecided(format!(
+                                "it compares `{}` with a count other than 0",
+                                a.span().text()
+                            ));
+                        }
                         self.reads.counts.entry(c).or_default().extend(n);
                         return;
                     }
