@@ -442,9 +442,9 @@ fn policy_test_json_names_the_failing_expression() {
     assert_eq!(files[0]["percent"], 100.0);
 }
 
-/// `policy diff OLD NEW --tree`: per action and probe, and per element of
-/// a real tree (ids, roles, rules; never content); exit 1 only when NEW
-/// sends something OLD withheld.
+/// `policy diff OLD NEW --tree`: per request and explored input, and per
+/// element of a real tree (ids, roles, rules; never content); exit 1 only
+/// when NEW sends something OLD withheld.
 #[test]
 fn policy_diff_names_what_changes_and_gates_on_sending_more() {
     let dir = tempdir();

@@ -59,9 +59,10 @@ enum PolicyCommand {
         #[arg(long = "tree", value_name = "FILE")]
         trees: Vec<std::path::PathBuf>,
     },
-    /// What changes from OLD to NEW: per action and probe element, and on
-    /// real trees per element (ids, roles and rules, never content). Exit 1
-    /// when NEW sends anything OLD withheld.
+    /// What changes from OLD to NEW: per request and on every input their
+    /// rules can tell apart, and on real trees per element (ids, roles and
+    /// rules, never content). Exit 1 when NEW sends anything OLD withheld
+    /// or a rule cannot be decided.
     Diff {
         /// The old policy: a `.rego` file, a directory or `default` (one layer; `--old` for more).
         old: Option<String>,
