@@ -853,7 +853,8 @@ fn attribute_sets(
                 .copied()
                 .filter(|n| valued.contains(*n))
                 .collect();
-            seen.insert((any, counted.then_some(set.len()), by_value))
+            // `strip` is asked only of an element with attributes.
+            seen.insert((any, counted.then_some(set.len()), by_value, set.is_empty()))
         });
     }
     let mut out = Vec::new();
@@ -1303,6 +1304,38 @@ mod tests {
         let r = report("", "deny contains \"x\" if input.element.focused\n");
         assert!(!r.sends_more() && !r.changes.is_empty(), "{:?}", r.changes);
         assert!(r.changes.iter().all(|c| c.new.starts_with("deny (x)")));
+    }
+
+    #[test]
+    fn a_strip_that_reads_no_attribute_name_is_explored_on_an_element_with_it() {
+        let r = report(
+            "strip contains \"author\" if input.action.name == \"app\"\n",
+            "",
+        );
+        let c = r
+            .changes
+            .iter()
+            .find(|c| c.action == "app")
+            .unwrap_or_else(|| panic!("{:?}", r.changes));
+        assert_eq!(
+            (c.element.as_deref(), &*c.old, &*c.new, c.sends_more),
+            (
+                Some("Text, attribute `author`"),
+                "scope, strips author",
+                "scope",
+                true
+            )
+        );
+        // A rule keyed on a value read: the element with a value is one of
+        // those explored, and so is the head's own table key.
+        let r = report(
+            "element_attributes := {\"kind\"}\nlevels[\"a\"] := 1\ndeny contains \"x\" if { input.element.attributes.kind == \"secret\"; levels.a == 1 }\n",
+            "element_attributes := {\"kind\"}\n",
+        );
+        assert!(r.undecided.is_empty(), "{:?}", r.undecided);
+        assert!(r.changes.iter().any(|c| c.element.as_deref()
+            == Some("Text, attribute `kind` = `secret`")
+            && c.sends_more));
     }
 
     #[test]

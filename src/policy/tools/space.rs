@@ -486,29 +486,40 @@ impl Analyzer<'_> {
     fn rule(&mut self, rule: &Rule) {
         match rule {
             Rule::Spec { head, bodies, .. } => {
-                let (key, assign) = match head {
-                    RuleHead::Compr { assign, .. } => (None, assign.as_ref()),
-                    RuleHead::Set { key, .. } => (key.as_ref(), None),
-                    RuleHead::Func { assign, .. } => (None, assign.as_ref()),
+                let (refr, key, assign) = match head {
+                    RuleHead::Compr { refr, assign, .. } => (refr, None, assign.as_ref()),
+                    RuleHead::Set { refr, key, .. } => (refr, key.as_ref(), None),
+                    RuleHead::Func { refr, assign, .. } => (refr, None, assign.as_ref()),
+                };
+                if self.rule == "strip" {
+                    // `strip` is asked only of an element with attributes:
+                    // the names are read, whatever the rule tests.
+                    self.record(Leaf::AttrName, None);
+                }
+                let head = |this: &mut Self, value: Option<&Expr>| {
+                    // `x[k] := …`: the keys of the head are expressions too.
+                    let mut at: &Expr = refr;
+                    while let Expr::RefDot { refr, .. } | Expr::RefBrack { refr, .. } = at {
+                        if let Expr::RefBrack { index, .. } = at {
+                            this.generic(index);
+                        }
+                        at = refr;
+                    }
+                    if let Some(key) = key {
+                        this.head_key(key);
+                    }
+                    if let Some(value) = value {
+                        this.value(value);
+                    }
                 };
                 if bodies.is_empty() {
-                    if let Some(key) = key {
-                        self.value(key);
-                    }
-                    if let Some(assign) = assign {
-                        self.value(&assign.value);
-                    }
+                    head(self, assign.map(|a| &*a.value));
                 }
                 for body in bodies {
                     self.vars.clear();
                     self.query(&body.query);
-                    if let Some(key) = key {
-                        self.head_key(key);
-                    }
-                    match (&body.assign, assign) {
-                        (Some(a), _) | (None, Some(a)) => self.value(&a.value),
-                        _ => {}
-                    }
+                    let value = body.assign.as_ref().or(assign).map(|a| &*a.value);
+                    head(self, value);
                 }
             }
             Rule::Default { value, .. } => self.value(value),
@@ -529,6 +540,13 @@ impl Analyzer<'_> {
                 key.span().text()
             ));
             return;
+        }
+        // A name `strip` removes is explored on an element that has it.
+        if self.rule == "strip" {
+            if let Some(names) = self.literals(key) {
+                self.record(Leaf::AttrName, Some(Test::Equals(names)));
+                return;
+            }
         }
         self.value(key);
     }
