@@ -116,7 +116,8 @@ const MAX_TITLE_PATTERNS: usize = 10;
 /// The most attribute names whose sets are explored (every subset).
 const MAX_ATTRIBUTE_NAMES: usize = 8;
 
-/// What was explored, per field: how many values (or classes) of each.
+/// What was explored, per field: how many values (or classes) of each;
+/// per element field, the most any one request explored.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Explored {
     /// Action names: the built-in four, every word either policy compares
@@ -461,15 +462,16 @@ fn diff_with(old: &Policy, new: &Policy, per_rule: bool) -> Result<DiffReport> {
         total = total.saturating_add(elements.size().saturating_mul(app_sets.len() as u64));
         plans.push((request, a, b, patterns, app_sets, elements));
     }
-    if let Some((_, _, _, _, app_sets, elements)) = plans.last() {
+    // Per field, the most any request explored (the plans may differ).
+    for (_, _, _, _, app_sets, elements) in &plans {
         let e = &mut report.explored;
-        e.app_title_sets = app_sets.len();
-        e.roles = elements.roles.len();
-        e.subroles = elements.subroles.len();
-        e.state_combinations = 1 << elements.flags.len();
-        e.attribute_values = elements.attributes.len();
-        e.title_match_sets = elements.titles.len();
-        e.ancestor_shapes = elements.shapes.len();
+        e.app_title_sets = e.app_title_sets.max(app_sets.len());
+        e.roles = e.roles.max(elements.roles.len());
+        e.subroles = e.subroles.max(elements.subroles.len());
+        e.state_combinations = e.state_combinations.max(1 << elements.flags.len());
+        e.attribute_values = e.attribute_values.max(elements.attributes.len());
+        e.title_match_sets = e.title_match_sets.max(elements.titles.len());
+        e.ancestor_shapes = e.ancestor_shapes.max(elements.shapes.len());
     }
     if total > MAX_INPUTS {
         report.undecided.push(Undecided {
@@ -583,6 +585,12 @@ fn diff_with(old: &Policy, new: &Policy, per_rule: bool) -> Result<DiffReport> {
             }
         }
     }
+    tracing::debug!(
+        inputs = report.explored.inputs,
+        changes = found.len(),
+        undecided = report.undecided.len(),
+        "policy diff explored"
+    );
     for ((action, old_text, new_text), f) in found {
         report.changes.push(Change {
             action,
