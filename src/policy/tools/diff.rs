@@ -253,8 +253,8 @@ impl ElementSpace {
         on
     }
 
-    /// The projections of the element at `at`: OLD's and NEW's (each with
-    /// the attribute values and title-pattern names its own plan gives).
+    /// The element at `at` for a reader, and how far it is from the
+    /// plainest element.
     fn label(&self, at: &[usize], titles: &str) -> (usize, String) {
         let on: Vec<&str> = (0..self.flags.len())
             .filter(|k| at[STATES + k] == 1)

@@ -327,8 +327,8 @@ impl Reads {
     }
 }
 
-/// What the rules of `files` (tests excluded) read, with what cannot be
-/// enumerated; `rules` are the package's rule names (functions among them).
+/// What the rules of `files` (tests excluded) read, per rule and in all,
+/// with what cannot be enumerated, added to `out`.
 pub(crate) fn reads(files: &[&PolicyFile], out: &mut Reads) {
     let mut modules = Vec::new();
     for file in files.iter().filter(|f| !f.is_test()) {
@@ -419,7 +419,7 @@ struct Analyzer<'r> {
     found: Vec<String>,
 }
 
-/// The builtins a rule may call on values that are not read from the input.
+/// A called function's name as written (`count`, `regex.match`).
 fn function_name(fcn: &Expr) -> String {
     match fcn {
         Expr::Var { value, .. } => value.as_string().map(|s| s.to_string()).unwrap_or_default(),
