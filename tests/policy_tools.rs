@@ -442,9 +442,9 @@ fn policy_test_json_names_the_failing_expression() {
     assert_eq!(files[0]["percent"], 100.0);
 }
 
-/// `policy diff OLD NEW --tree`: per action and probe, and per element of
-/// a real tree (ids, roles, rules; never content); exit 1 only when NEW
-/// sends something OLD withheld.
+/// `policy diff OLD NEW --tree`: per request and explored input, and per
+/// element of a real tree (ids, roles, rules; never content); exit 1 only
+/// when NEW sends something OLD withheld.
 #[test]
 fn policy_diff_names_what_changes_and_gates_on_sending_more() {
     let dir = tempdir();
@@ -613,7 +613,7 @@ fn doc_plan_and_diff_show_what_is_stripped() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
     for line in [
-        "window: Row, attribute `author`: scope, strips author -> scope (sends more)\n",
+        "window: Cell, attribute `author`: scope, strips author -> scope (sends more)\n",
         &format!(
             "{tree}, app: `c2` Row, subrole comment: sent, strips author -> sent (sends more)\n"
         ),
@@ -626,6 +626,6 @@ fn doc_plan_and_diff_show_what_is_stripped() {
     let output = ctxgate(&["policy", "diff", lax, "default", "--tree", tree]);
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     assert!(
-        stdout(&output).contains("app: Row, attribute `author`: scope -> scope, strips author\n")
+        stdout(&output).contains("app: Cell, attribute `author`: scope -> scope, strips author\n")
     );
 }

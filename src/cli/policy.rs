@@ -59,17 +59,27 @@ enum PolicyCommand {
         #[arg(long = "tree", value_name = "FILE")]
         trees: Vec<std::path::PathBuf>,
     },
-    /// What changes from OLD to NEW: per action and probe element, and on
-    /// real trees per element (ids, roles and rules, never content). Exit 1
-    /// when NEW sends anything OLD withheld.
+    /// What changes from OLD to NEW: per request and on every input their
+    /// rules can tell apart, and on real trees per element (ids, roles and
+    /// rules, never content). Exit 1 when NEW sends anything OLD withheld
+    /// or a rule cannot be decided.
     Diff {
-        /// The old policy: a `.rego` file, a directory or `default`.
-        old: String,
-        /// The new policy.
-        new: String,
+        /// The old policy: a `.rego` file, a directory or `default` (one layer; `--old` for more).
+        old: Option<String>,
+        /// The new policy (one layer; `--new` for more).
+        new: Option<String>,
+        /// A layer of the old policy, in order (instead of OLD).
+        #[arg(long = "old", value_name = "PATH", conflicts_with = "old")]
+        old_layers: Vec<String>,
+        /// A layer of the new policy, in order (instead of NEW).
+        #[arg(long = "new", value_name = "PATH", conflicts_with = "new")]
+        new_layers: Vec<String>,
         /// Answers to trim under both, for every action.
         #[arg(long = "tree", value_name = "FILE")]
         trees: Vec<std::path::PathBuf>,
+        /// `text` or `json` (one object: changes, undecided, explored).
+        #[arg(long, value_enum, default_value_t = TestFormat::Text)]
+        format: TestFormat,
     },
     /// JSON: the per-request results for an action, and decisions on probe elements.
     Plan {
@@ -111,7 +121,27 @@ pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
             }
         }
         PolicyCommand::Doc { paths, trees } => doc(&paths, &trees),
-        PolicyCommand::Diff { old, new, trees } => diff(&old, &new, &trees),
+        PolicyCommand::Diff {
+            old,
+            new,
+            old_layers,
+            new_layers,
+            trees,
+            format,
+        } => {
+            let side = |one: Option<String>, layers: Vec<String>, name: &str| {
+                match (one, layers) {
+                (Some(one), _) => Ok(vec![one]),
+                (None, layers) if !layers.is_empty() => Ok(layers),
+                (None, _) => Err(Failure::usage(format!(
+                    "`policy diff` needs the {name} policy: `ctxgate policy diff OLD NEW`, or each layer as `--{name} PATH`"
+                ))),
+            }
+            };
+            let old = side(old, old_layers, "old")?;
+            let new = side(new, new_layers, "new")?;
+            diff(&old, &new, &trees, format)
+        }
         PolicyCommand::Plan {
             paths,
             action,
@@ -595,21 +625,29 @@ fn roles_by_id(
     out
 }
 
-fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, Failure> {
-    let old_policy = layered(&[old.to_string()])?;
-    let new_policy = layered(&[new.to_string()])?;
+fn diff(
+    old: &[String],
+    new: &[String],
+    trees: &[std::path::PathBuf],
+    format: TestFormat,
+) -> Result<Outcome, Failure> {
+    let old_policy = layered(old)?;
+    let new_policy = layered(new)?;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "policy diff: {old} ({}) -> {new} ({})",
+        "policy diff: {} ({}) -> {} ({})",
+        old.join(" + "),
         &old_policy.hash()[..12],
+        new.join(" + "),
         &new_policy.hash()[..12]
     );
-    let changes = lib::diff_policies(&old_policy, &new_policy)?;
-    let mut more = changes.iter().any(|c| c.sends_more);
+    let report = lib::diff_policies(&old_policy, &new_policy)?;
+    let changes = &report.changes;
+    let mut more = report.sends_more();
     let mut count = changes.len();
     let flag = |m: bool| if m { " (sends more)" } else { "" };
-    for c in &changes {
+    for c in changes {
         match &c.element {
             Some(element) => {
                 let _ = writeln!(
@@ -621,11 +659,12 @@ fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, F
                     flag(c.sends_more)
                 );
             }
-            None if c.kind == "redact" => {
+            None if matches!(c.kind, "redact" | "title_patterns") => {
                 let _ = writeln!(
                     out,
-                    "{}: redact: {}; {}{}",
+                    "{}: {}: {}; {}{}",
                     c.action,
+                    c.kind,
                     c.old,
                     c.new,
                     flag(c.sends_more)
@@ -644,6 +683,9 @@ fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, F
             }
         }
     }
+    let mut tree_changes = Vec::new();
+    let (old_policy_hash, new_policy_hash) =
+        (old_policy.hash().to_string(), new_policy.hash().to_string());
     let old_gate = crate::Gate::new(old_policy);
     let new_gate = crate::Gate::new(new_policy);
     for tree in trees {
@@ -676,6 +718,16 @@ fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, F
                     let rule = d.rule.as_deref().map(|r| format!(" ({r})"));
                     format!("{}{}", rule.unwrap_or_default(), strips(&d.stripped))
                 };
+                tree_changes.push(serde_json::json!({
+                    "tree": tree.display().to_string(),
+                    "action": action,
+                    "id": crate::render::visible(&x.id),
+                    "role": role,
+                    "subrole": subrole.trim_start_matches(", subrole "),
+                    "old": format!("{}{}", word(x.outcome), by(x)),
+                    "new": format!("{}{}", word(y.outcome), by(y)),
+                    "sends_more": sends_more,
+                }));
                 let _ = writeln!(
                     out,
                     "{}, {action}: `{}` {role}{subrole}: {}{} -> {}{}{}",
@@ -690,18 +742,69 @@ fn diff(old: &str, new: &str, trees: &[std::path::PathBuf]) -> Result<Outcome, F
             }
         }
     }
+    let e = &report.explored;
+    if report.same_sources {
+        let _ = writeln!(out, "explored: nothing: both sides have the same sources");
+    } else {
+        let n = |count: usize, word: &str| format!("{count} {word}{}", plural(count));
+        let _ = writeln!(
+            out,
+            "explored: {}, {}, {}, {}; {}, {}, {}, {}, {}, {}; {} inputs",
+            n(e.actions, "action"),
+            n(e.instances, "instance"),
+            n(e.targets, "target"),
+            n(e.app_title_sets, "app title match set"),
+            n(e.roles, "role"),
+            n(e.subroles, "subrole"),
+            n(e.state_combinations, "state combination"),
+            n(e.attribute_values, "attribute set"),
+            n(e.title_match_sets, "title match set"),
+            n(e.ancestor_shapes, "ancestor shape"),
+            e.inputs
+        );
+    }
+    let undecided = report.undecided.len();
+    if undecided > 0 {
+        let _ = writeln!(out, "undecided: {undecided} rule{}", plural(undecided));
+        for u in &report.undecided {
+            let rule = if u.rule.is_empty() {
+                String::new()
+            } else {
+                format!(" `{}`", u.rule)
+            };
+            let _ = writeln!(out, "  {}{rule}: {}", u.place, u.why);
+        }
+    }
     let _ = writeln!(
         out,
-        "{count} change{}; NEW sends more than OLD: {}",
+        "{count} change{}; NEW sends more than OLD: {}{}",
         plural(count),
-        if more { "yes" } else { "no" }
-    );
-    emit(
-        &out,
-        if more {
-            Outcome::Findings(None)
+        if more { "yes" } else { "no" },
+        if undecided > 0 {
+            format!("; undecided: {undecided} rule{}", plural(undecided))
         } else {
-            Outcome::Fine
-        },
-    )
+            String::new()
+        }
+    );
+    let outcome = if more || undecided > 0 {
+        Outcome::Findings(None)
+    } else {
+        Outcome::Fine
+    };
+    if format == TestFormat::Json {
+        let json = serde_json::json!({
+            "old": { "layers": old, "policy": old_policy_hash },
+            "new": { "layers": new, "policy": new_policy_hash },
+            "changes": report.changes,
+            "trees": tree_changes,
+            "undecided": report.undecided,
+            "explored": report.explored,
+            "same_sources": report.same_sources,
+            "sends_more": more,
+        });
+        let mut text = serde_json::to_string_pretty(&json).expect("JSON serializes");
+        text.push('\n');
+        return emit(&text, outcome);
+    }
+    emit(&out, outcome)
 }

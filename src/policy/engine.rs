@@ -1346,6 +1346,18 @@ impl Policy {
             }
             None => Vec::new(),
         };
+        self.evaluator_with_matches(request, title_matches)
+    }
+
+    /// A per-request handle for element decisions in an app whose root's
+    /// title matches the patterns named `title_matches` (the tools, which
+    /// explore the matches without a title).
+    pub(crate) fn evaluator_with_matches(
+        &self,
+        request: &RequestInput,
+        title_matches: Vec<String>,
+    ) -> Result<Evaluator<'_>> {
+        let plan = self.plan(request)?;
         let mut value = request_json(request);
         value["app"]["title_matches"] = title_matches.clone().into();
         Ok(Evaluator {

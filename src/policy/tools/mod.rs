@@ -1,13 +1,16 @@
 //! The authoring tools around a policy, for `ctxgate policy
-//! test|doc|plan`: `# METADATA` comments ([`rule_docs`]), the test runner
-//! and the reviewer's doc. Nothing in a request's path uses them; they use
-//! the runtime (load, lint, probes, plan, decide) as a host would. The lint
-//! and the probe set are the runtime's (`policy::lint`, `policy::probes`):
-//! what `policy check` calls an error also refuses the policy at load.
+//! test|doc|plan|diff`: `# METADATA` comments ([`rule_docs`]), the test
+//! runner, the reviewer's doc and the diff, which explores the input space
+//! the rules of two policies can tell apart (`space`, on regorus's parsed
+//! modules). Nothing in a request's path uses them; they use the runtime
+//! (load, lint, probes, plan, decide) as a host would. The lint and the
+//! probe set are the runtime's (`policy::lint`, `policy::probes`): what
+//! `policy check` calls an error also refuses the policy at load.
 
 mod diff;
 mod doc;
 mod metadata;
+mod space;
 mod test;
 
 pub use crate::policy::probes::ACTIONS;
