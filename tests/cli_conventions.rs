@@ -223,3 +223,67 @@ fn trim_tells_what_it_ignored_and_strict_refuses_it() {
     assert!(result["report"].get("ignored").is_none());
     assert!(clean.stderr.is_empty());
 }
+
+/// An action neither built in nor named by the policy is a guess: `trim`
+/// warns and names the built-in four; `--strict` refuses it (exit 2,
+/// nothing sent). A host's own word the policy names is not warned about.
+#[test]
+fn an_unknown_action_is_warned_about_and_strict_refuses_it() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["trim", "--action", "windw", "examples/notes.json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the action `windw` is neither built in (`selection`, `focus`, `window`, `app`) nor named by the policy (did you mean `window`?)"),
+        "{err}"
+    );
+    let strict = run(&[
+        "trim",
+        "--strict",
+        "--action",
+        "windw",
+        "examples/notes.json",
+    ]);
+    assert_eq!(strict.status.code(), Some(2));
+    assert!(strict.stdout.is_empty());
+    for action in ["window", "focus"] {
+        let out = run(&["trim", "--action", action, "examples/notes.json"]);
+        assert!(out.stderr.is_empty(), "{action}");
+    }
+    let dir = std::env::temp_dir().join(format!("ctxgate-own-action-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("summarize.rego"),
+        "package ctxgate\n\nkeep contains \"summary\" if input.action.name == \"summarize\"\n",
+    )
+    .unwrap();
+    let policy = dir.to_str().unwrap();
+    let out = run(&[
+        "trim",
+        "--policy",
+        "default",
+        "--policy",
+        policy,
+        "--action",
+        "summarize",
+        "examples/notes.json",
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -178,7 +178,7 @@ fn the_same_policy_bytes_give_one_hash_whatever_the_path() {
 const CHAT_TREE: &str = r#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[
  {"id":"w","role":"Window","focused":true,"children":[
   {"id":"t","role":"Text","focused":true,"content":[{"type":"text","text":"my card 4111 1111 1111 1111 and TICKET-123456"}]},
-  {"id":"pw","role":"Text","subrole":"AXSecureTextField","title":"Password","content":[{"type":"text","text":"hunter2"}]}]},
+  {"id":"pw","role":"Text","subrole":"AXSecureTextField","title":"Password","content":[{"type":"text","text":"pw-canary-5e1b"}]}]},
  {"id":"c","role":"Window","subrole":"chat","children":[{"id":"m","role":"Text","content":[{"type":"text","text":"private chat line"}]}]}]}}"#;
 
 fn trim_with(policy: &[&str], action: &str) -> Output {
@@ -216,7 +216,7 @@ fn a_layer_extends_the_default() {
     // Alone, the extra layer has no card redaction: the card is sent.
     assert!(alone.contains("4111 1111 1111 1111"), "{alone}");
     // The secure field is masked by the floor either way.
-    assert!(!layered.contains("hunter2") && !alone.contains("hunter2"));
+    assert!(!layered.contains("pw-canary-5e1b") && !alone.contains("pw-canary-5e1b"));
 }
 
 #[test]
@@ -478,7 +478,7 @@ fn policy_diff_names_what_changes_and_gates_on_sending_more() {
     assert!(text.ends_with("NEW sends more than OLD: no\n"), "{text}");
     assert!(!text.contains("(sends more)"), "{text}");
     // No content, title or text of the tree appears.
-    for secret in ["private chat line", "hunter2", "Password", "4111"] {
+    for secret in ["private chat line", "pw-canary-5e1b", "Password", "4111"] {
         assert!(!text.contains(secret), "{secret}: {text}");
     }
     // The other way: it sends what the old withheld: exit 1.
@@ -523,7 +523,7 @@ fn doc_and_plan_decide_a_real_tree() {
         ),
         "{doc}"
     );
-    for secret in ["private chat line", "hunter2", "4111"] {
+    for secret in ["private chat line", "pw-canary-5e1b", "4111"] {
         assert!(!doc.contains(secret), "{secret}");
     }
     let plan = ctxgate(&[

@@ -55,6 +55,24 @@ fn print_json_error(mut failure: Failure) -> Failure {
     failure
 }
 
+/// Why `action` is a guess, when it is neither built in nor named by the
+/// policy's rules (`--action windw`): the policy scopes it as any action it
+/// does not know.
+fn unknown_action(gate: &crate::Gate, action: &str) -> Option<String> {
+    let builtin = crate::policy::ACTIONS;
+    if builtin.contains(&action) || crate::policy::action_words(gate.policy()).contains(action) {
+        return None;
+    }
+    let near = crate::suggest::closest(action, builtin.iter().copied())
+        .map(|w| format!(" (did you mean `{w}`?)"))
+        .unwrap_or_default();
+    Some(format!(
+        "the action `{}` is neither built in ({}) nor named by the policy{near}; it is scoped as the policy scopes an action it does not know",
+        crate::render::visible(action),
+        builtin.map(|a| format!("`{a}`")).join(", ")
+    ))
+}
+
 /// What a trim read past, in one line: counts and the first pointer.
 fn ignored_text(ignored: &crate::Ignored) -> String {
     let plural = |n: usize, one: &str, many: &str| match n {
@@ -124,6 +142,12 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
     let warm = (args.request.max_tokens.is_some() || reported)
         .then(|| std::thread::spawn(crate::Gate::warm_up_tokens));
     let gate = args.request.gate()?;
+    if let Some(unknown) = unknown_action(&gate, &args.request.action) {
+        if args.strict {
+            return Err(Failure::usage(format!("{unknown}; `--strict` refuses it")));
+        }
+        eprintln!("warning: {unknown}");
+    }
     let bytes = read_input(args.request.file.as_deref())?;
     let request = args.request.request(args.format);
     if let Some(warm) = warm {

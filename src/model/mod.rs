@@ -20,7 +20,8 @@ pub mod v01;
 pub(crate) use content::BlockValue;
 pub use content::{Block, Content};
 pub(crate) use role::{
-    describes_secure_field, flag_says_secret, names_password, reads_words, says_secret, Vocabulary,
+    describes_secure_field, flag_says_secret, floor_words, names_password, reads_words,
+    says_secret, Vocabulary,
 };
 pub use role::{Role, RoleName};
 pub use tree::{Node, NodeId, Tree};

@@ -445,6 +445,21 @@ const fn letters(text: &[u8]) -> u32 {
     seen
 }
 
+/// The floor's words, for the reviewer's doc: found anywhere, found as
+/// whole words, and found in text that is not ASCII.
+pub(crate) fn floor_words() -> (
+    Vec<&'static str>,
+    Vec<&'static str>,
+    &'static [&'static str],
+) {
+    let text = |w: &&'static [u8]| std::str::from_utf8(w).unwrap_or("");
+    (
+        SECRET_ANYWHERE.iter().map(text).collect(),
+        SECRET_WHOLE.iter().map(text).collect(),
+        &SECRET_SCRIPTS,
+    )
+}
+
 /// Whether `s` says it holds a secret: one of [`SECRET_ANYWHERE`] anywhere
 /// in it, or one of [`SECRET_WHOLE`] as a whole word, read as
 /// [`reads_words`] reads.

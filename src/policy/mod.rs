@@ -59,8 +59,8 @@ pub use projection::{Decider, ElementInput, Floor};
 pub use source::PolicyFile;
 #[cfg(feature = "cli")]
 pub use tools::{
-    default_files, diff_policies, doc_markdown, percent, plan_json, run_tests_with, FileCoverage,
-    TestOptions, TestOutcome, TestResult, ACTIONS,
+    action_words, default_files, diff_policies, doc_markdown, percent, plan_json, run_tests_with,
+    FileCoverage, TestOptions, TestOutcome, TestResult, ACTIONS,
 };
 
 /// The part of the tree an action warrants.

@@ -55,7 +55,30 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     let _ = writeln!(out, "Policy hash: `{}`\n", policy.hash());
     let _ = writeln!(out, "Precedence, applied by ctxgate: deny > mask > keep > prune and scope > budget. Reasons are rule ids; no app text appears in them.\n");
     let _ = writeln!(out, "## The floor\n");
-    let _ = writeln!(out, "No policy can lower it: an element of any role (a provider's unknown role, read as `Group`, included) whose subrole says it holds a secret (`secure`, `password`, `passcode`, `passphrase`, one-time and security codes anywhere in it, e.g. `AXSecureTextField`; `pwd`, `pin`, `otp`, `totp`, `hotp`, `cvv`, `cvc`, `csc`, `secret` as whole words, e.g. `userPin`), or whose role word outside the language does (e.g. `SecureTextField`), or whose `type` or `autocomplete` attribute does, is masked with reason `{FLOOR_SECURE_TEXT}`, whatever the rules below say.\n");
+    let (anywhere, whole, scripts) = crate::model::floor_words();
+    let list = |words: &[&str]| {
+        words
+            .iter()
+            .map(|w| format!("`{w}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "No policy can lower it: an element of any role (a provider's unknown role, read as `Group`, included) whose subrole says it holds a secret, or whose role word outside the language does (e.g. `SecureTextField`), or whose `type` or `autocomplete` attribute does, is masked with reason `{FLOOR_SECURE_TEXT}`, whatever the rules below say. A text says a secret when, read as letters and digits only and lowercased (`Pass word` reads `password`; letters of other scripts that look Latin read as Latin), it holds one of these anywhere: {}; or one of these as a whole word (`userPin`, not `spinner`): {}; or, in text that is not ASCII, one of these (accents and vowel signs aside): {}.\n", list(&anywhere), list(&whole), list(scripts));
+    let actions = super::action_words(policy);
+    let own: Vec<&String> = actions
+        .iter()
+        .filter(|a| !super::ACTIONS.contains(&a.as_str()))
+        .collect();
+    let _ = writeln!(out, "## Actions\n");
+    let _ = writeln!(
+        out,
+        "Built in: {}. Named by this policy's rules: {}. Any other action word is scoped as the policy scopes an action it does not know (`ctxgate trim` warns about it).\n",
+        super::ACTIONS.map(|a| format!("`{a}`")).join(", "),
+        match own.is_empty() {
+            true => "none besides those".to_string(),
+            false => own.iter().map(|a| format!("`{}`", escape(a))).collect::<Vec<_>>().join(", "),
+        }
+    );
     let _ = writeln!(out, "## Rules\n");
     let _ = writeln!(out, "| kind | rule | what it does | where |");
     let _ = writeln!(out, "|---|---|---|---|");

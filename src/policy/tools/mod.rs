@@ -14,6 +14,16 @@ mod space;
 mod test;
 
 pub use crate::policy::probes::ACTIONS;
+
+/// The action words `policy`'s rules compare `input.action.name` with
+/// (read from its parsed modules), sorted: the built-in four it names and
+/// any of the host's own.
+pub fn action_words(policy: &crate::policy::Policy) -> std::collections::BTreeSet<String> {
+    let mut reads = space::Reads::default();
+    let files: Vec<&crate::policy::PolicyFile> = policy.files().iter().collect();
+    space::reads(&files, &mut reads);
+    reads.strings(&space::Leaf::Action)
+}
 pub use diff::diff_policies;
 pub use doc::{doc_markdown, plan_json};
 pub use test::{
