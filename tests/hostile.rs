@@ -1,4 +1,4 @@
-//! Issue 6: hostile input. What a buggy or malicious provider, or a
+//! Hostile input: what a buggy or malicious provider, or a
 //! mistaken policy, can hand ctxgate, and the clear error or the safe
 //! output each gets. Every case goes through `Gate` (the embedded default
 //! policy unless it says otherwise) or the CLI; errors compare the exact

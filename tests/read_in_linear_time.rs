@@ -1,9 +1,8 @@
-//! Red team, round 5: the request path read straight into a flat `Doc`
-//! (the fast reader, the lenient pass and the two passes around it). Each
-//! test states the class of input and what broke before its fix, and builds
-//! several members of the class. Everything goes through `Gate` with the
-//! embedded default policy, as a host's request would. SECURITY.md cites
-//! these tests by name.
+//! The request path reads an answer in time linear in its size, whatever
+//! lies deep behind a large prefix (the fast reader, and the two passes it
+//! hands a doubt to). Everything goes through `Gate` with the embedded
+//! default policy, as a host's request would. SECURITY.md cites these tests
+//! by name.
 
 mod common;
 

@@ -1,9 +1,10 @@
-//! Red team, round 4: input shapes the first three rounds did not try.
-//! Each test states the class of input and what leaked or broke before
-//! its fix, and builds many members of the class rather than the one
-//! example found. Everything goes through `Gate` with the embedded default
-//! policy, as a host's request would. SECURITY.md cites these tests by
-//! name.
+//! Every signal a provider gives that a field is secure makes the floor
+//! mask it (a flag, a role, a class name, a nested `type` or
+//! `autocomplete`), and one that only resembles it does not; a card number
+//! wrapped by any line break is redacted; trimming again changes nothing
+//! when a replacement completes a match with its neighbours. Everything
+//! goes through `Gate` with the embedded default policy. SECURITY.md cites
+//! these tests by name.
 
 mod common;
 

@@ -1,6 +1,6 @@
-//! Round 3 of the red team: what the provider writes in the answer's
-//! words (a role, the protocol version) never comes back in a finding or
-//! an error, through `check`, `trim` and the server alike.
+//! What the provider writes in the answer's words (a role, the protocol
+//! version) never comes back in a finding or an error, through `check`,
+//! `trim` and the server alike.
 
 mod common;
 

@@ -1,9 +1,10 @@
-//! Red team, round 2: inputs the first round (`tests/hostile.rs`) did not
-//! try. Each test states the class of input, what leaked before its fix,
-//! and builds many members of the class rather than the one example found.
-//! Everything goes through `Gate` with the embedded default policy, as a
-//! host's request would. SECURITY.md and BENCHMARKS.md ("Red team, round
-//! 2") cite these tests by name.
+//! The floor reads a secret word however it is spelled: in any case,
+//! split, run together, in look-alike letters, inside camelCase and
+//! snake_case names, wherever a field says it (subrole, role word,
+//! attribute); words that only hold a short secret word are not masked.
+//! Each test builds many members of its class through `Gate` with the
+//! embedded default policy, as a host's request would. SECURITY.md cites
+//! these tests by name.
 
 mod common;
 
