@@ -395,8 +395,9 @@ fn check_indexed<T: Indexed>(tree: &T) -> Vec<Finding> {
                 // The pointer says where it is; the hint is the
                 // language's own word.
                 format!(
-                    "a role outside the role language is read as `Group`{}",
-                    crate::suggest::role(role.as_str())
+                    "a role outside the role language is read as `Group`{}; the role words are `{}` (docs/FORMAT.md says which control takes which)",
+                    crate::suggest::role(role.as_str()),
+                    crate::model::Role::ALL.map(crate::model::Role::as_str).join("`, `")
                 ),
             )),
             _ => {}
