@@ -157,7 +157,7 @@ pub struct Report<'a> {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub stripped: BTreeMap<String, usize>,
     /// Input attributes in ctxgate's reserved `ctxgate:` namespace
-    /// ([`crate::render::notice::is_reserved`]), every one dropped: an
+    /// (read by meaning: case, look-alike letters and colons, compatibility forms), every one dropped: an
     /// input's notices, an earlier trim's among them, are not carried.
     pub reserved_attributes_dropped: usize,
     /// Every input element, in document order.
