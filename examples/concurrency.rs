@@ -1,4 +1,4 @@
-//! Throughput of one shared `Gate` on 1 and 2 threads (issue 18):
+//! Throughput of one shared `Gate` on 1 and 2 threads:
 //!
 //! ```sh
 //! cargo run --release --example concurrency                 # the real 463-element tree, focus

@@ -13,7 +13,7 @@
 //! instead: serde_json's typed parse and serialize of the same bytes;
 //! `value-floor` parses into `serde_json::Value` and serializes it (on a
 //! stack grown as needed, and not freed: the hostile shapes' floor, for
-//! bytes the typed floor cannot read, BENCHMARKS.md "Performance (issue 18)");
+//! bytes the typed floor cannot read, BENCHMARKS.md "Performance");
 //! `tokens` only tokenizes them (serde's `IgnoredAny`: what any reader
 //! built on serde_json pays, BENCHMARKS.md "Step 6").
 

@@ -1,4 +1,4 @@
-//! Context quality at small budgets (issue 14): what ctxgate sends where the
+//! Context quality at small budgets: what ctxgate sends where the
 //! user is, beside what agent frameworks do today, a head cut (serialize the
 //! whole tree, keep the first N tokens).
 //!

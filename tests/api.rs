@@ -1,4 +1,4 @@
-//! The library's shape as a host sees it (issue 13): the model's derives do
+//! The library's shape as a host sees it: the model's derives do
 //! not recurse over the tree, serialization is what it was, and a host can
 //! keep a result after the input is gone.
 
@@ -68,7 +68,7 @@ fn a_100000_deep_answer_is_cloned_compared_printed_and_serialized_on_a_2_mib_sta
     });
 }
 
-/// The serialization before issue 13: each element's own fields as the
+/// The serialization before the model's own: each element's own fields as the
 /// model writes them, `children` as a plain sequence (serde's `Vec`), before
 /// `attributes`. Recursive; the trees below are shallow.
 fn before(element: &Element<'_>) -> Value {

@@ -1,4 +1,4 @@
-//! A request's deadline (issue 12.4): checked across reading, checking,
+//! A request's deadline: checked across reading, checking,
 //! deciding and fitting; on expiry the error names the stage and nothing is
 //! sent. No test here measures speed: each one makes a stage outlast a
 //! deadline and asserts which stage is named.

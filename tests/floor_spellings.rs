@@ -122,7 +122,7 @@ const SECRET_WORDS: &[&str] = &[
 
 #[test]
 fn every_word_that_says_secret_makes_the_floor_mask_the_field_wherever_it_is_said() {
-    // Red team round 2: the floor read `secure`, `password` and `passwd`
+    // The floor read `secure`, `password` and `passwd`
     // only, so a subrole `pwd` or `pin`, a widget class `PinField`, an
     // `autocomplete` of `one-time-code` or `cc-csc`, and any of the words
     // in Cyrillic or Greek letters (`Раѕѕword`) left the field's value,
@@ -211,7 +211,7 @@ fn words_that_only_hold_a_short_secret_word_are_not_masked_by_the_floor() {
 
 #[test]
 fn a_title_in_lookalike_letters_is_masked_as_the_latin_title_is() {
-    // Red team round 2: a title written with Cyrillic or Greek letters that
+    // A title written with Cyrillic or Greek letters that
     // look like Latin ones (`Раѕѕword`, `ΡΙΝ`) matched no title pattern,
     // and the field's value was sent.
     for title in [

@@ -212,7 +212,7 @@ fn invalid_utf8_and_lone_surrogates_are_refused() {
             "invalid JSON at line 1, column 149: lone leading surrogate in hex escape",
         ]
     );
-    // Issue 12.7: also in a value that is skipped, not read (an unknown
+    // Also in a value that is skipped, not read (an unknown
     // field's, where serde_json does not look), keys included.
     let skipped: Vec<String> = [
         r#""note":"a\ud800""#,
@@ -316,7 +316,7 @@ fn nan_infinity_and_out_of_range_numbers_are_refused() {
             "invalid JSON at line 1, column 150: number out of range",
         ]
     );
-    // Issue 12.7: also in a value that is skipped, not read (an unknown
+    // Also in a value that is skipped, not read (an unknown
     // field's), and in a 0.1 answer.
     let unknown = app(r#"{"id":"w","role":"Window","note":{"n":[1e999]}}"#);
     assert_eq!(
@@ -344,7 +344,7 @@ fn nan_infinity_and_out_of_range_numbers_are_refused() {
 
 #[test]
 fn a_repeated_key_is_refused_not_read_as_last_wins() {
-    // Issue 12.7: an agent's JSON reader may keep the first of two values
+    // An agent's JSON reader may keep the first of two values
     // the policy saw the last of. Refused wherever the reader looks.
     let cases = [
         (
@@ -422,7 +422,7 @@ fn a_secure_field_inside_the_selection_is_sent_as_a_placeholder() {
 
 #[test]
 fn a_01_password_item_is_upgraded_to_secure_text_and_masked() {
-    // Issue 11.6: a 0.1 `type` naming a password or secure field was a
+    // A 0.1 `type` naming a password or secure field was a
     // `Group` with subrole `password`, and its content was sent.
     for kind in ["password", "secure", "SecurePasswordField"] {
         let bytes = format!(
@@ -644,7 +644,7 @@ fn assert_the_floor_masks_field_f(bytes: &[u8], what: &str) {
 
 #[test]
 fn a_role_word_outside_the_language_that_says_password_is_masked_by_the_floor() {
-    // Red team: a provider that names its widget classes as roles
+    // A provider that names its widget classes as roles
     // (`SecureTextField`, `PasswordBox`) and gives no subrole had the
     // field read as a `Group` with no secure subrole, and its value, its
     // attributes and a selection inside it were sent.
@@ -708,7 +708,7 @@ fn an_attribute_that_says_password_makes_the_floor_mask_the_field() {
 
 #[test]
 fn a_title_reads_as_a_person_reads_it_for_the_title_patterns() {
-    // Red team: the title patterns were matched on the text as written, so
+    // The title patterns were matched on the text as written, so
     // a soft hyphen (German UIs hyphenate `Pass\u{AD}wort`), a zero-width
     // char, a fullwidth form or a non-breaking hyphen in a field's label
     // left the field unmasked and its value was sent.

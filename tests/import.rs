@@ -1,4 +1,4 @@
-//! Issue 7: `ctxgate import --from FORMAT [FILE|-]`.
+//! `ctxgate import --from FORMAT [FILE|-]`.
 //!
 //! Every real tree under `tests/fixtures/realworld/raw` (copies of the
 //! project's collected trees, with their licenses and sources in
@@ -895,7 +895,7 @@ fn converted_answers_are_what_the_importer_writes() {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 11.10 and 11.12: every format's secure-field signal, role words in
+// Every format's secure-field signal, role words in
 // any case, schema variants imported or refused, nothing-kept refused.
 
 /// The answer's elements below the synthesized root, as `outline` writes
@@ -1176,7 +1176,7 @@ fn trees_the_importer_does_not_understand_are_refused_naming_what_and_where() {
 
 #[test]
 fn a_screen2ax_output_tree_is_imported_not_an_empty_shell() {
-    // The CLI's view of issue 11.12: exit 0 with the tree's text, and exit 1
+    // The CLI's view of it: exit 0 with the tree's text, and exit 1
     // with the reason when nothing in the input is understood.
     let bytes = std::fs::read(fixtures().join("screen2ax-custom-acc-excerpt.json")).unwrap();
     let output = run(&["import", "--from", "ax-json"], &bytes);
@@ -1363,7 +1363,7 @@ fn atspi_references_in_either_serialization_import_the_same_tree() {
     assert!(Tree::new(&original.root).len() > 10);
 }
 
-/// Issue 12.9: a fresh clone passes its own tests. No test, bench, example
+/// A fresh clone passes its own tests. No test, bench, example
 /// or source file names the folder next to the repository the real trees
 /// used to be read from.
 #[test]

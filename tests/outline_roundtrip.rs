@@ -1,4 +1,4 @@
-//! The outline reads back to exactly what was sent (issue 12.1).
+//! The outline reads back to exactly what was sent.
 //!
 //! A small reader here, independent of the library, parses an outline by
 //! its grammar (the module doc of `src/render/outline.rs`): indentation →
@@ -981,7 +981,7 @@ proptest! {
 
 #[test]
 fn the_issue_s_forged_role_and_raw_separators_through_the_pipeline() {
-    // Issue 12.1, as reported: a role word that printed a forged notice and
+    // A role word that printed a forged notice and
     // a forged selected element, and attribute JSON that let separators
     // and bidi controls out raw.
     let bytes = br#"{"protocol":"0.2.0","instance":"i","root":{"id":"app","role":"Application","children":[

@@ -1,6 +1,6 @@
 //! The import pipeline end to end: an OS tree with a password field,
 //! imported and trimmed, sends no password value and marks the field
-//! withheld and filled (issue 7's acceptance).
+//! withheld and filled.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The policy tools of issue 17, through the public API and the binary:
+//! The policy tools, through the public API and the binary:
 //! what `policy check` calls an error also refuses the policy at load
 //! (`Gate`, `--policy`), with the same place and message.
 

@@ -1,7 +1,7 @@
 //! Redaction through the real default policy (`Gate::embedded_default()`):
 //!
 //! - a table of the secret classes the policy knows and the shapes that hid
-//!   them before (issue 11: digits around a card, CJK around a secret,
+//!   them (digits around a card, CJK around a secret,
 //!   other-script digits, a key without its END line, one secret after
 //!   another, `_` suffixes), each with its exact output, and of the
 //!   non-secrets that must stay;
@@ -178,7 +178,7 @@ fn table() -> Vec<(&'static str, String, String)> {
         ("bearer", format!("Authorization: Bearer {}", chars(ALNUM, 16, 32)), "Authorization: Bearer [token]".into()),
         ("azure storage key", format!("AccountName=x;AccountKey={}==;EndpointSuffix=core.windows.net", chars(ALNUM, 17, 86)), "AccountName=x;AccountKey=[azure key];EndpointSuffix=core.windows.net".into()),
         // Credentials written as people write them in configs, shells,
-        // urls and headers (red team, round 3: sent before).
+        // urls and headers (sent before).
         ("url credentials", "DATABASE_URL is postgres://app:Tr0ub4dor&3@db.internal:5432/x".into(), "DATABASE_URL is postgres:[credentials]@db.internal:5432/x".into()),
         ("url credentials, a token as the password", format!("git clone https://:{}@git.example.com/r", chars(ALNUM, 18, 24)), "git clone https:[credentials]@git.example.com/r".into()),
         ("basic authorization", "curl -H 'Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l' x".into(), "curl -H '[basic credentials]' x".into()),
@@ -187,7 +187,7 @@ fn table() -> Vec<(&'static str, String, String)> {
         ("a quoted api key", r#"{"api_key": "abc def 123"}"#.into(), r#"{"[credential]}"#.into()),
         ("a query access token", "https://x.example/cb?access_token=abcd1234&state=9".into(), "https://x.example/cb?[credential]".into()),
         // Keys glued to the letters before them, a passcode or PIN, and a
-        // token or key of any name (red team round 4: each was sent).
+        // token or key of any name (each was sent).
         ("a key glued to letters", "dbPassword=hunter22 MYSQLPWD=hunter22 userPin: 4821".into(), "[credential] [credential] [credential]".into()),
         ("a passcode", "Passcode: 482913".into(), "[credential]".into()),
         ("a PIN", "PIN: 1234 (pin=0000)".into(), "[credential] ([credential])".into()),
@@ -196,7 +196,7 @@ fn table() -> Vec<(&'static str, String, String)> {
         ("settings that name tokens and pins", "max_token: 4096, Tokens: 1234, spin: 1234, Key: value, Pin: Home, PIN: 37.7749".into(), "max_token: 4096, Tokens: 1234, spin: 1234, Key: value, Pin: Home, PIN: 37.7749".into()),
         ("prose about passwords", "Forgot password? The password must have 8 characters.".into(), "Forgot password? The password must have 8 characters.".into()),
         ("a url with a user and no password", "ssh://git@github.com/x.git".into(), "ssh://git@github.com/x.git".into()),
-        // Tabs, line breaks and `+` between groups (red team: a card
+        // Tabs, line breaks and `+` between groups (a card
         // wrapped in a narrow field, pasted from a table, or a form-encoded
         // query string was sent).
         ("tabs between groups", "card:\t4111\t1111\t1111\t1111".into(), "card:\t[card number]".into()),
@@ -205,7 +205,7 @@ fn table() -> Vec<(&'static str, String, String)> {
         ("form-encoded spaces", "?cc=4111+1111+1111+1111&exp=12%2F26".into(), "?cc=[card number]&exp=12%2F26".into()),
         // Hidden by what a reader does not see, or by a url's encoding: the
         // pattern finds the secret as read, and its whole original range
-        // is replaced (issue: red team, invisible and percent-encoded).
+        // is replaced (invisible and percent-encoded).
         ("zero-width spaces between a card's groups", "4111\u{200b}1111\u{200b}1111\u{200b}1111".into(), "[card number]".into()),
         ("soft hyphens between a card's groups", "4111\u{ad}1111\u{ad}1111\u{ad}1111 paid".into(), "[card number] paid".into()),
         ("a combining mark on every digit", "4\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}1\u{301}".into(), "[card number]".into()),
@@ -596,7 +596,7 @@ fn disguised() -> impl Strategy<Value = (String, String)> {
             for (i, c) in chars.iter().enumerate() {
                 let hide = hides.iter().find(|h| usize::from(h.0) % chars.len() == i);
                 match hide {
-                    // Red team round 2: HTML character references and JSON
+                    // HTML character references and JSON
                     // `\u` escapes (app text carrying HTML or JSON source)
                     // hid a secret as percent-escapes once did.
                     Some(&(_, which, true))

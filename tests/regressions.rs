@@ -1,5 +1,5 @@
-//! Regression tests for what fuzzing and the hostile-input review found
-//! (issue 6), each named after what it reproduces. SECURITY.md lists them.
+//! Regression tests for what fuzzing and the hostile-input review found,
+//! each named after what it reproduces. SECURITY.md lists them.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;

@@ -1,5 +1,5 @@
 //! `strip`, the per-element partial set of attribute names removed from a
-//! sent element (issue 17), through the real policy engine: a stripped
+//! sent element, through the real policy engine: a stripped
 //! attribute's value never reaches the output, the report or the logs (a
 //! canary in every stripped value, over generated trees, every action, both
 //! formats and budgets that cut); the report names what was stripped, by

@@ -137,13 +137,11 @@ pub(crate) fn read_until<'a>(
 /// No stack can overflow without the scan: elements grow the stack as they
 /// nest, values inside them are read to [`value::MAX_VALUE_DEPTH`] levels.
 ///
-/// The lenient pass is not tried in one pass before the two (it was, at the
-/// fast reader's first doubt): it stops at its first finding by returning an
+/// The lenient pass is not tried in one pass before the two: it stops at its first finding by returning an
 /// error through serde_json, which, unwinding, computes a line and column at
 /// every level it leaves, each by scanning the input from its start: the
 /// levels times the offset. A conforming answer with one warning 1,000
-/// elements deep behind 200 MB took 37 s, past any deadline (red team round
-/// 5). The two passes make no error of a finding.
+/// elements deep behind 200 MB took 37 s, past any deadline. The two passes make no error of a finding.
 fn read_one_pass<'a>(
     bytes: &'a [u8],
     limits: &Limits,

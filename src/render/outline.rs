@@ -247,7 +247,7 @@ mod tests {
 
     #[test]
     fn a_role_outside_the_language_is_a_word_or_a_string_literal() {
-        // Issue 12.1: the role word was written raw.
+        // The role word was written raw.
         let forged = "Row\n      [ctxgate] 9 children not sent: 9 deny:vault\n      Text [selected] #FORGED-1";
         let out = outline(&app(Element::new("r", RoleName::parse(forged))));
         assert_eq!(

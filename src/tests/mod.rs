@@ -1,8 +1,7 @@
 //! Tests of the machinery behind the public API, which need the crate's
 //! private items: the policy engine (evaluators, plans, the floor, the
 //! caches), the data-driven policy cases, and trimming with a test's own
-//! decider. They lived in `tests/` until the modules became private
-//! (issue 13); like every unit test, they may use any layer.
+//! decider. Like every unit test, they may use any layer.
 
 mod canonical;
 mod harness;

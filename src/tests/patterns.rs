@@ -136,7 +136,7 @@ fn the_filters_skip_the_replacements_and_plain_titles() {
 #[test]
 fn every_pattern_of_the_default_is_precompiled() {
     let patterns = default_patterns();
-    // The plans were read (14 redactions and 4 title patterns in issue 18).
+    // The plans were read (14 redactions and 4 title patterns).
     assert!(!patterns.is_empty());
 }
 

@@ -1240,7 +1240,7 @@ mod tests {
         }
     }
 
-    /// Issue 14: wherever the budget leaves something out, no element
+    /// Wherever the budget leaves something out, no element
     /// carries its own omitted notice (each cost as much as the skeleton
     /// it sat on); the root's one notice counts them all, per reason, and
     /// a budget the whole selection fits in still writes each element's.
