@@ -2,8 +2,7 @@
 //! try. Each test states the class of input, what leaked before its fix,
 //! and builds many members of the class rather than the one example found.
 //! Everything goes through `Gate` with the embedded default policy, as a
-//! host's request would. SECURITY.md and BENCHMARKS.md ("Red team, round
-//! 2") cite these tests by name.
+//! host's request would. SECURITY.md cites these tests by name.
 
 mod common;
 
