@@ -15,8 +15,7 @@
 //!   over, derived from bpe-openai's vocabulary (see [`o200k_tables`]) and
 //!   read in place at run time instead of decoding bpe-openai's own.
 //!
-//! BENCHMARKS.md, "Performance (issue 18)", "Step 2" and "Step 7", has the
-//! figures.
+//! BENCHMARKS.md, "Start-up" and "Token counting", has the figures.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -88,7 +87,7 @@ fn main() {
         // unanchored (the reverse DFA, anchored, finds a match's start), so
         // the forward DFA has no anchored start states, and none of the
         // states only they reach: a third to two fifths smaller, and as
-        // much less to validate when it loads (BENCHMARKS.md, "Step 8").
+        // much less to validate when it loads (BENCHMARKS.md, "Start-up").
         // An anchored search of it would fail, and the pattern be compiled.
         let dfa = build(config.start_kind(StartKind::Unanchored));
         let dfa = match dfa {

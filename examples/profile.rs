@@ -13,9 +13,9 @@
 //! instead: serde_json's typed parse and serialize of the same bytes;
 //! `value-floor` parses into `serde_json::Value` and serializes it (on a
 //! stack grown as needed, and not freed: the hostile shapes' floor, for
-//! bytes the typed floor cannot read, BENCHMARKS.md "Performance");
+//! bytes the typed floor cannot read, BENCHMARKS.md "Hostile shapes");
 //! `tokens` only tokenizes them (serde's `IgnoredAny`: what any reader
-//! built on serde_json pays, BENCHMARKS.md "Step 6").
+//! built on serde_json pays, BENCHMARKS.md "Synthetic trees against the serde floor").
 
 #[path = "../benches/common/mod.rs"]
 mod common;

@@ -2,7 +2,7 @@
 # Every observable output of one ctxgate binary over a fixed set of cases, one
 # file each (stdout, stderr, exit code, --report), for comparing a change's
 # binary with its base's byte for byte (diff.sh). Run from the repository's
-# root; BENCHMARKS.md's steps list what each change compared.
+# root; BENCHMARKS.md, "Commands", shows the comparison.
 #
 #   benches/compare/outputs.sh BIN OUTDIR [EXTRA_TREE.json ...]
 #

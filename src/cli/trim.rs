@@ -105,7 +105,7 @@ const STACK: usize = 8 << 20;
 /// the renderer check their stack room (stacker), and glibc tells a
 /// spawned thread's stack at once but the main thread's only by parsing
 /// `/proc/self/maps`: ~0.2 M instructions, a tenth of a small request
-/// (BENCHMARKS.md, "Step 4"). If no thread can be spawned, it runs here.
+/// (BENCHMARKS.md, "Start-up"). If no thread can be spawned, it runs here.
 fn on_own_thread<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     let mut work = Some(work);
     let ran = std::thread::scope(|scope| {

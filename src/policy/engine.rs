@@ -3,8 +3,8 @@
 //! secure-text floor and the caches. Only the small projection of an
 //! element is ever turned into a regorus value, never the tree.
 //!
-//! Cost model (see MEASURED.md and BENCHMARKS.md, "One projection's
-//! decision"): one evaluation per per-element rule the policy defines (at
+//! Cost model (see MEASURED.md and BENCHMARKS.md, "Policy
+//! decisions"): one evaluation per per-element rule the policy defines (at
 //! most six: deny, mask, keep, prune, priority, strip; `strip` only for an
 //! element with attributes), once per distinct projection per request,
 //! then never again for the same request input while the decision stays in
@@ -224,7 +224,7 @@ impl Constants {
 
 /// The per-element rules compiled for regorus's register VM (RVM): a
 /// decision's fast path, ~3× faster than the interpreter per rule (see
-/// BENCHMARKS.md, "One projection's decision"). It only ever gives the
+/// BENCHMARKS.md, "Policy decisions"). It only ever gives the
 /// decision the interpreter gives: only a policy inside [`rvm_subset`]
 /// (where the two cannot disagree) gets one, and any VM error on a
 /// projection (its timer, a limit) makes the evaluator decide that

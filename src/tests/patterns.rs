@@ -74,7 +74,7 @@ fn default_patterns() -> Vec<String> {
     out
 }
 
-/// What the filters are for (start-up, BENCHMARKS.md "Step 4"): the
+/// What the filters are for (BENCHMARKS.md, "Start-up"): the
 /// titles of the real tree the start-up is measured on (all but
 /// `Password:`) are searched with no title pattern, and a replacement with
 /// no pattern but `token-assignment` (and `credential-assignment`), whose

@@ -3,7 +3,7 @@ request, on every row of bench.py (9 real trees × 2 requests), counted by
 callgrind: 300 calls minus 100 in one process, each side (loop.py for
 Python, examples/warm_request.rs with `--only ACTION` for Rust), so that
 start-up cancels and a shared machine's load does not enter the figures.
-BENCHMARKS.md, "Python (issue 16)".
+BENCHMARKS.md, "Python".
 
     cd bindings/python && cargo build --release --locked --example warm_request
     python bench/instructions.py [--rust target/release/examples/warm_request] [--jobs 2]

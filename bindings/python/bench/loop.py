@@ -1,6 +1,6 @@
 """N calls of one request in one process, for callgrind: the difference
 between N = 300 and N = 100 is 200 calls' instructions, start-up cancelled
-(BENCHMARKS.md, "Python (issue 16)"; instructions.py runs it on every row).
+(BENCHMARKS.md, "Python"; instructions.py runs it on every row).
 
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
       python bench/loop.py FILE N [ACTION FORMAT BUDGET]

@@ -12,7 +12,7 @@
 //!
 //! `--only ACTION` before RUNS keeps one of the two requests: with RUNS 1
 //! and 2 under callgrind, the difference is one warm request's
-//! instructions (BENCHMARKS.md, "Performance (issue 18)").
+//! instructions (BENCHMARKS.md, "Python").
 
 use std::time::{Duration, Instant};
 
