@@ -495,6 +495,104 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("kept changing"), "{err}");
         assert_eq!(n, 100 + SETTLE_TRIES);
+
+        // Gone, and still gone at the second read: that is the answer.
+        std::fs::remove_file(&file).unwrap();
+        let mut waits = 0;
+        let err = read_settled(paths, || waits += 1).unwrap_err();
+        assert!(missing(&err), "{err}");
+        assert_eq!(waits, 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn policy(budget: usize) -> String {
+        format!("package ctxgate\n\nbudget := {{\"tokens\": {budget}}}\n")
+    }
+
+    fn failed_reloads(state: &State) -> String {
+        let text = state.metrics.render("h", 0);
+        text.lines()
+            .find(|l| l.starts_with("ctxgate_reloads_total{result=\"failed\"}"))
+            .unwrap()
+            .to_string()
+    }
+
+    /// The content check, with no watcher: a change is loaded; a broken
+    /// version is refused once (with its location), kept, and not read
+    /// again while it stays; a deleted folder is `missing`, never "kept
+    /// changing", with the last good policy served; the folder created
+    /// again is loaded.
+    #[test]
+    fn the_content_check_loads_what_differs_from_the_last_read() {
+        let dir = std::env::temp_dir().join(format!("ctxgate-check-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let folder = dir.join("policy");
+        std::fs::create_dir_all(&folder).unwrap();
+        let file = folder.join("main.rego");
+        std::fs::write(&file, policy(8000)).unwrap();
+        let state = State::load(vec![folder.clone()], Limits::default()).unwrap();
+        let first = state.current().gate.policy().hash().to_string();
+        assert!(!state.check(), "nothing changed");
+        assert_eq!(state.describe()["stale"], Value::Null);
+
+        std::fs::write(&file, policy(6000)).unwrap();
+        assert!(state.check());
+        let second = state.current().gate.policy().hash().to_string();
+        assert_ne!(first, second);
+        assert_eq!(state.describe()["stale"], Value::Null);
+
+        std::fs::write(
+            &file,
+            "package ctxgate\n\nscope := \"app\" if {\n\tinput.action.name ==\n}\n",
+        )
+        .unwrap();
+        assert!(!state.check());
+        let described = state.describe();
+        assert_eq!(described["hash"], second.as_str());
+        assert_eq!(described["stale"]["reason"], "refused", "{described}");
+        assert_eq!(described["stale"]["line"], 5, "{described}");
+        assert!(described["stale"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("main.rego"));
+        let failed = failed_reloads(&state);
+        assert!(!state.check(), "the same refused files are not read again");
+        assert_eq!(failed_reloads(&state), failed);
+
+        std::fs::remove_dir_all(&folder).unwrap();
+        assert!(!state.check());
+        let described = state.describe();
+        assert_eq!(described["hash"], second.as_str());
+        assert_eq!(described["stale"]["reason"], "missing", "{described}");
+        assert_eq!(described["stale"]["file"], folder.display().to_string());
+        let message = described["last_reload_error"]["message"].as_str().unwrap();
+        assert!(!message.contains("kept changing"), "{message}");
+        assert!(!state.check(), "still missing");
+
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(&file, policy(5000)).unwrap();
+        assert!(state.check());
+        let described = state.describe();
+        assert_ne!(described["hash"], second.as_str());
+        assert_eq!(described["stale"], Value::Null);
+        assert_eq!(described["last_reload_error"], Value::Null);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Files changed and not read yet are `changed` until a reload reads them.
+    #[test]
+    fn changed_files_are_stale_until_read() {
+        let dir = std::env::temp_dir().join(format!("ctxgate-changed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("p.rego");
+        std::fs::write(&file, policy(8000)).unwrap();
+        let state = State::load(vec![file.clone()], Limits::default()).unwrap();
+        state.changed();
+        let described = state.describe();
+        assert_eq!(described["stale"]["reason"], "changed", "{described}");
+        assert!(described["stale"]["since"].is_string());
+        assert!(!state.reload());
+        assert_eq!(state.describe()["stale"], Value::Null);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
