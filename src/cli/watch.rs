@@ -308,8 +308,7 @@ fn resolve_from(
     links: &mut Vec<PathBuf>,
     hops: &mut usize,
 ) -> PathBuf {
-    let mut components = path.components();
-    while let Some(component) = components.next() {
+    for component in path.components() {
         match component {
             Component::Prefix(_) | Component::RootDir => done.push(component),
             Component::CurDir => {}
