@@ -335,3 +335,75 @@ fn a_web_page_in_the_browser_cannot_use_the_server() {
         "{metrics}"
     );
 }
+
+/// A request with two `Host` headers is malformed (a proxy and the server
+/// could each read a different one): 400, whichever comes first, and
+/// under `--allow-remote` too. Nothing is served or counted as run.
+#[test]
+fn a_request_with_two_host_headers_is_a_400() {
+    for args in [&[][..], &["--allow-remote"][..]] {
+        let server = Http::start(args);
+        let addr = &server.addr;
+        for hosts in [
+            format!("Host: {addr}\r\nHost: evil.example\r\n"),
+            format!("Host: evil.example\r\nHost: {addr}\r\n"),
+            format!("Host: {addr}\r\nHost: {addr}\r\n"),
+        ] {
+            let request = format!("GET /v1/policy HTTP/1.1\r\n{hosts}Connection: close\r\n\r\n");
+            let (status, reply) = raw_request(addr, request.as_bytes());
+            assert_eq!(status, 400, "{args:?} {request}\n{reply}");
+            let reply: Value = serde_json::from_str(&reply).unwrap();
+            assert_eq!(reply["error"]["data"]["kind"], "usage", "{reply}");
+            assert!(
+                reply["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("`Host`"),
+                "{reply}"
+            );
+            assert!(reply.get("hash").is_none(), "{reply}");
+        }
+        let (_, metrics) = server.request("GET", "/metrics", b"");
+        assert!(
+            metrics.contains("ctxgate_requests_total{method=\"refused\",outcome=\"usage\"} 3"),
+            "{metrics}"
+        );
+        still_answers(&server);
+    }
+}
+
+/// A request target in absolute form names the host the request is for in
+/// place of `Host`: one naming another authority is refused as a foreign
+/// `Host` is (403), on every route; one naming the server's own loopback
+/// address is served.
+#[test]
+fn an_absolute_form_target_naming_another_host_is_refused() {
+    let server = Http::start(&[]);
+    let addr = &server.addr;
+    let body = json!({"answer": with_canaries(fixture("uia-input-types.json"))}).to_string();
+    for request in [
+        format!("GET http://evil.example/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+        format!("GET http://evil.example:80/v1/policy HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+        format!("GET http://127.0.0.1@evil.example/metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+        format!(
+            "POST http://evil.example/v1/trim HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    ] {
+        let (status, reply) = raw_request(addr, request.as_bytes());
+        assert_eq!(status, 403, "{request}\n{reply}");
+        assert!(!reply.contains(CANARY) && !reply.contains("output"), "{reply}");
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply["error"]["data"]["kind"], "usage", "{reply}");
+        assert!(
+            reply["error"]["message"].as_str().unwrap().contains("request target"),
+            "{reply}"
+        );
+    }
+    let request =
+        format!("GET http://{addr}/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let (status, reply) = raw_request(addr, request.as_bytes());
+    assert_eq!(status, 200, "{reply}");
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    assert_eq!(reply["status"], "ok", "{reply}");
+}

@@ -118,6 +118,10 @@ fn health_names_the_last_reload_error() {
         let body: Value = serde_json::from_str(&body).unwrap();
         if !body["last_reload_error"].is_null() {
             assert_eq!(body["last_reload_error"]["line"], 5);
+            assert_eq!(body["status"], "stale", "{body}");
+            assert_eq!(body["stale"]["reason"], "refused", "{body}");
+            assert_eq!(body["stale"]["file"], path.to_str().unwrap(), "{body}");
+            assert_eq!(body["stale"]["line"], 5, "{body}");
             break;
         }
         assert!(start.elapsed() < REPLY, "{body}");
@@ -350,4 +354,228 @@ fn a_watched_folder_reloads_when_a_file_in_it_changes() {
     );
     let result = until(&mut server, &mut id, |r| r["hash"] != first["hash"]);
     assert_eq!(result["last_reload_error"], Value::Null);
+}
+
+/// The content check off (`--watch-check` past any test's length): what
+/// these servers load, the watcher saw.
+const WATCHER_ONLY: [&str; 2] = ["--watch-check", "10m"];
+
+/// `ctxgate serve --watch --policy PATH` on stdio, the watcher alone
+/// noticing changes, once it has answered.
+fn watching(path: &std::path::Path) -> (Stdio, u64) {
+    let mut args = vec!["--watch", "--policy", path.to_str().unwrap()];
+    args.extend(WATCHER_ONLY);
+    let mut server = Stdio::start(&args);
+    let mut id = 0;
+    until(&mut server, &mut id, |r| r["hash"].is_string());
+    (server, id)
+}
+
+/// The budget limit the served policy gives a `trim`.
+fn served_budget(server: &mut Stdio, id: &mut u64) -> u64 {
+    *id += 1;
+    let reply = server.call(
+        *id,
+        "trim",
+        json!({"answer": fixture("uia-input-types.json"), "action": "app"}),
+    );
+    reply["result"]["report"]["budgets"][0]["limit"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{reply}"))
+}
+
+/// Polls until the served policy's hash differs from `from`; the result.
+fn until_new(server: &mut Stdio, id: &mut u64, from: &Value) -> Value {
+    until(server, id, |r| r["hash"] != *from && r["stale"].is_null())
+}
+
+/// A policy folder reached through a link that a release swaps to another
+/// folder: the new folder is served, and an edit inside it is too.
+#[cfg(unix)]
+#[test]
+fn a_swapped_folder_link_is_followed() {
+    let dir = scratch("reload-folder-link");
+    for (release, budget) in [("v1", 8000), ("v2", 6000)] {
+        std::fs::create_dir_all(dir.join(release)).unwrap();
+        std::fs::write(dir.join(release).join("main.rego"), vault_policy(budget)).unwrap();
+    }
+    let current = dir.join("current");
+    std::os::unix::fs::symlink("v1", &current).unwrap();
+    let (mut server, mut id) = watching(&current);
+    let v1 = until(&mut server, &mut id, |_| true);
+    assert_eq!(served_budget(&mut server, &mut id), 8000);
+
+    swap_link(&current, "v2");
+    let v2 = until_new(&mut server, &mut id, &v1["hash"]);
+    assert_eq!(served_budget(&mut server, &mut id), 6000);
+    assert_eq!(v2["files"][0], current.join("main.rego").to_str().unwrap());
+
+    // The watches moved with the link: an edit in the folder it names now.
+    replace_file(&dir.join("v2/main.rego"), &vault_policy(5000));
+    until_new(&mut server, &mut id, &v2["hash"]);
+    assert_eq!(served_budget(&mut server, &mut id), 5000);
+}
+
+/// A policy file that is a link into a releases folder, pointed at another
+/// file there: the new file is served, and then an edit to it in place.
+#[cfg(unix)]
+#[test]
+fn a_retargeted_file_link_is_followed() {
+    let dir = scratch("reload-file-link");
+    std::fs::create_dir_all(dir.join("releases")).unwrap();
+    std::fs::write(dir.join("releases/a.rego"), vault_policy(8000)).unwrap();
+    std::fs::write(dir.join("releases/b.rego"), vault_policy(6000)).unwrap();
+    std::fs::create_dir_all(dir.join("etc")).unwrap();
+    let link = dir.join("etc/policy.rego");
+    std::os::unix::fs::symlink("../releases/a.rego", &link).unwrap();
+    let (mut server, mut id) = watching(&link);
+    let a = until(&mut server, &mut id, |_| true);
+
+    swap_link(&link, "../releases/b.rego");
+    let b = until_new(&mut server, &mut id, &a["hash"]);
+    assert_eq!(served_budget(&mut server, &mut id), 6000);
+
+    std::fs::write(dir.join("releases/b.rego"), vault_policy(5000)).unwrap();
+    until_new(&mut server, &mut id, &b["hash"]);
+    assert_eq!(served_budget(&mut server, &mut id), 5000);
+}
+
+/// The file a policy link names, edited where it is (by rename, then in
+/// place): each version is served.
+#[cfg(unix)]
+#[test]
+fn an_edit_behind_a_linked_file_is_served() {
+    let dir = scratch("reload-behind-link");
+    std::fs::create_dir_all(dir.join("store")).unwrap();
+    std::fs::create_dir_all(dir.join("etc")).unwrap();
+    let real = dir.join("store/real.rego");
+    std::fs::write(&real, vault_policy(8000)).unwrap();
+    let link = dir.join("etc/policy.rego");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (mut server, mut id) = watching(&link);
+    let first = until(&mut server, &mut id, |_| true);
+
+    replace_file(&real, &vault_policy(6000));
+    let second = until_new(&mut server, &mut id, &first["hash"]);
+    assert_eq!(served_budget(&mut server, &mut id), 6000);
+    std::fs::write(&real, vault_policy(5000)).unwrap();
+    until_new(&mut server, &mut id, &second["hash"]);
+    assert_eq!(served_budget(&mut server, &mut id), 5000);
+}
+
+/// A Kubernetes ConfigMap volume updated twice the kubelet's way (a new
+/// release folder, `..data` swapped by rename, the old folder deleted),
+/// served as a file (`dir/policy.rego`) and as a folder (`dir`): each
+/// update is served by both.
+#[cfg(unix)]
+#[test]
+fn a_configmap_update_is_served() {
+    let dir = scratch("reload-configmap").join("volume");
+    let v1 = vault_policy(8000);
+    configmap(&dir, "2026_x", &[("policy.rego", &v1)]);
+    let (mut file, mut file_id) = watching(&dir.join("policy.rego"));
+    let (mut folder, mut folder_id) = watching(&dir);
+    let file_v1 = until(&mut file, &mut file_id, |_| true);
+    let folder_v1 = until(&mut folder, &mut folder_id, |_| true);
+    assert_eq!(
+        folder_v1["files"].as_array().unwrap().len(),
+        1,
+        "{folder_v1}"
+    );
+
+    configmap_update(
+        &dir,
+        "2026_x",
+        "2026_y",
+        &[("policy.rego", &vault_policy(6000))],
+    );
+    let file_v2 = until_new(&mut file, &mut file_id, &file_v1["hash"]);
+    let folder_v2 = until_new(&mut folder, &mut folder_id, &folder_v1["hash"]);
+    assert_eq!(served_budget(&mut file, &mut file_id), 6000);
+    assert_eq!(served_budget(&mut folder, &mut folder_id), 6000);
+
+    configmap_update(
+        &dir,
+        "2026_y",
+        "2026_z",
+        &[("policy.rego", &vault_policy(5000))],
+    );
+    until_new(&mut file, &mut file_id, &file_v2["hash"]);
+    until_new(&mut folder, &mut folder_id, &folder_v2["hash"]);
+    assert_eq!(served_budget(&mut file, &mut file_id), 5000);
+    assert_eq!(served_budget(&mut folder, &mut folder_id), 5000);
+}
+
+/// A policy folder deleted: `/health` says `stale`, `missing`, naming it
+/// (not that the files "kept changing"), and the last good policy is
+/// served; created again with a new policy: that one is served.
+#[test]
+fn a_deleted_folder_is_missing_until_created_again() {
+    let dir = scratch("reload-deleted-folder");
+    let folder = dir.join("policy");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("main.rego"), vault_policy(8000)).unwrap();
+    let mut args = vec!["--watch", "--policy", folder.to_str().unwrap()];
+    args.extend(WATCHER_ONLY);
+    let server = Http::start(&args);
+    let first = until_health(&server, |b| b["status"] == "ok");
+
+    std::fs::remove_dir_all(&folder).unwrap();
+    let health = until_health(&server, |b| b["stale"]["reason"] == "missing");
+    assert_eq!(health["status"], "stale", "{health}");
+    assert_eq!(health["stale"]["file"], folder.to_str().unwrap());
+    assert_eq!(health["hash"], first["hash"]);
+    let message = health["last_reload_error"]["message"].as_str().unwrap();
+    assert!(!message.contains("kept changing"), "{message}");
+    let (status, body) = server.post(
+        "/v1/trim",
+        &json!({"answer": with_canaries(fixture("uia-input-types.json")), "action": "app"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["report"]["policy_hash"], first["hash"]);
+    assert!(!body.to_string().contains(CANARY));
+    let (_, policy) = server.request("GET", "/v1/policy", b"");
+    let policy: Value = serde_json::from_str(&policy).unwrap();
+    assert_eq!(policy["stale"]["reason"], "missing", "{policy}");
+
+    std::fs::create_dir_all(&folder).unwrap();
+    replace_file(&folder.join("main.rego"), &vault_policy(6000));
+    let health = until_health(&server, |b| {
+        b["hash"] != first["hash"] && b["status"] == "ok"
+    });
+    assert_eq!(health["stale"], Value::Null);
+    assert_eq!(health["last_reload_error"], Value::Null);
+    let (_, body) = server.post(
+        "/v1/trim",
+        &json!({"answer": fixture("uia-input-types.json"), "action": "app"}),
+    );
+    assert_eq!(body["report"]["budgets"][0]["limit"], 6000, "{body}");
+}
+
+/// A write the watcher cannot see: through a hard link in a folder that is
+/// not watched (inotify reports a write to the folder it was made in). The
+/// content check finds it and the new policy is served.
+#[cfg(unix)]
+#[test]
+fn the_content_check_finds_what_the_watcher_cannot_see() {
+    let dir = scratch("reload-unseen");
+    std::fs::create_dir_all(dir.join("watched")).unwrap();
+    std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+    let path = dir.join("watched/policy.rego");
+    std::fs::write(&path, vault_policy(8000)).unwrap();
+    let twin = dir.join("elsewhere/twin.rego");
+    std::fs::hard_link(&path, &twin).unwrap();
+    let mut server = Stdio::start(&[
+        "--watch",
+        "--watch-check",
+        "200ms",
+        "--policy",
+        path.to_str().unwrap(),
+    ]);
+    let mut id = 0;
+    let first = until(&mut server, &mut id, |r| r["hash"].is_string());
+
+    std::fs::write(&twin, vault_policy(6000)).unwrap();
+    until_new(&mut server, &mut id, &first["hash"]);
+    assert_eq!(served_budget(&mut server, &mut id), 6000);
 }

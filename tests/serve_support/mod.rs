@@ -445,3 +445,65 @@ pub fn policy_hash(path: &Path) -> String {
         .unwrap()
         .to_string()
 }
+
+/// Points the symlink `link` at `target` in one step, as deploy tools do:
+/// a new link beside it, renamed over it.
+#[cfg(unix)]
+pub fn swap_link(link: &Path, target: &str) {
+    let tmp = link.with_file_name(format!(
+        "{}.tmp-link",
+        link.file_name().unwrap().to_string_lossy()
+    ));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp).expect("link made");
+    std::fs::rename(&tmp, link).expect("link renamed over");
+}
+
+/// A Kubernetes ConfigMap volume in `dir`, as the kubelet writes one: the
+/// files in a release folder `..<release>`, `..data` a link to it, and
+/// each file a link `name -> ..data/name`.
+#[cfg(unix)]
+pub fn configmap(dir: &Path, release: &str, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir).expect("volume folder");
+    let folder = dir.join(format!("..{release}"));
+    std::fs::create_dir(&folder).expect("release folder");
+    for (name, text) in files {
+        std::fs::write(folder.join(name), text).expect("file written");
+        std::os::unix::fs::symlink(format!("..data/{name}"), dir.join(name)).expect("file link");
+    }
+    std::os::unix::fs::symlink(format!("..{release}"), dir.join("..data")).expect("..data");
+}
+
+/// A ConfigMap update, as the kubelet makes one: a new release folder, a
+/// new link `..data_tmp` to it renamed over `..data`, the old release
+/// folder deleted. The file links stay as they are.
+#[cfg(unix)]
+pub fn configmap_update(dir: &Path, old: &str, new: &str, files: &[(&str, &str)]) {
+    let folder = dir.join(format!("..{new}"));
+    std::fs::create_dir(&folder).expect("release folder");
+    for (name, text) in files {
+        std::fs::write(folder.join(name), text).expect("file written");
+    }
+    std::os::unix::fs::symlink(format!("..{new}"), dir.join("..data_tmp")).expect("..data_tmp");
+    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).expect("..data swapped");
+    std::fs::remove_dir_all(dir.join(format!("..{old}"))).expect("old release deleted");
+}
+
+/// Polls `/health` until `done` holds for its body (status 200 each time).
+pub fn until_health(server: &Http, done: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let (status, body) = server.request("GET", "/health", b"");
+        assert_eq!(status, 200, "{body}");
+        let body: Value = serde_json::from_str(&body).expect("health is JSON");
+        if done(&body) {
+            return body;
+        }
+        assert!(
+            start.elapsed() < REPLY,
+            "never: {body}\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -2,8 +2,9 @@
 //! current-thread tokio runtime that only moves bytes: `POST /v1/trim` and
 //! `POST /v1/check` take the methods' params as the body and answer the
 //! result (200) or `{"error": {...}}` with a status by kind; `GET
-//! /v1/policy`; `GET /health` (200 with the policy hash and the last
-//! reload error); `GET /metrics` (Prometheus text). The work runs on the
+//! /v1/policy`; `GET /health` (200 with the policy hash, the last reload
+//! error and `status`: `ok`, or `stale` when the files on disk are not what
+//! is served); `GET /metrics` (Prometheus text). The work runs on the
 //! server's pool, as stdio's does. A client that goes away mid-request
 //! costs only its own request. SIGTERM/SIGINT: the listener closes, open
 //! requests finish, exit 0.
@@ -102,8 +103,9 @@ async fn handle(
     }
     let method = match (request.method(), request.uri().path()) {
         (&Method::GET, "/health") => {
+            // 200 while a good policy is served, stale or not: the body says which.
             let mut body = server.state.describe();
-            body["status"] = "ok".into();
+            body["status"] = if body["stale"].is_null() { "ok" } else { "stale" }.into();
             return reply(StatusCode::OK, body.to_string());
         }
         (&Method::GET, "/metrics") => {
@@ -217,24 +219,43 @@ async fn handle(
 /// is its own name; not checked under `--allow-remote`, where names are
 /// the operator's), and a POST whose body is not declared JSON (a page can
 /// send `text/plain` or a form without asking first, never
-/// `application/json`). Checked before the body is read.
+/// `application/json`). A request target in absolute form
+/// (`GET http://name/path`) names the host the request is for in place of
+/// `Host` (RFC 9112 3.2.2), so its authority must pass the same loopback
+/// check; and a request with more than one `Host` is malformed (RFC 9112
+/// 3.2: 400), whatever the flags, since a proxy and the server could each
+/// read a different one. Checked before the body is read.
 fn from_a_local_client(
     request: &Request<Incoming>,
     allow_remote: bool,
 ) -> Result<(), (Failure, StatusCode)> {
     let forbidden = |message: &str| Err((Failure::usage(message), StatusCode::FORBIDDEN));
     let headers = request.headers();
+    let hosts = headers.get_all(hyper::header::HOST).iter().count();
+    if hosts > 1 {
+        return Err((
+            Failure::usage(format!(
+                "the request has {hosts} `Host` headers; send exactly one"
+            )),
+            StatusCode::BAD_REQUEST,
+        ));
+    }
     if headers.contains_key(hyper::header::ORIGIN) {
         return forbidden(
             "a request with an `Origin` header comes from a web page; the server takes requests only from local programs",
         );
     }
     if !allow_remote {
+        const NOT_LOOPBACK: &str = "must name the loopback interface (`localhost`, `127.0.0.1` or `[::1]`, with the port); the server takes requests only from local programs";
         let host = headers.get(hyper::header::HOST).map(HeaderValue::as_bytes);
         if !host.is_some_and(loopback_host) {
-            return forbidden(
-                "the `Host` header must name the loopback interface (`localhost`, `127.0.0.1` or `[::1]`, with the port); the server takes requests only from local programs",
-            );
+            return forbidden(&format!("the `Host` header {NOT_LOOPBACK}"));
+        }
+        let target = request.uri().authority().map(|a| a.as_str().as_bytes());
+        if target.is_some_and(|authority| !loopback_host(authority)) {
+            return forbidden(&format!(
+                "the request target's host (`GET http://host/path`) {NOT_LOOPBACK}; send the path alone (`GET /health`)"
+            ));
         }
     }
     if request.method() == Method::POST {

@@ -38,6 +38,10 @@ pub struct ServeArgs {
     /// Reload the policy when its files change; a broken policy never replaces the served one.
     #[arg(long, requires = "policy")]
     watch: bool,
+    /// With `--watch`, how often the policy files' content is checked
+    /// against the served policy, for changes the watcher cannot see.
+    #[arg(long, hide = true, value_name = "DURATION", value_parser = super::parse_duration, default_value = "2s")]
+    watch_check: Duration,
     /// Serve HTTP on this address (`127.0.0.1:8080`; port 0 picks one) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
@@ -95,7 +99,7 @@ pub fn run(args: ServeArgs) -> Result<Outcome, Failure> {
         ),
     };
     if args.watch {
-        reload::watch(state.clone(), Duration::from_millis(10))?;
+        reload::watch(state.clone(), Duration::from_millis(10), args.watch_check)?;
     }
     let concurrency = args.max_concurrency.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)

@@ -6,8 +6,18 @@
 //! gate, so its report names the policy that decided it. A failed reload
 //! keeps the last good policy and is recorded (file:line:col) for the
 //! `policy` method, `/health` and the log.
+//!
+//! What the files on disk hold is tracked beside what is served: a digest
+//! of every file's name and bytes as `--policy` names them now (links
+//! followed). The watcher says when to look; a check on a timer looks
+//! anyway, for what a watcher cannot see (a write through a hard link in
+//! another folder, a network filesystem, a lost event), and reloads when
+//! the digest differs from the last one read. Whenever the files are not
+//! what is served, `policy` and `/health` say `stale` and why: `missing`,
+//! `refused` (with the error's location) or `changed` (not yet loaded).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -16,6 +26,7 @@ use serde_json::{json, Value};
 
 use super::metrics::Metrics;
 use super::wire::split_location;
+use crate::cli::watch::{Changes, Next};
 use crate::policy as lib;
 use crate::{Error, Gate, Limits, Policy};
 
@@ -27,7 +38,7 @@ pub struct Served {
     pub loaded_at: String,
 }
 
-/// Why the last reload failed.
+/// Why a reload failed.
 #[derive(Clone)]
 struct ReloadError {
     message: String,
@@ -35,10 +46,46 @@ struct ReloadError {
     at: String,
 }
 
+/// A SHA-256 of the layers' file names and bytes.
+type Digest = [u8; 32];
+
+/// What the last read of the files found.
+#[derive(Clone, PartialEq)]
+enum Seen {
+    /// Files with this digest.
+    Files(Digest),
+    /// An error, by its text.
+    Failed(String),
+    /// Nothing settled (the files kept changing): read again.
+    Unknown,
+}
+
+/// Why the files on disk are not what is served.
+#[derive(Clone)]
+enum Stale {
+    /// A path `--policy` names does not exist.
+    Missing { path: String, since: String },
+    /// The files do not load, compile or lint.
+    Refused(ReloadError),
+    /// The files changed and are not loaded yet.
+    Changed { since: String },
+}
+
+/// The files on disk against the served policy.
+struct Disk {
+    /// The digest of the files the served policy was built from.
+    served: Digest,
+    /// What the last read found; a check reloads only when this changes.
+    seen: Seen,
+    stale: Option<Stale>,
+    last_error: Option<ReloadError>,
+}
+
 /// What the server serves, and how to reload it.
 pub struct State {
     current: ArcSwap<Served>,
-    last_error: Mutex<Option<ReloadError>>,
+    disk: Mutex<Disk>,
+    watching: AtomicBool,
     paths: Vec<PathBuf>,
     limits: Limits,
     /// Counters for `/metrics`.
@@ -50,13 +97,21 @@ impl State {
     /// that does not load, compile or lint is an error: the server does not
     /// start without a good one.
     pub fn load(paths: Vec<PathBuf>, limits: Limits) -> Result<State, Error> {
-        let gate = build(&paths, limits)?;
+        let layers = read_layers(&paths)?;
+        let digest = fingerprint(&layers);
+        let gate = build_from(layers, limits)?;
         Ok(State {
             current: ArcSwap::from_pointee(Served {
                 gate,
                 loaded_at: super::log::rfc3339(SystemTime::now()),
             }),
-            last_error: Mutex::new(None),
+            disk: Mutex::new(Disk {
+                served: digest,
+                seen: Seen::Files(digest),
+                stale: None,
+                last_error: None,
+            }),
+            watching: AtomicBool::new(false),
             paths,
             limits,
             metrics: Metrics::default(),
@@ -68,35 +123,22 @@ impl State {
         self.current.load_full()
     }
 
+    fn disk(&self) -> std::sync::MutexGuard<'_, Disk> {
+        self.disk.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Reads the files again; swaps the new policy in if it is good and
     /// differs from the served one. Returns whether the policy changed.
     pub fn reload(&self) -> bool {
         let started = std::time::Instant::now();
-        let built = read_settled(&self.paths, || std::thread::sleep(SETTLED))
-            .and_then(|layers| build_from(layers, self.limits));
+        let (digest, built) = match read_settled(&self.paths, || std::thread::sleep(SETTLED)) {
+            Ok(layers) => (Some(fingerprint(&layers)), build_from(layers, self.limits)),
+            Err(unread) => (None, Err(unread)),
+        };
         let ms = started.elapsed().as_millis() as u64;
-        match built {
-            Ok(gate) => {
-                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
-                self.metrics.reload(true);
-                let old = self.current();
-                if old.gate.policy().hash() == gate.policy().hash() {
-                    tracing::info!(hash = %short(gate.policy().hash()), ms, "policy unchanged");
-                    return false;
-                }
-                tracing::info!(
-                    from = %short(old.gate.policy().hash()),
-                    to = %short(gate.policy().hash()),
-                    files = gate.policy().files().len(),
-                    ms,
-                    "policy reloaded"
-                );
-                self.current.store(Arc::new(Served {
-                    gate,
-                    loaded_at: super::log::rfc3339(SystemTime::now()),
-                }));
-                true
-            }
+        let now = || super::log::rfc3339(SystemTime::now());
+        let gate = match built {
+            Ok(gate) => gate,
             Err(err) => {
                 self.metrics.reload(false);
                 let message = crate::render::visible(&format!("{err:#}")).into_owned();
@@ -105,20 +147,107 @@ impl State {
                     Error::Io { path, .. } => path.clone(),
                     _ => String::new(),
                 };
-                tracing::warn!(
-                    at = %location,
-                    served = %short(self.current().gate.policy().hash()),
-                    ms,
-                    "policy reload failed; serving the last good policy: {message}"
+                let error = ReloadError {
+                    message: message.clone(),
+                    location: location.clone(),
+                    at: now(),
+                };
+                let served = self.current();
+                let served = short(served.gate.policy().hash());
+                let mut disk = self.disk();
+                let (stale, seen) = match digest {
+                    // Read whole, and refused: not retried until the files change.
+                    Some(digest) => (Stale::Refused(error.clone()), Seen::Files(digest)),
+                    None if missing(&err) => {
+                        tracing::warn!(at = %location, served, ms, "policy files missing; serving the last good policy");
+                        (
+                            Stale::Missing {
+                                path: location.clone(),
+                                since: now(),
+                            },
+                            Seen::Failed(message.clone()),
+                        )
+                    }
+                    None if unsettled(&err) => (Stale::Changed { since: now() }, Seen::Unknown),
+                    None => (Stale::Refused(error.clone()), Seen::Failed(message.clone())),
+                };
+                if !matches!(stale, Stale::Missing { .. }) {
+                    tracing::warn!(
+                        at = %location,
+                        served,
+                        ms,
+                        "policy reload failed; serving the last good policy: {message}"
+                    );
+                }
+                // A missing file that stays missing keeps its first `since`.
+                let same_missing = matches!(
+                    (&disk.stale, &stale),
+                    (Some(Stale::Missing { path: a, .. }), Stale::Missing { path: b, .. }) if a == b
                 );
-                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(ReloadError {
-                    message,
-                    location,
-                    at: super::log::rfc3339(SystemTime::now()),
-                });
-                false
+                if !same_missing {
+                    disk.stale = Some(stale);
+                }
+                disk.seen = seen;
+                disk.last_error = Some(error);
+                return false;
+            }
+        };
+        self.metrics.reload(true);
+        let digest = digest.expect("a policy built from files read has their digest");
+        {
+            let mut disk = self.disk();
+            disk.served = digest;
+            disk.seen = Seen::Files(digest);
+            disk.stale = None;
+            disk.last_error = None;
+        }
+        let old = self.current();
+        if old.gate.policy().hash() == gate.policy().hash() {
+            tracing::info!(hash = %short(gate.policy().hash()), ms, "policy unchanged");
+            return false;
+        }
+        tracing::info!(
+            from = %short(old.gate.policy().hash()),
+            to = %short(gate.policy().hash()),
+            files = gate.policy().files().len(),
+            ms,
+            "policy reloaded"
+        );
+        self.current.store(Arc::new(Served {
+            gate,
+            loaded_at: now(),
+        }));
+        true
+    }
+
+    /// The content check: reads what `--policy` names now (links followed)
+    /// and reloads when it differs from what the last read found; files
+    /// already refused, or still missing, are not read again until they
+    /// change. Returns whether the served policy changed.
+    pub fn check(&self) -> bool {
+        let now = match read_layers(&self.paths) {
+            Ok(layers) => Seen::Files(fingerprint(&layers)),
+            Err(err) => Seen::Failed(crate::render::visible(&format!("{err:#}")).into_owned()),
+        };
+        {
+            let disk = self.disk();
+            if disk.seen == now {
+                return false;
             }
         }
+        tracing::info!(
+            served = %short(self.current().gate.policy().hash()),
+            "the policy files differ from the last read; reloading"
+        );
+        self.changed();
+        self.reload()
+    }
+
+    /// Records that the files changed and are not loaded yet.
+    pub fn changed(&self) {
+        self.disk().stale = Some(Stale::Changed {
+            since: super::log::rfc3339(SystemTime::now()),
+        });
     }
 
     /// The `policy` method's result (and `/health`'s body, without status).
@@ -126,23 +255,42 @@ impl State {
         let served = self.current();
         let policy = served.gate.policy();
         let files: Vec<&str> = policy.files().iter().map(|f| f.name.as_str()).collect();
-        let error = self
-            .last_error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let (error, stale) = {
+            let disk = self.disk();
+            (disk.last_error.clone(), disk.stale.clone())
+        };
         let error = match error {
             None => Value::Null,
-            Some(e) => {
-                let (file, line, column) = split_location(&e.location);
-                json!({"message": e.message, "file": file, "line": line, "column": column, "at": e.at})
+            Some(e) => error_json(&e),
+        };
+        let stale = match stale {
+            None => Value::Null,
+            Some(Stale::Missing { path, since }) => json!({
+                "reason": "missing",
+                "file": path,
+                "message": format!("`{path}` does not exist; the last good policy is served until it does"),
+                "since": since,
+            }),
+            Some(Stale::Refused(e)) => {
+                let mut stale = error_json(&e);
+                stale["reason"] = "refused".into();
+                stale["since"] = stale["at"].take();
+                stale.as_object_mut().map(|o| o.remove("at"));
+                stale
             }
+            Some(Stale::Changed { since }) => json!({
+                "reason": "changed",
+                "message": "the policy files changed and are not loaded yet",
+                "since": since,
+            }),
         };
         json!({
             "hash": policy.hash(),
             "files": files,
             "loaded_at": served.loaded_at,
             "last_reload_error": error,
+            "watching": self.watching.load(Ordering::Relaxed),
+            "stale": stale,
         })
     }
 
@@ -157,6 +305,11 @@ impl State {
     }
 }
 
+fn error_json(e: &ReloadError) -> Value {
+    let (file, line, column) = split_location(&e.location);
+    json!({"message": e.message, "file": file, "line": line, "column": column, "at": e.at})
+}
+
 /// The first 12 hex digits of a policy hash, for logs.
 pub fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
@@ -166,14 +319,6 @@ pub fn short(hash: &str) -> &str {
 /// them, and how many times they may change meanwhile.
 const SETTLED: Duration = Duration::from_millis(20);
 const SETTLE_TRIES: usize = 50;
-
-/// Reads, compiles and lints the policy at `paths`, each path one layer
-/// as `trim --policy` takes them (`default` names the embedded default).
-/// Loading refuses what `ctxgate policy check` calls an error, with its
-/// file:line:col, so a broken policy never replaces a working one.
-fn build(paths: &[PathBuf], limits: Limits) -> Result<Gate, Error> {
-    build_from(read_layers(paths)?, limits)
-}
 
 /// The layers' files as (name, source), or `None` for the embedded default.
 type Layers = Option<Vec<Vec<(String, String)>>>;
@@ -190,12 +335,50 @@ fn read_layers(paths: &[PathBuf]) -> Result<Layers, Error> {
     Ok(Some(layers))
 }
 
+/// The digest of the layers' names and bytes, each length-prefixed so no
+/// two different sets of files share one.
+fn fingerprint(layers: &Layers) -> Digest {
+    use sha2::{Digest as _, Sha256};
+    let mut hash = Sha256::new();
+    let mut part = |bytes: &[u8]| {
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(bytes);
+    };
+    match layers {
+        None => part(lib::DEFAULT_LAYER.as_bytes()),
+        Some(layers) => {
+            for layer in layers {
+                part(b"layer");
+                for (name, source) in layer {
+                    part(name.as_bytes());
+                    part(source.as_bytes());
+                }
+            }
+        }
+    }
+    hash.finalize().into()
+}
+
+/// Whether a read failed because a path does not exist.
+fn missing(err: &Error) -> bool {
+    matches!(err, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// The message of [`read_settled`]'s error when the files never held still.
+const KEPT_CHANGING: &str = "the policy files kept changing";
+
+fn unsettled(err: &Error) -> bool {
+    matches!(err, Error::Policy { message, .. } if message.starts_with(KEPT_CHANGING))
+}
+
 /// The layers once two reads [`SETTLED`] apart (`wait`) find the same files with the
 /// same bytes. An editor that rewrites a file in place (truncate, then
 /// write) or a copy in progress can be read half-written, and a half-written
 /// policy that still parses (its later `deny` rules missing) must not be
 /// served: a reload reads again until the files hold still, and fails
-/// (keeping the served policy) when they keep changing.
+/// (keeping the served policy) when they keep changing. Two reads that
+/// fail the same way (a deleted folder) have held still: that error is
+/// the answer.
 fn read_settled(paths: &[PathBuf], mut wait: impl FnMut()) -> Result<Layers, Error> {
     let mut last = read_layers(paths);
     for _ in 0..SETTLE_TRIES {
@@ -203,6 +386,7 @@ fn read_settled(paths: &[PathBuf], mut wait: impl FnMut()) -> Result<Layers, Err
         let now = read_layers(paths);
         let same = match (&last, &now) {
             (Ok(a), Ok(b)) => a == b,
+            (Err(a), Err(b)) => a.to_string() == b.to_string(),
             _ => false,
         };
         if same {
@@ -216,7 +400,7 @@ fn read_settled(paths: &[PathBuf], mut wait: impl FnMut()) -> Result<Layers, Err
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
         message: format!(
-            "the policy files kept changing for {} ms; the served policy stays: \
+            "{KEPT_CHANGING} for {} ms; the served policy stays: \
              save them again when done",
             SETTLED.as_millis() * SETTLE_TRIES as u128
         ),
@@ -230,17 +414,43 @@ fn build_from(layers: Layers, limits: Limits) -> Result<Gate, Error> {
     Ok(Gate::new(Policy::from_layers(layers)?).with_limits(limits))
 }
 
-/// Watches the policy paths and reloads on change until the process ends
-/// (the watcher, its filtering and its settling are `cli::watch`'s, shared
-/// with `policy test --watch`).
-pub fn watch(state: Arc<State>, settle: Duration) -> Result<(), Error> {
-    let changes = crate::cli::watch::Changes::watch(state.paths(), settle)?;
-    tracing::info!(paths = changes.watched(), "watching the policy files");
+/// Watches the policy paths until the process ends: reloads after a
+/// change has settled (the watcher, its filtering and its settling are
+/// `cli::watch`'s, shared with `policy test --watch`), and runs the
+/// content check whenever `every` passes without one. If the watcher
+/// stops, the check goes on alone.
+pub fn watch(state: Arc<State>, settle: Duration, every: Duration) -> Result<(), Error> {
+    let changes = Changes::watch(state.paths(), settle)?;
+    state.watching.store(true, Ordering::Relaxed);
+    tracing::info!(
+        paths = changes.watched(),
+        check_ms = every.as_millis() as u64,
+        "watching the policy files"
+    );
     std::thread::Builder::new()
         .name("ctxgate-reload".into())
         .spawn(move || {
-            while changes.wait() {
-                state.reload();
+            loop {
+                match changes.next(every) {
+                    Next::Changed => {
+                        state.changed();
+                        changes.settle();
+                        state.reload();
+                    }
+                    Next::Quiet => {
+                        changes.rewatch();
+                        state.check();
+                    }
+                    Next::Stopped => break,
+                }
+            }
+            tracing::warn!(
+                check_ms = every.as_millis() as u64,
+                "the file watcher stopped; the policy files are checked on the timer alone"
+            );
+            loop {
+                std::thread::sleep(every);
+                state.check();
             }
         })
         .map_err(|e| Error::Io {
@@ -285,6 +495,104 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("kept changing"), "{err}");
         assert_eq!(n, 100 + SETTLE_TRIES);
+
+        // Gone, and still gone at the second read: that is the answer.
+        std::fs::remove_file(&file).unwrap();
+        let mut waits = 0;
+        let err = read_settled(paths, || waits += 1).unwrap_err();
+        assert!(missing(&err), "{err}");
+        assert_eq!(waits, 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn policy(budget: usize) -> String {
+        format!("package ctxgate\n\nbudget := {{\"tokens\": {budget}}}\n")
+    }
+
+    fn failed_reloads(state: &State) -> String {
+        let text = state.metrics.render("h", 0);
+        text.lines()
+            .find(|l| l.starts_with("ctxgate_reloads_total{result=\"failed\"}"))
+            .unwrap()
+            .to_string()
+    }
+
+    /// The content check, with no watcher: a change is loaded; a broken
+    /// version is refused once (with its location), kept, and not read
+    /// again while it stays; a deleted folder is `missing`, never "kept
+    /// changing", with the last good policy served; the folder created
+    /// again is loaded.
+    #[test]
+    fn the_content_check_loads_what_differs_from_the_last_read() {
+        let dir = std::env::temp_dir().join(format!("ctxgate-check-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let folder = dir.join("policy");
+        std::fs::create_dir_all(&folder).unwrap();
+        let file = folder.join("main.rego");
+        std::fs::write(&file, policy(8000)).unwrap();
+        let state = State::load(vec![folder.clone()], Limits::default()).unwrap();
+        let first = state.current().gate.policy().hash().to_string();
+        assert!(!state.check(), "nothing changed");
+        assert_eq!(state.describe()["stale"], Value::Null);
+
+        std::fs::write(&file, policy(6000)).unwrap();
+        assert!(state.check());
+        let second = state.current().gate.policy().hash().to_string();
+        assert_ne!(first, second);
+        assert_eq!(state.describe()["stale"], Value::Null);
+
+        std::fs::write(
+            &file,
+            "package ctxgate\n\nscope := \"app\" if {\n\tinput.action.name ==\n}\n",
+        )
+        .unwrap();
+        assert!(!state.check());
+        let described = state.describe();
+        assert_eq!(described["hash"], second.as_str());
+        assert_eq!(described["stale"]["reason"], "refused", "{described}");
+        assert_eq!(described["stale"]["line"], 5, "{described}");
+        assert!(described["stale"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("main.rego"));
+        let failed = failed_reloads(&state);
+        assert!(!state.check(), "the same refused files are not read again");
+        assert_eq!(failed_reloads(&state), failed);
+
+        std::fs::remove_dir_all(&folder).unwrap();
+        assert!(!state.check());
+        let described = state.describe();
+        assert_eq!(described["hash"], second.as_str());
+        assert_eq!(described["stale"]["reason"], "missing", "{described}");
+        assert_eq!(described["stale"]["file"], folder.display().to_string());
+        let message = described["last_reload_error"]["message"].as_str().unwrap();
+        assert!(!message.contains("kept changing"), "{message}");
+        assert!(!state.check(), "still missing");
+
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(&file, policy(5000)).unwrap();
+        assert!(state.check());
+        let described = state.describe();
+        assert_ne!(described["hash"], second.as_str());
+        assert_eq!(described["stale"], Value::Null);
+        assert_eq!(described["last_reload_error"], Value::Null);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Files changed and not read yet are `changed` until a reload reads them.
+    #[test]
+    fn changed_files_are_stale_until_read() {
+        let dir = std::env::temp_dir().join(format!("ctxgate-changed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("p.rego");
+        std::fs::write(&file, policy(8000)).unwrap();
+        let state = State::load(vec![file.clone()], Limits::default()).unwrap();
+        state.changed();
+        let described = state.describe();
+        assert_eq!(described["stale"]["reason"], "changed", "{described}");
+        assert!(described["stale"]["since"].is_string());
+        assert!(!state.reload());
+        assert_eq!(state.describe()["stale"], Value::Null);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
