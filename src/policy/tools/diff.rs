@@ -1430,7 +1430,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(16))]
+        #![proptest_config(ProptestConfig::with_cases(crate::tests::cases(16, 4) as u32))]
 
         /// Evaluating each rule only on what it reads finds what
         /// evaluating every rule on the whole element finds: the same
