@@ -1,7 +1,7 @@
 //! Findings: what is wrong with an answer, where (a JSON pointer), and the
-//! requirement it breaks. A leaf: it depends on nothing else in the crate, so
-//! the reader, the checker, the error type and the model all use it without
-//! depending on one another.
+//! requirement it breaks. It uses only `escape` (to show ids and messages
+//! with hidden chars visible), so the reader, the checker, the error type
+//! and the model all use it without depending on one another.
 //!
 //! A finding never carries a title, content, a url or an attribute value:
 //! ids, roles and field names only.

@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["escape"],
     // Letters of other scripts read as the Latin ones they look like.
     &["lookalike"],
-    // Leaves: plain data with no other dependency inside the crate.
+    // Plain data: findings (which use `escape`) and limits.
     &["finding", "limits"],
     &["error"],
     &["deadline"],
