@@ -340,6 +340,15 @@ impl Edge {
     fn place(&self) -> String {
         format!("`{}` (src/{}:{})", self.path, self.file, self.line)
     }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} -> {}: {}",
+            show(&self.from),
+            show(&self.to),
+            self.place()
+        )
+    }
 }
 
 /// The library as read: its modules, its edges, and which files were read.
@@ -701,7 +710,10 @@ impl Graph {
             if below(&edge.from) && below(&edge.to) && !tolerated(edge) {
                 let (from, to) = (node(&edge.from), node(&edge.to));
                 if from != to {
-                    graph.edges.entry((from, to)).or_insert_with(|| edge.place());
+                    graph
+                        .edges
+                        .entry((from, to))
+                        .or_insert_with(|| edge.place());
                 }
             }
         }
@@ -790,7 +802,7 @@ fn modules_use_only_lower_layers() {
         };
         if let (Some(a), Some(b)) = (rank(from), rank(to)) {
             if from != to && b >= a && !tolerated(edge) {
-                wrong.push(format!("{from} -> {to}: {}", edge.place()));
+                wrong.push(edge.describe());
             }
         }
     }
@@ -807,7 +819,7 @@ fn paths_into_the_root_name_a_module_or_a_reexport() {
         .edges
         .iter()
         .filter(|e| e.to.is_empty() && !e.from.is_empty())
-        .map(|e| format!("{}: {}", show(&e.from), e.place()))
+        .map(Edge::describe)
         .collect();
     assert!(
         wrong.is_empty(),
@@ -826,7 +838,11 @@ fn the_module_graph_has_no_cycle() {
         }
         let graph = Graph::inside(module, &library.edges);
         if let Some(cycle) = graph.cycle() {
-            cycles.push(format!("inside `{}`:\n{}", show(module), graph.explain(&cycle)));
+            cycles.push(format!(
+                "inside `{}`:\n{}",
+                show(module),
+                graph.explain(&cycle)
+            ));
         }
     }
     assert!(cycles.is_empty(), "cycles:\n{}", cycles.join("\n"));
@@ -840,7 +856,7 @@ fn facades_use_none_of_their_submodules() {
         for edge in &library().edges {
             let down = edge.from == facade && edge.to.len() > facade.len();
             if down && under(&edge.to, &facade) && !edge.reexport && !tolerated(edge) {
-                wrong.push(format!("{} -> {}: {}", show(&edge.from), show(&edge.to), edge.place()));
+                wrong.push(edge.describe());
             }
         }
     }
@@ -857,7 +873,7 @@ fn the_policy_runtime_does_not_use_the_authoring_tools() {
         .filter(|e| under(&e.from, &policy) && !under(&e.from, &tools) && under(&e.to, &tools))
         .filter(|e| !(e.reexport && e.from == policy))
         .filter(|e| !tolerated(e))
-        .map(|e| format!("{} -> {}: {}", show(&e.from), show(&e.to), e.place()))
+        .map(Edge::describe)
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
@@ -883,9 +899,14 @@ fn every_library_file_is_read() {
         .filter(|f| *f != "main.rs" && !library.read.contains(f) && !library.test_only.contains(f))
         .collect();
     assert!(unread.is_empty(), "files no `mod` declares: {unread:?}");
-    for folder in ["policy/", "read/", "trim/", "model/", "render/", "import/", "cli/"] {
+    for folder in [
+        "policy/", "read/", "trim/", "model/", "render/", "import/", "cli/",
+    ] {
         assert!(
-            library.read.iter().any(|f| f.starts_with(folder) && !f.ends_with("mod.rs")),
+            library
+                .read
+                .iter()
+                .any(|f| f.starts_with(folder) && !f.ends_with("mod.rs")),
             "no file of src/{folder} is read"
         );
     }
@@ -926,7 +947,12 @@ fn edges_of(sources: &[(&str, &str)]) -> BTreeMap<String, usize> {
 fn the_resolver_sees_every_form_of_edge() {
     // (what, the text of src/policy/engine.rs, an edge it makes at a line).
     let cases = [
-        ("use super::", "use super::plan::Plan;", "policy::engine -> policy::plan", 1),
+        (
+            "use super::",
+            "use super::plan::Plan;",
+            "policy::engine -> policy::plan",
+            1,
+        ),
         (
             "the second member of a group",
             "use crate::{model::Answer,\n gate::Gate};",
@@ -996,11 +1022,20 @@ fn the_resolver_sees_every_form_of_edge() {
     ];
     for (what, engine, edge, at) in cases {
         let edges = edges_of(&[
-            ("lib.rs", "mod gate;\nmod model;\nmod policy;\npub use model::Answer;"),
+            (
+                "lib.rs",
+                "mod gate;\nmod model;\nmod policy;\npub use model::Answer;",
+            ),
             ("gate.rs", "pub struct Gate;"),
             ("model.rs", "pub struct Answer;"),
-            ("policy/mod.rs", "fn g() { plan::Plan; }\nmod engine;\nmod plan;"),
-            ("policy/plan.rs", "pub struct Plan;\npub mod deep {\n pub struct D;\n}"),
+            (
+                "policy/mod.rs",
+                "fn g() { plan::Plan; }\nmod engine;\nmod plan;",
+            ),
+            (
+                "policy/plan.rs",
+                "pub struct Plan;\npub mod deep {\n pub struct D;\n}",
+            ),
             ("policy/engine.rs", engine),
         ]);
         assert_eq!(edges.get(edge), Some(&at), "{what}: {edges:?}");
