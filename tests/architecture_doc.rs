@@ -189,16 +189,23 @@ fn every_module_path_named_exists() {
 fn every_file_path_named_exists() {
     let doc = doc();
     let prefixes = [
-        "src/", "tests/", "policies/", "docs/", "benches/", "fuzz/", "bindings/", "examples/",
+        "src/",
+        "tests/",
+        "policies/",
+        "docs/",
+        "benches/",
+        "fuzz/",
+        "bindings/",
+        "examples/",
     ];
     let mut stale = Vec::new();
     for (at, _) in doc.match_indices('/') {
         // The word the slash is in: a run of path characters around it.
         let is_path = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
-        let start = doc[..at]
-            .rfind(|c: char| !is_path(c))
-            .map_or(0, |i| i + 1);
-        let end = doc[at..].find(|c: char| !is_path(c)).map_or(doc.len(), |i| at + i);
+        let start = doc[..at].rfind(|c: char| !is_path(c)).map_or(0, |i| i + 1);
+        let end = doc[at..]
+            .find(|c: char| !is_path(c))
+            .map_or(doc.len(), |i| at + i);
         let word = doc[start..end].trim_end_matches('.');
         if !prefixes.iter().any(|p| word.starts_with(p)) || doc[..start].ends_with("::") {
             continue;
