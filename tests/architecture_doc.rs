@@ -130,7 +130,7 @@ fn code_spans(doc: &str) -> Vec<&str> {
 /// Whether the document names module `m` (`x` or `x::y`).
 fn names_module(doc: &str, spans: &[&str], m: &str) -> bool {
     let rel = m.replace("::", "/");
-    spans.iter().any(|s| *s == m)
+    spans.contains(&m)
         || doc.contains(&format!("src/{rel}.rs"))
         || doc.contains(&format!("src/{rel}/"))
 }
