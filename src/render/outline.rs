@@ -242,7 +242,7 @@ fn plain_word(text: &str) -> bool {
 }
 
 /// A plain word as is; anything else as a string literal.
-fn word(out: &mut Vec<u8>, text: &str) {
+pub(super) fn word(out: &mut Vec<u8>, text: &str) {
     if plain_word(text) {
         out.extend_from_slice(text.as_bytes());
     } else {
