@@ -68,6 +68,11 @@ impl Memory {
         self.values.len()
     }
 
+    /// Whether nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
     /// `text` with every remembered value replaced by its placeholder;
     /// `replaced` counts the replacements.
     pub fn replace<'t>(&self, text: &'t str, replaced: &mut usize) -> Cow<'t, str> {
@@ -486,13 +491,11 @@ impl Rewriter {
         let Some(body) = body else {
             return " [ctxgate] linked file not shown: it cannot be read".into();
         };
-        if matches!(ext.as_str(), "yml" | "yaml") {
-            if self.profile.reads(Source::Aria) {
-                return match self.tree_text(Source::Aria, body, counts) {
-                    Ok(trimmed) => format!(" (inlined by ctxgate)\n{}", fence(&trimmed, "yaml")),
-                    Err(message) => format!(" [ctxgate] snapshot not shown: {message}"),
-                };
-            }
+        if matches!(ext.as_str(), "yml" | "yaml") && self.profile.reads(Source::Aria) {
+            return match self.tree_text(Source::Aria, body, counts) {
+                Ok(trimmed) => format!(" (inlined by ctxgate)\n{}", fence(&trimmed, "yaml")),
+                Err(message) => format!(" [ctxgate] snapshot not shown: {message}"),
+            };
         }
         if body.len() > MAX_FILE_BYTES * 16
             || std::str::from_utf8(body).is_err()
