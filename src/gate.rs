@@ -70,6 +70,19 @@ impl Gate {
         &self.limits
     }
 
+    /// The policy's plan (scope, budget, redaction patterns) for `request`
+    /// on an answer of `instance`: for a front end that redacts text
+    /// outside any tree with the patterns a trim applies (`ctxgate mcp`).
+    #[cfg(feature = "cli")]
+    pub(crate) fn plan(
+        &self,
+        request: &Request,
+        instance: &str,
+    ) -> Result<Arc<crate::policy::RequestPlan>> {
+        self.policy
+            .plan(&request_input_of(crate::model::PROTOCOL, instance, request))
+    }
+
     /// Reads an answer's bytes (0.2.x, or 0.1 upgraded) and trims it.
     /// The request's deadline ([`Request::timeout`]) counts from here.
     pub fn trim_bytes<'a>(&self, bytes: &'a [u8], request: &Request) -> Result<Trimmed<'a>> {

@@ -12,6 +12,8 @@
 mod check;
 mod explain;
 mod import;
+#[doc(hidden)]
+pub mod mcp;
 mod policy;
 mod serve;
 mod synth;
@@ -48,6 +50,10 @@ enum Command {
     Policy(policy::PolicyArgs),
     /// Serve trims to hosts in any language: JSON-RPC on stdio, or HTTP; policies reloaded live.
     Serve(serve::ServeArgs),
+    /// Put the gate in front of an MCP server (Playwright MCP by default): an MCP proxy on stdio.
+    Mcp(mcp::McpArgs),
+    /// Rewrite one MCP tool result through the gate: Docker MCP Gateway's `after` exec interceptor.
+    McpIntercept(mcp::InterceptArgs),
     /// Generate a realistic 0.2.0 answer of N elements, deterministic for a seed.
     Synth(synth::SynthArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -302,6 +308,8 @@ pub fn main() -> ExitCode {
         Command::Import(args) => import::run(args),
         Command::Policy(args) => policy::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Mcp(args) => mcp::run(args),
+        Command::McpIntercept(args) => mcp::intercept(args),
         Command::Synth(args) => synth::run(args),
         Command::Completions { shell } => completions(shell),
         Command::Man => man(),

@@ -8,7 +8,10 @@
 //! ```
 //!
 //! `[active]` is the focus, `[selected]` the selection, `[ref=…]` the id,
-//! `[level=N]` a heading's level, `/url:` the parent's address. The
+//! `[level=N]` a heading's level, `/url:` the parent's address;
+//! `[checked]`, `[disabled]`, `[expanded]` and `[pressed]` are the
+//! attributes of the same names (`true`, or the word written after `=`,
+//! such as `mixed`). The
 //! snapshot is a page, so its items go inside a `Document`. A textbox
 //! whose name says "password" is a secure field: its inline value is
 //! never sliced, unescaped or copied.
@@ -155,6 +158,16 @@ fn item_node(item: &str) -> Result<Node, String> {
             node.attributes.push(("level".into(), level.into()));
         }
     }
+    for state in STATES {
+        match attr(state) {
+            Some(None | Some("true")) => node.attributes.push((state.into(), true.into())),
+            Some(Some("false")) => node.attributes.push((state.into(), false.into())),
+            Some(Some(word)) if word.bytes().all(|b| b.is_ascii_lowercase()) => {
+                node.attributes.push((state.into(), word.into()))
+            }
+            _ => {}
+        }
+    }
     if role == "text" {
         node.text = name;
     } else {
@@ -176,6 +189,49 @@ fn item_node(item: &str) -> Result<Node, String> {
         node.text = Some(unquote(inline));
     }
     Ok(node)
+}
+
+/// The states Playwright writes in brackets that are kept as attributes.
+pub(crate) const STATES: [&str; 4] = ["checked", "disabled", "expanded", "pressed"];
+
+/// The values Playwright showed in the secure fields of a snapshot (bare
+/// or fenced), in document order, empty ones left out: for a caller that
+/// must recognise them later to withhold them (`ctxgate mcp`'s session
+/// memory). They never enter an answer: [`parse`] reads none of them.
+pub(crate) fn secure_values(bytes: &[u8]) -> Vec<String> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Vec::new();
+    };
+    let mut values = Vec::new();
+    for (_, line) in snapshot_lines(text) {
+        let Some(item) = line.trim().strip_prefix('-') else {
+            continue;
+        };
+        let item = item.trim_start();
+        let Ok(node) = item_node(item) else { continue };
+        if node.kind != Kind::Secure {
+            continue;
+        }
+        // The value is what follows the role, the name and the brackets.
+        let mut rest = item[item.find([' ', ':', '[']).unwrap_or(item.len())..].trim_start();
+        if let Some(end) = rest
+            .starts_with('"')
+            .then(|| closing_double_quote(rest))
+            .flatten()
+        {
+            rest = rest[end..].trim_start();
+        }
+        while let Some(end) = rest.strip_prefix('[').and_then(|inner| inner.find(']')) {
+            rest = rest[end + 2..].trim_start();
+        }
+        if let Some(value) = rest.strip_prefix(':') {
+            let value = unquote(value.trim());
+            if !value.is_empty() {
+                values.push(value);
+            }
+        }
+    }
+    values
 }
 
 /// The end (after the quote) of a JSON-style double-quoted string.
@@ -219,6 +275,23 @@ mod tests {
         assert_eq!(node.attributes[0].1, 1);
         let node = item_node(r#"generic [ref=e28]: "Checkout: Your Information""#).unwrap();
         assert_eq!(node.text.as_deref(), Some("Checkout: Your Information"));
+    }
+
+    #[test]
+    fn states_are_attributes() {
+        let node = item_node(r#"checkbox "Remember" [checked=mixed] [disabled] [ref=e4]"#).unwrap();
+        let names: Vec<_> = node
+            .attributes
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        assert_eq!(names, ["checked=\"mixed\"", "disabled=true"]);
+    }
+
+    #[test]
+    fn secure_values_are_found_only_in_secure_fields() {
+        let text = "```yaml\n- textbox \"User\" [ref=e1]: ada\n- textbox \"Password\" [ref=e2]: \"hun: ter2\"\n- textbox \"PIN\" [ref=e3]\n```";
+        assert_eq!(secure_values(text.as_bytes()), ["hun: ter2"]);
     }
 
     #[test]

@@ -187,6 +187,8 @@ fn convert(node: Node, out: &mut Vec<Element<'static>>, kept: &mut usize) {
                         id: node.id.unwrap_or_default().into(),
                         subrole: Some(node.subrole.unwrap_or(node.word).into()),
                         content: vec![Content::text(label)],
+                        // A control's states (an ARIA checkbox's `checked`).
+                        attributes: node.attributes.into_iter().collect(),
                         selected: node.selected.then_some(true),
                         focused: node.focused.then_some(true),
                         visible: node.visible,

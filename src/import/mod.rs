@@ -175,6 +175,13 @@ pub fn import(format: Format, bytes: &[u8]) -> Result<Answer<'static>> {
     Ok(answer)
 }
 
+/// The values a Playwright snapshot shows in its secure fields, which
+/// [`import`] never reads: for `ctxgate mcp`, which remembers them for a
+/// session to withhold them wherever they appear again.
+pub(crate) fn aria_secure_values(bytes: &[u8]) -> Vec<String> {
+    aria::secure_values(bytes)
+}
+
 /// The deepest source tree an importer accepts, in nodes. Real trees are
 /// a few dozen deep; the bound keeps the recursive passes' stack small and
 /// the answer (two levels deeper at most) well within the reader's limit.

@@ -11,7 +11,11 @@
 
 pub(crate) use crate::escape;
 #[cfg(feature = "cli")]
+mod aria;
+#[cfg(feature = "cli")]
 pub use crate::escape::visible;
+#[cfg(feature = "cli")]
+pub(crate) use aria::aria;
 mod json;
 mod outline;
 

@@ -226,7 +226,7 @@ fn string(out: &mut Vec<u8>, text: &str) {
 
 /// A name: a plain word as is, anything else as a string literal
 /// ([`super::escape::word`]; writing to memory cannot fail).
-fn word(out: &mut Vec<u8>, text: &str) {
+pub(super) fn word(out: &mut Vec<u8>, text: &str) {
     let _ = super::escape::word(out, text);
 }
 

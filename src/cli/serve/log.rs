@@ -94,8 +94,9 @@ impl DecisionLog {
         })
     }
 
-    /// Writes one line; a failure is logged, never the request's.
-    pub fn write(&self, entry: &Entry) {
+    /// Writes one line (an [`Entry`], or another front end's counts); a
+    /// failure is logged, never the request's.
+    pub fn write(&self, entry: &impl Serialize) {
         let mut line = serde_json::to_vec(entry).expect("an entry serializes");
         line.push(b'\n');
         let mut guard = self.file.lock().unwrap_or_else(|e| e.into_inner());

@@ -11,7 +11,7 @@
 //! carries element text: counts, ids, kinds, hashes.
 
 mod http;
-mod log;
+pub(crate) mod log;
 mod members;
 mod methods;
 mod metrics;
