@@ -287,3 +287,26 @@ fn an_unknown_action_is_warned_about_and_strict_refuses_it() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `policy show default` prints the embedded default policy's Rego, byte
+/// for byte, after its hash: a reviewer reads what runs, with no checkout.
+#[test]
+fn policy_show_prints_the_embedded_default_and_its_hash() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["policy", "show", "default"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (head, rego) = text
+        .split_once("\n\n# ==> policies/default.rego <==\n")
+        .unwrap();
+    assert_eq!(rego, include_str!("../policies/default.rego"));
+    let hash = head.strip_prefix("# policy hash: ").unwrap();
+    let plan = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["policy", "plan", "--action", "focus"])
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    assert_eq!(plan["policy"].as_str(), Some(hash), "{plan}");
+}

@@ -29,6 +29,12 @@ enum PolicyCommand {
         /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
         paths: Vec<String>,
     },
+    /// Print a policy's Rego, each file under a header with its name, and the
+    /// set's hash (`policy show default`: the embedded default policy).
+    Show {
+        /// `.rego` files, directories or `default`, as layers (default: the embedded default policy).
+        paths: Vec<String>,
+    },
     /// Run every `test_*` rule of the `*_test.rego` files.
     Test {
         /// `.rego` files, directories or `default`, as layers (default: the embedded default policy and its tests).
@@ -100,6 +106,7 @@ enum PolicyCommand {
 pub fn run(args: PolicyArgs) -> Result<Outcome, Failure> {
     match args.command {
         PolicyCommand::Check { paths } => check(&paths),
+        PolicyCommand::Show { paths } => show(&paths),
         PolicyCommand::Test {
             paths,
             verbose,
@@ -181,6 +188,21 @@ pub(super) fn gate(layers: &[String]) -> Result<crate::Gate, Failure> {
 /// The policy of layers given as `--policy` values or paths.
 fn layered(layers: &[String]) -> Result<lib::Policy, Failure> {
     Ok(lib::Policy::load(layers)?)
+}
+
+/// The policy's files as loaded, each under `# ==> name <==`, after a line
+/// with the set's hash.
+fn show(paths: &[String]) -> Result<Outcome, Failure> {
+    let policy = load(paths)?;
+    let mut out = format!("# policy hash: {}\n", policy.hash());
+    for file in policy.files() {
+        out += &format!("\n# ==> {} <==\n", file.name);
+        out += &file.source;
+        if !file.source.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    emit(&out, Outcome::Fine)
 }
 
 fn emit(text: &str, outcome: Outcome) -> Result<Outcome, Failure> {
