@@ -65,14 +65,14 @@ fn json_errors_name_a_1_based_place() {
         (b"", "line 1, column 1"),
         (b"[1,\n 2,,]", "line 2, column 4"),
     ] {
-        let out = run_with_stdin(&["check"], input);
+        let out = common::ctxgate(&["check"], input);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains(place),
             "{:?}: {err}",
             String::from_utf8_lossy(input)
         );
-        let out = run_with_stdin(&["trim", "--json"], input);
+        let out = common::ctxgate(&["trim", "--json"], input);
         let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
         let (line, column) = place
             .strip_prefix("line ")
@@ -84,19 +84,6 @@ fn json_errors_name_a_1_based_place() {
             column.parse::<u64>().unwrap()
         );
     }
-}
-
-fn run_with_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 /// `ctxgate man` prints the man page, and docs/ctxgate.1 is what it
@@ -191,7 +178,7 @@ fn trim_tells_what_it_ignored_and_strict_refuses_it() {
         br#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application","children":[
         {"id":"b","role":"Button","title":"Save","focused":true,"text":"secret-value-7"},
         {"id":"c","role":"TextField","kind":"password-9"}]}}"#;
-    let out = run_with_stdin(&["trim"], answer);
+    let out = common::ctxgate(&["trim"], answer);
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -203,11 +190,11 @@ fn trim_tells_what_it_ignored_and_strict_refuses_it() {
         !sent.contains("secret-value-7") && !sent.contains("password-9"),
         "{sent}"
     );
-    let strict = run_with_stdin(&["trim", "--strict"], answer);
+    let strict = common::ctxgate(&["trim", "--strict"], answer);
     assert_eq!(strict.status.code(), Some(1));
     assert!(strict.stdout.is_empty());
     // The report says the same, as counts.
-    let json = run_with_stdin(&["trim", "--json"], answer);
+    let json = common::ctxgate(&["trim", "--json"], answer);
     let result: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(
         result["report"]["ignored"],

@@ -6,14 +6,13 @@
 
 use std::process::{Command, Output};
 
+mod common;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
+/// `ctxgate args` from the crate's root, with nothing on stdin.
 fn ctxgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ctxgate"))
-        .args(args)
-        .current_dir(ROOT)
-        .output()
-        .expect("ctxgate runs")
+    common::ctxgate(args, b"")
 }
 
 fn stdout(output: &Output) -> String {
