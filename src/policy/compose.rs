@@ -573,10 +573,19 @@ fn chain(expr: &Expr) -> Option<Vec<String>> {
 
 /// A rule head's name: its reference's first segment.
 fn first_name(refr: &Expr) -> Option<String> {
-    match refr {
-        Expr::Var { span, .. } => Some(span.text().to_string()),
-        Expr::RefDot { refr, .. } | Expr::RefBrack { refr, .. } => first_name(refr),
-        _ => None,
+    root(refr).map(str::to_string)
+}
+
+/// The variable a reference starts from (`data` in `data.ctxgate.x`, `a`
+/// in the head `a.b[k]`).
+pub(crate) fn root(expr: &Expr) -> Option<&str> {
+    let mut at = expr;
+    loop {
+        match at {
+            Expr::RefDot { refr, .. } | Expr::RefBrack { refr, .. } => at = refr,
+            Expr::Var { value, .. } => return value.as_string().ok().map(|s| &**s),
+            _ => return None,
+        }
     }
 }
 

@@ -240,12 +240,7 @@ pub(super) fn from_client(shared: &Shared, input: impl BufRead) {
                 continue;
             }
         };
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let id = message.get("id").cloned();
-        match (method, id) {
+        match method_and_id(&message) {
             (Some(method), Some(id)) => {
                 if let Some(refusal) = client_request(shared, &method, &mut message) {
                     shared.error(&id, code::REFUSED, &refusal);
@@ -401,13 +396,18 @@ fn malformed(shared: &Shared, why: &str) {
     }
 }
 
-fn from_upstream_message(shared: &Shared, mut message: Value) {
+/// A JSON-RPC message's `method` and `id`: both for a request, a method
+/// alone for a notification, an id alone for a response.
+fn method_and_id(message: &Value) -> (Option<String>, Option<Value>) {
     let method = message
         .get("method")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let id = message.get("id").cloned();
-    match (method, id) {
+    (method, message.get("id").cloned())
+}
+
+fn from_upstream_message(shared: &Shared, mut message: Value) {
+    match method_and_id(&message) {
         // The upstream's own request (roots/list, sampling, elicitation).
         (Some(_), Some(_)) => {
             let state = shared.state();

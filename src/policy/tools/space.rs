@@ -17,6 +17,7 @@ use regorus::unstable::{BoolOp, Expr, Literal, Parser, Query, Rule, RuleHead, So
 use serde_json::Value as Json;
 
 use crate::model::Role;
+use crate::policy::compose::root;
 use crate::policy::PolicyFile;
 
 /// A field of the input a rule compares with literals.
@@ -433,18 +434,6 @@ fn function_name(fcn: &Expr) -> String {
                 .unwrap_or_default()
         ),
         _ => String::new(),
-    }
-}
-
-/// The variable a reference starts from (`data` in `data.ctxgate.x`).
-fn root(expr: &Expr) -> Option<&str> {
-    let mut at = expr;
-    loop {
-        match at {
-            Expr::RefDot { refr, .. } | Expr::RefBrack { refr, .. } => at = refr,
-            Expr::Var { value, .. } => return value.as_string().ok().map(|s| &**s),
-            _ => return None,
-        }
     }
 }
 
