@@ -55,12 +55,12 @@ pub(crate) const REQUEST_RULES: [&str; 5] = [
 ];
 
 /// The embedded default policy and its tests.
-pub(crate) const DEFAULT_NAME: &str = "policies/default.rego";
+pub(crate) const DEFAULT_NAME: &str = "<default>";
 pub(crate) const DEFAULT_SOURCE: &str = include_str!("../../policies/default.rego");
 /// [`hash_files`] of the embedded default, computed by build.rs.
 pub(crate) const DEFAULT_HASH: &str = include!(concat!(env!("OUT_DIR"), "/default_hash.rs"));
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
-pub(crate) const DEFAULT_TEST_NAME: &str = "policies/default_test.rego";
+pub(crate) const DEFAULT_TEST_NAME: &str = "<default-tests>";
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) const DEFAULT_TEST_SOURCE: &str = include_str!("../../policies/default_test.rego");
 
