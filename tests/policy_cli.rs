@@ -382,3 +382,44 @@ fn test_watch_without_a_path_is_a_usage_error() {
         String::from_utf8_lossy(&output.stderr).contains("`--watch` needs a PATH that can change")
     );
 }
+
+/// Outside a checkout there is no `policies/default.rego`: the embedded
+/// default and its tests are named `<default>` and `<default-tests>`.
+#[test]
+fn the_embedded_default_is_named_for_what_it_is() {
+    let dir = std::env::temp_dir().join(format!("ctxgate-default-name-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("wide.rego"),
+        "package ctxgate\n\ndefault on_focus_or_selected := true\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let tests = run(&[
+        "policy",
+        "test",
+        "-v",
+        "--run",
+        "^test_secure_text_is_masked$",
+    ]);
+    assert_eq!(tests.status.code(), Some(0));
+    assert!(stdout(&tests).starts_with("PASS test_secure_text_is_masked (<default-tests>:"));
+    let layered = run(&["policy", "check", "default", "wide.rego"]);
+    assert_eq!(layered.status.code(), Some(1));
+    assert!(stdout(&layered).contains("is also defined by layer 1 (<default>:"));
+    for output in [&tests, &layered] {
+        let all = format!(
+            "{}{}",
+            stdout(output),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!all.contains("policies/"), "{all}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -226,7 +226,7 @@ fn a_single_valued_rule_in_two_layers_is_a_load_error() {
     assert!(output.stdout.is_empty());
     assert_eq!(
         stderr(&output),
-        "error: policy tests/policies/layers/scope/scope.rego:3:1: `scope` is also defined by layer 1 (policies/default.rego:40:1); a layer may not change what an earlier layer's rules mean: across layers only the partial sets (`deny`, `mask`, `keep`, `prune`, `strip`, `redact`, `element_attributes`) merge, with `contains`, and every other name (a rule, a `default`, a function, an `else` chain) belongs to one layer: remove one definition, or rename the helper\n"
+        "error: policy tests/policies/layers/scope/scope.rego:3:1: `scope` is also defined by layer 1 (<default>:40:1); a layer may not change what an earlier layer's rules mean: across layers only the partial sets (`deny`, `mask`, `keep`, `prune`, `strip`, `redact`, `element_attributes`) merge, with `contains`, and every other name (a rule, a `default`, a function, an `else` chain) belongs to one layer: remove one definition, or rename the helper\n"
     );
     // `policy check` names the same conflict.
     let check = ctxgate(&["policy", "check", "default", "tests/policies/layers/scope"]);
@@ -239,7 +239,7 @@ fn a_single_valued_rule_in_two_layers_is_a_load_error() {
     assert_eq!(twice.status.code(), Some(2));
     assert_eq!(
         stderr(&twice),
-        "error: policy policies/default.rego: the file is given twice (layers 1 and 2); give each file once\n"
+        "error: policy <default>: the file is given twice (layers 1 and 2); give each file once\n"
     );
 }
 
@@ -359,7 +359,7 @@ fn policy_test_filters_shows_places_and_covers() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
     assert!(
-        lines[0].starts_with("PASS test_secure_text_is_masked (policies/default_test.rego:"),
+        lines[0].starts_with("PASS test_secure_text_is_masked (<default-tests>:"),
         "{text}"
     );
     assert!(lines[0].ends_with(" ms)"), "{text}");
@@ -374,10 +374,7 @@ fn policy_test_filters_shows_places_and_covers() {
     // Coverage: the default's tests reach every line with an expression.
     let output = ctxgate(&["policy", "test", "--coverage"]);
     let text = stdout(&output);
-    assert!(
-        text.contains("coverage policies/default.rego: 100.0% ("),
-        "{text}"
-    );
+    assert!(text.contains("coverage <default>: 100.0% ("), "{text}");
     assert!(text.ends_with("coverage: 100.0%\n"), "{text}");
     // One test covers part of the file: the lines it did not reach are named.
     let output = ctxgate(&[

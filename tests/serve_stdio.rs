@@ -27,7 +27,7 @@ fn trim_check_and_policy_answer_on_stdout() {
         .as_str()
         .expect("a hash")
         .to_string();
-    assert_eq!(policy["result"]["files"], json!(["policies/default.rego"]));
+    assert_eq!(policy["result"]["files"], json!(["<default>"]));
     assert_eq!(policy["result"]["last_reload_error"], Value::Null);
     assert!(policy["result"]["loaded_at"]
         .as_str()

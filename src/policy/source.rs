@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 /// One policy file as loaded: the name used in every message and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyFile {
-    /// The name errors use (the path as given, or `policies/default.rego`).
+    /// The name errors use (the path as given, or `<default>` for the embedded default).
     pub name: String,
     /// The Rego source.
     pub source: String,
@@ -67,7 +67,8 @@ impl PolicyFile {
         Ok(())
     }
 
-    /// Whether this is a test file (`*_test.rego`): never part of a policy,
+    /// Whether this is a test file (`*_test.rego`, or the embedded default's
+    /// tests): never part of a policy,
     /// only of `ctxgate policy test`.
     pub fn is_test(&self) -> bool {
         is_test_name(&self.name)
@@ -75,7 +76,7 @@ impl PolicyFile {
 }
 
 pub(crate) fn is_test_name(name: &str) -> bool {
-    name.ends_with("_test.rego")
+    name.ends_with("_test.rego") || name == super::engine::DEFAULT_TEST_NAME
 }
 
 /// Reads a `.rego` file, or every `*.rego` file of a directory (not

@@ -187,8 +187,8 @@ pub fn run_tests_with(files: &[PolicyFile], options: &TestOptions) -> Result<Tes
     Ok(TestRun { results, coverage })
 }
 
-/// The embedded default policy's files: `policies/default.rego`, and
-/// with `tests` also `policies/default_test.rego`.
+/// The embedded default policy's files: `<default>`, and
+/// with `tests` also `<default-tests>`.
 pub fn default_files(tests: bool) -> Vec<PolicyFile> {
     let mut files = vec![
         PolicyFile {
