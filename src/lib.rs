@@ -15,6 +15,7 @@ mod deadline;
 mod error;
 mod escape;
 mod finding;
+mod floor;
 mod gate;
 pub mod import;
 #[cfg(feature = "internals")]

@@ -252,3 +252,37 @@ fn a_title_in_lookalike_letters_is_masked_as_the_latin_title_is() {
         );
     }
 }
+
+/// SECURITY.md's section on the floor is the text the code gives
+/// (`ctxgate policy doc` prints it): what the floor reads cannot drift from
+/// what reviewers are told. `UPDATE_EXPECT=1` rewrites the section.
+#[test]
+fn security_md_states_the_floor_the_code_reads() {
+    let output = common::ctxgate(&["policy", "doc"], b"");
+    assert!(output.status.success());
+    let doc = String::from_utf8(output.stdout).unwrap();
+    let floor = doc
+        .split_once("## The floor\n\n")
+        .and_then(|(_, rest)| rest.split_once("\n## "))
+        .map(|(floor, _)| floor.trim_end())
+        .expect("policy doc has a floor section");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/SECURITY.md");
+    let security = std::fs::read_to_string(path).unwrap();
+    let start = "-->\n";
+    let end = "\n<!-- end of the floor -->";
+    let head = security
+        .find("## The secure-text floor\n\n<!--")
+        .expect("SECURITY.md has the floor's section");
+    let from = head + security[head..].find(start).unwrap() + start.len();
+    let to = from + security[from..].find(end).unwrap();
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        let updated = format!("{}{floor}{}", &security[..from], &security[to..]);
+        std::fs::write(path, updated).unwrap();
+        return;
+    }
+    assert_eq!(
+        &security[from..to],
+        floor,
+        "SECURITY.md's floor section is not what `ctxgate policy doc` prints; UPDATE_EXPECT=1 rewrites it"
+    );
+}

@@ -54,6 +54,8 @@ const LAYERS: &[&[&str]] = &[
     &["escape"],
     // Letters of other scripts read as the Latin ones they look like.
     &["lookalike"],
+    // The secure-text floor: what says an element holds a secret.
+    &["floor"],
     // Plain data: findings (which use `escape`) and limits.
     &["finding", "limits"],
     &["error"],

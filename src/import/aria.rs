@@ -145,7 +145,7 @@ fn item_node(item: &str) -> Result<Node, String> {
     let name = name.filter(|n| !n.is_empty());
     let entry = roles::aria(role);
     let secure = matches!(role, "textbox" | "searchbox")
-        && name.as_deref().is_some_and(crate::model::names_password);
+        && name.as_deref().is_some_and(crate::floor::names_password);
     let mut node = Node::new(role, if secure { Kind::Secure } else { entry.kind });
     node.id = attr("ref").flatten().map(str::to_string);
     node.focused = attr("active").is_some();

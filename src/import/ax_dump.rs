@@ -387,7 +387,7 @@ fn node(line: &Line<'_>, dialect: Dialect) -> Node {
 fn mac_node(line: &Line<'_>) -> Node {
     let secure_described = line
         .raw("AXRoleDescription")
-        .is_some_and(|d| crate::model::describes_secure_field(&decode(d)));
+        .is_some_and(|d| crate::floor::describes_secure_field(&decode(d)));
     // Either signal makes a secure field: one is enough to withhold it.
     let subrole = if secure_described {
         Some("AXSecureTextField")

@@ -148,7 +148,7 @@ fn node(object: &Map<String, Value>, depth: usize, pointer: &mut String) -> Resu
     let description = string(object, "role_description");
     // A secure role description makes a secure field whatever the subrole
     // says: either signal is enough to withhold it.
-    let subrole = if description.is_some_and(crate::model::describes_secure_field) {
+    let subrole = if description.is_some_and(crate::floor::describes_secure_field) {
         Some("AXSecureTextField")
     } else {
         string(object, "subrole").or_else(|| {

@@ -19,10 +19,6 @@ pub mod v01;
 
 pub(crate) use content::BlockValue;
 pub use content::{Block, Content};
-pub(crate) use role::{
-    describes_secure_field, flag_says_secret, floor_words, names_password, reads_words,
-    says_secret, Vocabulary,
-};
 pub use role::{Role, RoleName};
 pub use tree::{Node, NodeId, Tree};
 

@@ -106,7 +106,7 @@ pub fn role_for_type(kind: &str) -> Role {
         ),
     ];
     // Read as the floor reads a subrole, so every type it masks is `Text`.
-    if super::says_secret(kind) {
+    if crate::floor::says_secret(kind) {
         return Role::Text;
     }
     let kind = kind.to_ascii_lowercase();

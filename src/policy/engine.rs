@@ -31,12 +31,13 @@ use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
 
 use super::default_facts;
-use super::projection::{Decider, ElementInput, Floor, ProjectionKey, Reads, RuleReads};
+use super::projection::{Decider, ElementInput, ProjectionKey, Reads, RuleReads};
 use super::recursion::RuleHead;
 use super::source::{eval_error, is_time_limit, policy_error, PolicyFile};
 use super::{Action, Budget, Decision, Redaction, RequestInput, RequestPlan, Scope};
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
+use crate::floor::Floor;
 
 /// How long one regorus evaluation may run before the request fails. The
 /// limit is cooperative: regorus checks it between steps, so one long
@@ -55,12 +56,10 @@ pub(crate) const REQUEST_RULES: [&str; 5] = [
 ];
 
 /// The embedded default policy and its tests.
-pub(crate) const DEFAULT_NAME: &str = "<default>";
+pub(crate) use super::source::{DEFAULT_NAME, DEFAULT_TEST_NAME};
 pub(crate) const DEFAULT_SOURCE: &str = include_str!("../../policies/default.rego");
 /// [`hash_files`] of the embedded default, computed by build.rs.
 pub(crate) const DEFAULT_HASH: &str = include!(concat!(env!("OUT_DIR"), "/default_hash.rs"));
-#[cfg_attr(not(feature = "cli"), allow(dead_code))]
-pub(crate) const DEFAULT_TEST_NAME: &str = "<default-tests>";
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) const DEFAULT_TEST_SOURCE: &str = include_str!("../../policies/default_test.rego");
 

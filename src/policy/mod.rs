@@ -52,9 +52,7 @@ pub use lint::check_layers;
 pub use lint::check_sources;
 #[cfg(feature = "cli")]
 pub use load::{layer_files, DEFAULT_LAYER};
-#[cfg(test)]
-pub use projection::FLOOR_SECURE_TEXT;
-pub use projection::{Decider, ElementInput, Floor};
+pub use projection::{Decider, ElementInput};
 #[cfg(feature = "cli")]
 pub use source::PolicyFile;
 #[cfg(feature = "cli")]

@@ -6,9 +6,8 @@
 //! one edit and the key cannot miss a field the policy sees (a test proves
 //! that equal keys give equal inputs and different inputs different keys).
 //!
-//! The secure-text floor lives here too ([`Floor`]): it is a property of
-//! the projection (its subrole), applied to every decision on its way out
-//! of [`decide`], whatever made the decision.
+//! What the floor says of the projection ([`Floor`], in `crate::floor`)
+//! keeps a secure field's attribute values out of the input and the key.
 
 use std::sync::Arc;
 
@@ -17,6 +16,7 @@ use regorus::Value;
 use super::inside::{Digest32, Inside};
 use super::Decision;
 use crate::error::Result;
+use crate::floor::Floor;
 use crate::model::Role;
 
 /// What trimming needs of a policy: a decision per element projection.
@@ -506,127 +506,10 @@ impl<'s> Cases<'s> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct ProjectionKey(Box<[u8]>);
 
-/// A floor no policy can lower.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Floor {
-    /// Secure text: any role whose subrole says it holds a secret
-    /// ([`Floor::applies`]) is masked, with the reason [`Floor::reason`].
-    SecureText,
-}
-
-/// The mask reason the floor adds to secure text, whatever the policy says.
-pub const FLOOR_SECURE_TEXT: &str = "floor:secure-text";
-
-impl Floor {
-    /// Every floor.
-    pub const ALL: [Floor; 1] = [Floor::SecureText];
-
-    /// The mask reason it gives.
-    pub fn reason(self) -> &'static str {
-        match self {
-            Floor::SecureText => FLOOR_SECURE_TEXT,
-        }
-    }
-
-    /// The floor a reason names, if it is one of the floors' reasons.
-    pub fn of_reason(reason: &str) -> Option<Floor> {
-        Floor::ALL.into_iter().find(|f| f.reason() == reason)
-    }
-
-    /// Whether the secure-text floor masks an element with this subrole:
-    /// one that says it holds a secret, whatever the element's role (a
-    /// provider's unknown role, read as `Group`, included): `secure`,
-    /// `password`, `passwd`, `passcode`, `passphrase`, `onetimecode` or
-    /// `securitycode` anywhere in its letters and digits, or `pwd`, `pin`,
-    /// `otp`, `totp`, `hotp`, `cvv`, `cvc`, `csc` or `secret` as a whole
-    /// word (`userPin`, `OTPCode`, `cvv2`; not `spinbutton`, `footprint`).
-    ///
-    /// The subrole is read as a person reads it: any case, separators
-    /// ending words, invisible chars not read, fullwidth forms as ASCII,
-    /// the long s as `s`, words that look Latin in Cyrillic, Greek or
-    /// Armenian letters as Latin — so `pass_word`, `ＰＡＳＳＷＯＲＤ`, `ſecure`
-    /// and `Раѕѕword` count.
-    pub fn applies(subrole: Option<&str>) -> bool {
-        Floor::says_secure(subrole)
-    }
-
-    /// Whether the floor masks an element: its subrole says secure or
-    /// password, or its role is outside the language and the provider's
-    /// word for it does (`SecureTextField`, `PasswordBox`: a provider that
-    /// names its widget classes as roles), read as [`Floor::applies`] reads
-    /// a subrole.
-    pub fn applies_to(role: &crate::model::RoleName, subrole: Option<&str>) -> bool {
-        Floor::says_secure(subrole) || (!role.is_known() && Floor::says_secure(Some(role.as_str())))
-    }
-
-    /// Whether an attribute says the element is a secure field, as the
-    /// providers of the OS trees and the web say it (each name and string
-    /// read as [`Floor::applies`] reads a subrole):
-    /// - a name that holds `type`, `autocomplete` or `autofill` (`type`,
-    ///   `inputType`, `text-input-type`, HTML's `autocomplete`), or that
-    ///   names a role or a class (`role`, `subrole`, `roledescription`,
-    ///   `class`: macOS's `AXSubrole` and `AXRoleDescription`, UIA's
-    ///   `ClassName`, a DOM class list), with a string value that says
-    ///   secure or password: `{"type": "password"}`, `{"autocomplete":
-    ///   "current-password"}`, `{"AXSubrole": "AXSecureTextField"}`,
-    ///   `{"ClassName": "PasswordBox"}`;
-    /// - a flag whose name says the element is one
-    ///   ([`crate::model::flag_says_secret`]: UIA's `IsPassword`, Android's
-    ///   `password`, iOS's `isSecureTextEntry`; not `passwordProtected` or
-    ///   `isSecureContext`), set: `true` or the string `true`, in any case;
-    /// - either of these anywhere inside the value: in an object
-    ///   (`{"input": {"type": "password"}}`) or a list (`{"type":
-    ///   ["password"]}`, a class list), at any depth.
-    ///
-    /// A provider that says it only there gives no secure subrole, and the
-    /// value beside it would otherwise be sent.
-    pub fn attribute_says_secure(name: &str, value: &serde_json::Value) -> bool {
-        use serde_json::Value;
-        const NAMES: crate::model::Vocabulary<5, 2> = crate::model::Vocabulary::new(
-            [
-                b"type",
-                b"autocomplete",
-                b"autofill",
-                b"subrole",
-                b"roledescription",
-            ],
-            [b"role", b"class"],
-        );
-        let says = |name: &str, value: &Value| match value {
-            Value::String(text) => {
-                (crate::model::reads_words(name, &NAMES) && Floor::says_secure(Some(text)))
-                    || (text.eq_ignore_ascii_case("true") && crate::model::flag_says_secret(name))
-            }
-            Value::Bool(true) => crate::model::flag_says_secret(name),
-            _ => false,
-        };
-        // A scalar (most attributes) is read without a stack; it is asked
-        // of every element with attributes.
-        if !matches!(value, Value::Array(_) | Value::Object(_)) {
-            return says(name, value);
-        }
-        // Iterative: a value can be nested as deep as the reader allows.
-        let mut stack: Vec<(&str, &Value)> = vec![(name, value)];
-        while let Some((name, value)) = stack.pop() {
-            match value {
-                Value::Array(items) => stack.extend(items.iter().map(|item| (name, item))),
-                Value::Object(map) => stack.extend(map.iter().map(|(k, v)| (k.as_str(), v))),
-                scalar if says(name, scalar) => return true,
-                _ => {}
-            }
-        }
-        false
-    }
-
-    fn says_secure(subrole: Option<&str>) -> bool {
-        subrole.is_some_and(crate::model::says_secret)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::floor::FLOOR_SECURE_TEXT;
     use proptest::prelude::*;
 
     fn json(input: &ElementInput<'_>) -> serde_json::Value {

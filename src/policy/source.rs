@@ -75,8 +75,13 @@ impl PolicyFile {
     }
 }
 
+/// The name of the embedded default policy (no file of that name need exist).
+pub(crate) const DEFAULT_NAME: &str = "<default>";
+/// The name of the embedded default's tests.
+pub(crate) const DEFAULT_TEST_NAME: &str = "<default-tests>";
+
 pub(crate) fn is_test_name(name: &str) -> bool {
-    name.ends_with("_test.rego") || name == super::engine::DEFAULT_TEST_NAME
+    name.ends_with("_test.rego") || name == DEFAULT_TEST_NAME
 }
 
 /// Reads a `.rego` file, or every `*.rego` file of a directory (not

@@ -8,7 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::policy::{Action, Budget, ElementInput, Policy, RequestInput, Scope, FLOOR_SECURE_TEXT};
+use crate::floor::FLOOR_SECURE_TEXT;
+use crate::policy::{Action, Budget, ElementInput, Policy, RequestInput, Scope};
 use crate::Role;
 
 fn request(action: &str) -> RequestInput {

@@ -17,12 +17,11 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::deadline::{Deadline, Stage};
 use crate::error::{Error, Result};
+use crate::floor::Floor;
 use crate::limits::Limits;
 use crate::model::doc::Doc;
 use crate::model::{Answer, NodeId, Role};
-use crate::policy::{
-    Action, Budget, Decision, ElementInput, Floor, Inside, RequestInput, RequestPlan,
-};
+use crate::policy::{Action, Budget, Decision, ElementInput, Inside, RequestInput, RequestPlan};
 use crate::render::{notice, Format};
 
 pub use fill::Mode;
@@ -539,7 +538,10 @@ impl<'t, 'a> Projector<'t, 'a> {
             if let Some(parent) = node.parent() {
                 if (node.selected() || contains_selection[at])
                     && !withheld[parent as usize]
-                    && !Floor::applies_to(tree.el(parent).role(), tree.el(parent).subrole())
+                    && !Floor::applies_to(
+                        tree.el(parent).role().unknown_word(),
+                        tree.el(parent).subrole(),
+                    )
                 {
                     contains_selection[parent as usize] = true;
                 }
@@ -593,15 +595,12 @@ impl<'t, 'a> Projector<'t, 'a> {
         // A secure field's attribute values (its value, say) never reach
         // the policy, declared or not: nothing it could print or turn into
         // a reason. The floor masks the field whatever the policy decides.
-        let secure_elsewhere = Floor::applies_to(element.role(), None)
-            || attributes
+        let secure_elsewhere = Floor::applies_elsewhere(
+            element.role().unknown_word(),
+            attributes
                 .iter()
-                .any(|(name, value)| Floor::attribute_says_secure(name, value));
-        let declared_names: &[String] = if secure_elsewhere || Floor::applies(subrole) {
-            &[]
-        } else {
-            &plan.element_attributes
-        };
+                .map(|(name, value)| (name.as_str(), value)),
+        );
         ElementInput {
             role: node.role(),
             subrole,
@@ -617,7 +616,8 @@ impl<'t, 'a> Projector<'t, 'a> {
                 .map(String::as_str)
                 .filter(|k| !notice::is_reserved(k))
                 .collect(),
-            attributes: declared_names
+            attributes: plan
+                .element_attributes
                 .iter()
                 .filter_map(|name| attributes.get_key_value(name.as_str()))
                 .map(|(k, v)| (k.as_str(), v))

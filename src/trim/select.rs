@@ -7,9 +7,10 @@ use std::sync::Arc;
 use foldhash::{HashMap, HashMapExt};
 
 use crate::error::{Error, Result};
+use crate::floor::Floor;
 use crate::model::doc::Doc;
 use crate::model::{NodeId, Role};
-use crate::policy::{Decision, Floor, Scope};
+use crate::policy::{Decision, Scope};
 
 /// A rule label's place in [`Selection`]'s list of labels: one per
 /// distinct label, so that equal labels have equal places.

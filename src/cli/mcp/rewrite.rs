@@ -238,7 +238,7 @@ impl Rewriter {
                     }) || map
                         .get("element")
                         .and_then(Value::as_str)
-                        .is_some_and(crate::model::names_password);
+                        .is_some_and(crate::floor::names_password);
                     if secure {
                         for key in ["text", "value"] {
                             if let Some(Value::String(s)) = map.get(key) {

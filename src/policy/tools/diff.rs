@@ -16,13 +16,12 @@ use serde_json::Value as Json;
 
 use super::space::{self, Collection, Leaf, Reads, Undecided, FLAGS};
 use crate::error::Result;
+use crate::floor::Floor;
 use crate::model::Role;
 use crate::policy::engine::probe_request;
 use crate::policy::engine::ELEMENT_RULES;
 use crate::policy::probes::ACTIONS;
-use crate::policy::{
-    Budget, Decision, ElementInput, Floor, Policy, RequestInput, RequestPlan, Scope,
-};
+use crate::policy::{Budget, Decision, ElementInput, Policy, RequestInput, RequestPlan, Scope};
 
 /// One change between the two policies.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -1016,9 +1015,8 @@ fn input<'a>(
     shape: &'a [Ancestor],
 ) -> ElementInput<'a> {
     let flag = |name: &str, plain: bool| if on.contains(&name) { !plain } else { plain };
-    let secure_elsewhere = attributes
-        .iter()
-        .any(|(n, v)| !v.is_null() && Floor::attribute_says_secure(n, v));
+    let secure_elsewhere =
+        Floor::applies_elsewhere(None, attributes.iter().map(|(n, v)| (n.as_str(), v)));
     ElementInput {
         role,
         subrole,

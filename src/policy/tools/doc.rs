@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::policy::engine::{compile_with_heads, probe_request};
-use crate::policy::projection::FLOOR_SECURE_TEXT;
 use crate::policy::{Budget, Decision, Policy, RequestPlan};
 
 use super::metadata::{kind_of, rule_docs};
@@ -55,15 +54,7 @@ pub fn doc_markdown(policy: &Policy) -> Result<String> {
     let _ = writeln!(out, "Policy hash: `{}`\n", policy.hash());
     let _ = writeln!(out, "Precedence, applied by ctxgate: deny > mask > keep > prune and scope > budget. Reasons are rule ids; no app text appears in them.\n");
     let _ = writeln!(out, "## The floor\n");
-    let (anywhere, whole, scripts) = crate::model::floor_words();
-    let list = |words: &[&str]| {
-        words
-            .iter()
-            .map(|w| format!("`{w}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let _ = writeln!(out, "No policy can lower it: an element of any role (a provider's unknown role, read as `Group`, included) whose subrole says it holds a secret, or whose role word outside the language does (e.g. `SecureTextField`), or whose `type` or `autocomplete` attribute does, is masked with reason `{FLOOR_SECURE_TEXT}`, whatever the rules below say. A text says a secret when, read as letters and digits only and lowercased (`Pass word` reads `password`; letters of other scripts that look Latin read as Latin), it holds one of these anywhere: {}; or one of these as a whole word (`userPin`, not `spinner`): {}; or, in text that is not ASCII, one of these (accents and vowel signs aside): {}.\n", list(&anywhere), list(&whole), list(scripts));
+    let _ = writeln!(out, "{}", crate::floor::description());
     let actions = super::action_words(policy);
     let own: Vec<&String> = actions
         .iter()
