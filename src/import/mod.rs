@@ -368,27 +368,13 @@ impl<'de> serde::de::Visitor<'de> for Strict<'_> {
     }
 }
 
-/// `text` as a JSON string literal, for a message that echoes a word of the
-/// input (a key, a role word): quotes, backslashes and control characters
-/// are escaped, so a newline or an ESC in the input cannot start a line or
-/// a terminal sequence of its own. Beyond what serde_json escapes (below
-/// U+0020), DEL, the C1 controls (U+009B is a CSI), the line and paragraph
-/// separators and the bidirectional overrides are written `\uXXXX` too:
-/// still the same JSON string.
+/// `text` as a JSON string literal, written through [`crate::escape`]: a
+/// newline, an ESC, a bidi override or any other hidden char in the input
+/// cannot start a line or a terminal sequence of its own in a message.
 fn quoted(text: &str) -> String {
-    let json = serde_json::to_string(text).unwrap_or_default();
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        if c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-        {
-            use std::fmt::Write as _;
-            let _ = write!(out, "\\u{:04x}", u32::from(c));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    let mut out = Vec::with_capacity(text.len() + 2);
+    let _ = crate::escape::quoted(&mut out, text);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// What kind of JSON value `value` is, for messages (`a number`).
@@ -434,4 +420,26 @@ fn too_deep(bytes: &[u8], limit: usize) -> Option<usize> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    /// A message's echo of the input is a JSON string that reads back to
+    /// the text, with no hidden char written raw.
+    #[test]
+    fn a_quoted_word_hides_nothing_and_reads_back() {
+        for text in [
+            "plain",
+            "a\nb",
+            "\u{1b}[2J",
+            "\u{202e}drow",
+            "zero\u{200b}width",
+            "\u{61c}\u{feff}\u{e0041}",
+            "q\"\\",
+        ] {
+            let quoted = super::quoted(text);
+            assert!(!quoted.chars().any(crate::escape::hidden), "{quoted:?}");
+            assert_eq!(serde_json::from_str::<String>(&quoted).unwrap(), text);
+        }
+    }
 }
