@@ -102,8 +102,8 @@ pub(crate) struct DocNode {
 
 const _: () = assert!(std::mem::size_of::<DocNode>() == 64);
 
-/// [`DocNode`]'s effective states: absent read as false, but `visible`,
-/// absent read as the parent's value (the root is visible).
+/// [`DocNode`]'s effective states, one bit each, as
+/// [`effective_states`](super::tree::effective_states) computes them.
 const SELECTED: u8 = 1;
 const FOCUSED: u8 = 1 << 1;
 const VISIBLE: u8 = 1 << 2;
@@ -402,24 +402,33 @@ impl<'a> Doc<'a> {
         node.raw = raw;
     }
 
-    /// The doc read: the effective states (R2), parents before children.
+    /// The doc read: the effective states (R2), parents before children,
+    /// and the lists cut to their length. A list grown by doubling holds up
+    /// to twice what it needs (the content blocks of a million elements:
+    /// 67 MB for 38), which the request's later stages would otherwise
+    /// carry at their peak; a large block gives the rest back in place.
     pub(crate) fn finish(&mut self) {
         self.open = Vec::new();
+        self.nodes.shrink_to_fit();
+        self.content.shrink_to_fit();
+        self.attributes.shrink_to_fit();
+        self.side.shrink_to_fit();
+        self.held.shrink_to_fit();
+        self.words.shrink_to_fit();
         self.words.sort_unstable_by_key(|&(at, _)| at);
         for at in 0..self.nodes.len() {
             let parent_visible = self.nodes[at]
                 .parent()
                 .map(|p| self.nodes[p as usize].visible());
             let node = &mut self.nodes[at];
-            let visible = match parent_visible {
-                None => node.state(4).unwrap_or(true),
-                Some(parent) => node.state(4).unwrap_or(parent),
-            };
+            let written = [node.state(0), node.state(2), node.state(4), node.state(6)];
+            let [selected, focused, visible, hovered] =
+                super::tree::effective_states(written, parent_visible);
             let bit = |on: bool, bit: u8| if on { bit } else { 0 };
-            node.effective = bit(node.state(0).unwrap_or(false), SELECTED)
-                | bit(node.state(2).unwrap_or(false), FOCUSED)
+            node.effective = bit(selected, SELECTED)
+                | bit(focused, FOCUSED)
                 | bit(visible, VISIBLE)
-                | bit(node.state(6).unwrap_or(false), HOVERED);
+                | bit(hovered, HOVERED);
         }
     }
 
