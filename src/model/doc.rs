@@ -402,19 +402,9 @@ impl<'a> Doc<'a> {
         node.raw = raw;
     }
 
-    /// The doc read: the effective states (R2), parents before children,
-    /// and the lists cut to their length. A list grown by doubling holds up
-    /// to twice what it needs (the content blocks of a million elements:
-    /// 67 MB for 38), which the request's later stages would otherwise
-    /// carry at their peak; a large block gives the rest back in place.
+    /// The doc read: the effective states (R2), parents before children.
     pub(crate) fn finish(&mut self) {
         self.open = Vec::new();
-        self.nodes.shrink_to_fit();
-        self.content.shrink_to_fit();
-        self.attributes.shrink_to_fit();
-        self.side.shrink_to_fit();
-        self.held.shrink_to_fit();
-        self.words.shrink_to_fit();
         self.words.sort_unstable_by_key(|&(at, _)| at);
         for at in 0..self.nodes.len() {
             let parent_visible = self.nodes[at]
