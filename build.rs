@@ -381,8 +381,8 @@ mod o200k {
 
     /// The pre-tokenizer's patterns as one dense DFA (anchored starts only:
     /// each piece is matched where the last ended), and `o200k_dfa.rs`,
-    /// the expression of its aligned bytes; `&[]` (the regex is compiled
-    /// at run time) if it does not determinize within the limits.
+    /// the expression of its aligned bytes. The build fails if they do not
+    /// determinize within the limits: the DFA is the only pre-tokenizer.
     fn pretokenizer(out: &Path) {
         use regex_automata::dfa::{dense, StartKind};
         let dfa = dense::Builder::new()
@@ -394,21 +394,14 @@ mod o200k {
                     .dfa_size_limit(Some(16 << 20)),
             )
             .build_many(&super::layout::PATTERNS);
-        let expression = match dfa {
-            Ok(dfa) => {
-                let (bytes, pad) = dfa.to_bytes_little_endian();
-                let bytes = &bytes[pad..];
-                std::fs::write(out.join("o200k_pretokenizer.dfa"), bytes).expect("write the DFA");
-                format!(
-                    "{{ static A: Aligned<[u8; {}]> = Aligned {{ align: [], bytes: *include_bytes!(concat!(env!(\"OUT_DIR\"), \"/o200k_pretokenizer.dfa\")) }}; &A.bytes }}",
-                    bytes.len()
-                )
-            }
-            Err(error) => {
-                println!("cargo:warning=the o200k pre-tokenizer is compiled at run time: {error}");
-                "&[]".to_string()
-            }
-        };
+        let dfa = dfa.expect("the o200k pre-tokenizer determinizes");
+        let (bytes, pad) = dfa.to_bytes_little_endian();
+        let bytes = &bytes[pad..];
+        std::fs::write(out.join("o200k_pretokenizer.dfa"), bytes).expect("write the DFA");
+        let expression = format!(
+            "{{ static A: Aligned<[u8; {}]> = Aligned {{ align: [], bytes: *include_bytes!(concat!(env!(\"OUT_DIR\"), \"/o200k_pretokenizer.dfa\")) }}; &A.bytes }}",
+            bytes.len()
+        );
         std::fs::write(out.join("o200k_dfa.rs"), expression).expect("write o200k_dfa.rs");
     }
 

@@ -22,7 +22,6 @@ use crate::limits::Limits;
 use crate::model::content::{not_base64, Payload};
 use crate::model::doc::Doc;
 use crate::model::{related_entry, Answer, Attributes, Role, RoleName, Tree, STATES};
-use crate::read::Shape;
 
 /// The result of checking one input.
 #[derive(Debug, Clone, Serialize)]
@@ -133,16 +132,15 @@ pub(crate) fn with_conforming<'a, R>(
 /// read at all (not JSON, over a limit).
 ///
 /// A clean reading (most answers) builds no tree: the checker reads the
-/// answer's `Shape` (ids, roles, the tree's links, the few attributes a
-/// rule reads), a third of the memory, and finds what [`check`] finds in
-/// the answer read whole. Anything else is read whole.
+/// [`Doc`] a request would read, and finds what [`check`] finds in the
+/// answer read whole. Anything else is read whole.
 pub fn check_bytes(bytes: &[u8], limits: &Limits) -> Result<CheckReport> {
-    if let Some(shape) = crate::read::read_shape(bytes, limits)? {
-        let findings = check_indexed(&shape);
+    if let Some(doc) = crate::read::read_doc(bytes, limits, None)? {
+        let findings = check_indexed(&doc);
         return Ok(CheckReport {
             conforms: !findings.iter().any(Finding::is_error),
             upgraded_from: None,
-            elements: shape.len(),
+            elements: doc.len(),
             findings,
         });
     }
@@ -207,16 +205,14 @@ pub(crate) fn check_tree(tree: &Tree<'_, '_>) -> Vec<Finding> {
     check_indexed(tree)
 }
 
-/// What the rules read of a tree: the [`Tree`] of an answer read whole,
-/// the [`Shape`] read for the checker alone ([`check_bytes`]), or the
-/// [`Doc`] a request reads (`with_conforming`). Each gives positions in
+/// What the rules read of a tree: the [`Tree`] of an answer read whole or
+/// held, or the [`Doc`] read straight from the bytes ([`check_bytes`],
+/// `with_conforming`). Each gives positions in
 /// document order; the rules are checked over any of them by the one
 /// [`check_indexed`].
 trait Indexed {
     fn len(&self) -> usize;
-    /// What the first pass reads of one element, found once (a shape keeps
-    /// of the attributes only those a rule finds something in or reads: a
-    /// state's name, an `author` that is not a string, `related`).
+    /// What the first pass reads of one element, found once.
     fn element(&self, at: u32) -> Seen<'_>;
     fn id(&self, at: u32) -> &str;
     fn focused(&self, at: u32) -> bool;
@@ -225,8 +221,7 @@ trait Indexed {
     fn children(&self, at: u32) -> impl Iterator<Item = u32> + '_;
     fn pointer(&self, at: u32) -> String;
     /// The payloads of the element's content that are not base64
-    /// ([`not_base64`], the one test, which the checker's shape records
-    /// as it reads).
+    /// ([`not_base64`], the one test).
     fn not_base64(&self, at: u32) -> impl Iterator<Item = Payload> + '_;
 }
 
@@ -271,39 +266,6 @@ impl Indexed for Tree<'_, '_> {
     }
     fn not_base64(&self, at: u32) -> impl Iterator<Item = Payload> + '_ {
         not_base64(&self.node(at).element.content)
-    }
-}
-
-impl Indexed for Shape<'_> {
-    fn len(&self) -> usize {
-        Shape::len(self)
-    }
-    fn element(&self, at: u32) -> Seen<'_> {
-        Seen {
-            id: Shape::id(self, at),
-            role: Shape::role(self, at),
-            parent: Shape::parent(self, at),
-            focused: Shape::focused(self, at),
-            attributes: Shape::attributes(self, at),
-        }
-    }
-    fn id(&self, at: u32) -> &str {
-        Shape::id(self, at)
-    }
-    fn focused(&self, at: u32) -> bool {
-        Shape::focused(self, at)
-    }
-    fn all_attributes(&self) -> impl Iterator<Item = (u32, &Attributes)> {
-        Shape::all_attributes(self)
-    }
-    fn children(&self, at: u32) -> impl Iterator<Item = u32> + '_ {
-        Shape::children(self, at)
-    }
-    fn pointer(&self, at: u32) -> String {
-        Shape::pointer(self, at)
-    }
-    fn not_base64(&self, at: u32) -> impl Iterator<Item = Payload> + '_ {
-        Shape::not_base64(self, at)
     }
 }
 
@@ -677,19 +639,20 @@ mod tests {
         }
     }
 
-    /// Checks `bytes` by its shape (where it is read that way) and read
-    /// whole, and requires the same report; says whether the shape was read.
+    /// Checks `bytes` as read into a doc (where it is read that way) and
+    /// read whole, and requires the same report; says whether the doc was
+    /// read.
     fn same(bytes: &[u8], limits: &Limits) -> bool {
         let whole = outcome(check_bytes_whole(bytes, limits));
         let now = outcome(check_bytes(bytes, limits));
         assert!(
             now == whole,
-            "the shape and the whole answer check differently on {}\nshape: {}\nwhole: {}",
+            "the doc and the whole answer check differently on {}\ndoc: {}\nwhole: {}",
             String::from_utf8_lossy(&bytes[..bytes.len().min(400)]),
             &now[..now.len().min(2_000)],
             &whole[..whole.len().min(2_000)],
         );
-        matches!(crate::read::read_shape(bytes, limits), Ok(Some(_)))
+        matches!(crate::read::read_doc(bytes, limits, None), Ok(Some(_)))
     }
 
     /// Ways to break the rules that need the whole tree (and not the
@@ -769,12 +732,12 @@ mod tests {
     }
 
     /// Every fixture tree, the check cases, and the reader's breakages of
-    /// each: the report checked by the shape is the report checked on the
-    /// answer read whole (the shape read for the clean ones).
+    /// each: the report checked on the doc is the report checked on the
+    /// answer read whole (the doc read for the clean ones).
     #[test]
-    fn checking_the_shape_finds_what_checking_the_whole_answer_finds() {
+    fn checking_the_doc_finds_what_checking_the_whole_answer_finds() {
         let limits = Limits::default();
-        let mut by_shape = 0;
+        let mut by_doc = 0;
         let mut inputs = Vec::new();
         let cases = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/check");
         for file in std::fs::read_dir(cases).unwrap() {
@@ -795,7 +758,7 @@ mod tests {
                 inputs.push(broken(&value, &[(n / 2, n - 1, how), (0, 1, 1)], true));
             }
             // Ancestors and their descendants with attributes a rule reads
-            // (a shape takes an element's at its end, after its subtree's).
+            // (a doc takes an element's at its end, after its subtree's).
             let nested: Vec<_> = [0, 1, 2, n / 3, n / 2, n - 1]
                 .into_iter()
                 .flat_map(|at| [(at, 0, 7), (at, 0, 11), (at, at + 1, 6)])
@@ -804,11 +767,11 @@ mod tests {
             inputs.push(bytes);
         }
         for input in &inputs {
-            by_shape += usize::from(same(input, &limits));
+            by_doc += usize::from(same(input, &limits));
         }
         assert!(
-            by_shape > 200,
-            "only {by_shape} of {} checked by the shape",
+            by_doc > 200,
+            "only {by_doc} of {} checked on the doc",
             inputs.len()
         );
     }

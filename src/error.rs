@@ -144,7 +144,9 @@ pub enum Error {
     /// A budget (the policy's or the request's) of 0.
     #[error("a budget must be at least 1")]
     ZeroBudget,
-    /// A token budget, in a build without the `tokens` feature.
+    /// A token budget, in a build without the `tokens` feature (or one whose
+    /// pre-tokenizer does not load, which a build that passed its tests cannot
+    /// be).
     #[error("token budgets need ctxgate built with the `tokens` feature; use a byte budget")]
     TokensUnavailable,
     /// An import format name that is not one of [`crate::import::Format::ALL`].

@@ -12,9 +12,7 @@ mod o200k;
 #[cfg(feature = "tokens")]
 use foldhash::HashMap;
 
-#[cfg(not(feature = "tokens"))]
-use crate::error::Error;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::policy::Budget;
 
 /// Measures texts against budgets, remembering what it counted.
@@ -73,7 +71,7 @@ impl Meter {
             total += match self.chunks.get(chunk) {
                 Some(&n) => n,
                 None => {
-                    let Some(n) = self.count_pieces(chunk, limit - total) else {
+                    let Some(n) = self.count_pieces(chunk, limit - total)? else {
                         return Ok(None);
                     };
                     self.chunks.insert(chunk.into(), n);
@@ -87,25 +85,29 @@ impl Meter {
         Ok(Some(total))
     }
 
-    /// o200k_base tokens in `chunk`, pre-tokenized, or `None` past `limit`.
+    /// o200k_base tokens in `chunk`, pre-tokenized, or `None` past `limit`;
+    /// [`Error::TokensUnavailable`] when the pre-tokenizer cannot cut it.
     #[cfg(feature = "tokens")]
-    fn count_pieces(&mut self, chunk: &str, limit: usize) -> Option<usize> {
+    fn count_pieces(&mut self, chunk: &str, limit: usize) -> Result<Option<usize>> {
         let mut total = 0;
         for piece in o200k::split(chunk) {
+            let piece = piece.map_err(|o200k::Unavailable| Error::TokensUnavailable)?;
             total += match self.pieces.get(piece) {
                 Some(&n) => n,
                 None => {
                     // Stops early inside one huge piece, too.
-                    let n = o200k::count_till_limit(piece.as_bytes(), limit - total)?;
+                    let Some(n) = o200k::count_till_limit(piece.as_bytes(), limit - total) else {
+                        return Ok(None);
+                    };
                     self.pieces.insert(piece.into(), n);
                     n
                 }
             };
             if total > limit {
-                return None;
+                return Ok(None);
             }
         }
-        Some(total)
+        Ok(Some(total))
     }
 
     /// Without the `tokens` feature, token budgets are an error.
@@ -166,7 +168,11 @@ pub fn warm_up() {
 #[cfg(all(feature = "tokens", feature = "internals"))]
 pub fn count_o200k(text: &str) -> usize {
     o200k::split(text)
-        .map(|piece| o200k::count_till_limit(piece.as_bytes(), usize::MAX).unwrap_or(0))
+        .map(|piece| {
+            piece.map_or(0, |p| {
+                o200k::count_till_limit(p.as_bytes(), usize::MAX).unwrap_or(0)
+            })
+        })
         .sum()
 }
 

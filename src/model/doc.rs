@@ -102,8 +102,8 @@ pub(crate) struct DocNode {
 
 const _: () = assert!(std::mem::size_of::<DocNode>() == 64);
 
-/// [`DocNode`]'s effective states: absent read as false, but `visible`,
-/// absent read as the parent's value (the root is visible).
+/// [`DocNode`]'s effective states, one bit each, as
+/// [`effective_states`](super::tree::effective_states) computes them.
 const SELECTED: u8 = 1;
 const FOCUSED: u8 = 1 << 1;
 const VISIBLE: u8 = 1 << 2;
@@ -411,15 +411,14 @@ impl<'a> Doc<'a> {
                 .parent()
                 .map(|p| self.nodes[p as usize].visible());
             let node = &mut self.nodes[at];
-            let visible = match parent_visible {
-                None => node.state(4).unwrap_or(true),
-                Some(parent) => node.state(4).unwrap_or(parent),
-            };
+            let written = [node.state(0), node.state(2), node.state(4), node.state(6)];
+            let [selected, focused, visible, hovered] =
+                super::tree::effective_states(written, parent_visible);
             let bit = |on: bool, bit: u8| if on { bit } else { 0 };
-            node.effective = bit(node.state(0).unwrap_or(false), SELECTED)
-                | bit(node.state(2).unwrap_or(false), FOCUSED)
+            node.effective = bit(selected, SELECTED)
+                | bit(focused, FOCUSED)
                 | bit(visible, VISIBLE)
-                | bit(node.state(6).unwrap_or(false), HOVERED);
+                | bit(hovered, HOVERED);
         }
     }
 

@@ -1,8 +1,9 @@
 //! A flat, read-only view of an answer's tree in document order, with the
 //! effective states of R2 computed once: what a host reads, and what the
 //! checker reads of an answer read whole. A request reads the same
-//! positions and states from its own flat copy (`doc`, which computes them
-//! as this does, element for element: `doc::tests`).
+//! positions and states from its own flat copy (`doc`); both take the
+//! states from [`effective_states`], and `doc::tests` holds the two equal,
+//! element for element.
 //!
 //! Built without recursion: depth is bounded only by the reader's limits.
 
@@ -87,23 +88,27 @@ impl<'t, 'a> Tree<'t, 'a> {
             let (depth, parent_visible) = match parent {
                 Some(p) => {
                     let p = &nodes[p as usize];
-                    (p.depth + 1, p.visible)
+                    (p.depth + 1, Some(p.visible))
                 }
-                None => (0, true),
+                None => (0, None),
             };
+            let written = [
+                element.selected,
+                element.focused,
+                element.visible,
+                element.hovered,
+            ];
+            let [selected, focused, visible, hovered] = effective_states(written, parent_visible);
             nodes.push(Node {
                 element,
                 parent,
                 index,
                 depth,
                 end: id + 1,
-                selected: element.selected.unwrap_or(false),
-                focused: element.focused.unwrap_or(false),
-                hovered: element.hovered.unwrap_or(false),
-                visible: match parent {
-                    None => element.visible.unwrap_or(true),
-                    Some(_) => element.visible.unwrap_or(parent_visible),
-                },
+                selected,
+                focused,
+                hovered,
+                visible,
             });
             open.push(id);
             for (i, child) in element.children.iter().enumerate().rev() {
@@ -165,9 +170,28 @@ impl<'t, 'a> Tree<'t, 'a> {
     }
 }
 
+/// R2, the one place it is computed: an element's effective states
+/// (`[selected, focused, visible, hovered]`) from the states as written
+/// and its parent's effective `visible` (`None` for the root). Absent is
+/// read as false, but `visible`, absent, is the parent's value, and the
+/// root is visible. [`Tree`] and the request's doc (`model::doc`) both
+/// take their states from here.
+pub(crate) fn effective_states(
+    written: [Option<bool>; 4],
+    parent_visible: Option<bool>,
+) -> [bool; 4] {
+    let [selected, focused, visible, hovered] = written;
+    [
+        selected.unwrap_or(false),
+        focused.unwrap_or(false),
+        visible.unwrap_or(parent_visible.unwrap_or(true)),
+        hovered.unwrap_or(false),
+    ]
+}
+
 /// The children of `at` in a tree laid out in document order, where
 /// `end(n)` is one past the last node of `n`'s subtree: the walk both
-/// [`Tree`] and the checker's shape (`read::shape`) make.
+/// [`Tree`] and the request's doc (`model::doc`) make.
 pub(crate) fn children_by_end(
     at: NodeId,
     end: impl Fn(NodeId) -> NodeId,

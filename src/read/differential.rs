@@ -27,7 +27,7 @@ mod tests {
     }
 
     /// Reads `bytes` both ways and requires the same outcome; says whether the
-    /// one pass was taken.
+    /// fast reader took it.
     fn same(bytes: &[u8], limits: &Limits) -> bool {
         let two = outcome(read_in_two_passes(bytes, limits, None));
         let now = outcome(read_until(bytes, limits, None));
@@ -39,31 +39,22 @@ mod tests {
                 &two[..two.len().min(600)],
             );
         }
-        // Each reader of the one pass alone: what it reads is what the two
-        // passes read (or it gives up).
-        for fast in [true, false] {
-            if let Ok(Some(reading)) = read_one_pass_by(bytes, limits, fast) {
+        // The fast reader alone: what it reads is what the two passes read
+        // (or it gives up).
+        match read_fast_alone(bytes, limits) {
+            Ok(Some(reading)) => {
                 let alone = outcome(Ok(reading));
                 assert!(
                     alone == two,
-                    "the {} reader alone differs on {}\nalone: {}\ntwo passes: {}",
-                    if fast { "fast" } else { "lenient" },
+                    "the fast reader alone differs on {}\nalone: {}\ntwo passes: {}",
                     String::from_utf8_lossy(&bytes[..bytes.len().min(300)]),
                     &alone[..alone.len().min(600)],
                     &two[..two.len().min(600)],
                 );
+                true
             }
+            _ => false,
         }
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        bytes.len() <= limits.max_input_bytes
-            && matches!(read_one_pass(bytes, limits, None), Ok(Some(_)))
-    }
-
-    /// Whether the fast reader alone reads `bytes` (having read what the two
-    /// passes read: [`same`]).
-    fn fast(bytes: &[u8], limits: &Limits) -> bool {
-        same(bytes, limits);
-        matches!(read_one_pass_by(bytes, limits, true), Ok(Some(_)))
     }
 
     /// The fixture trees and a few generated ones, by name.
@@ -282,9 +273,9 @@ mod tests {
             let compact = serde_json::to_vec(&value).unwrap();
             let pretty = serde_json::to_vec_pretty(&value).unwrap();
             let taken = [
-                fast(&bytes, &limits),
-                fast(&compact, &limits),
-                fast(&pretty, &limits),
+                same(&bytes, &limits),
+                same(&compact, &limits),
+                same(&pretty, &limits),
             ];
             assert_eq!(taken[1], taken[2]);
             by_fast += usize::from(taken[0]);
@@ -319,7 +310,7 @@ mod tests {
             answer(r#"{"id":"a","role":"Application","children":[{"id":"b","role":"Toolbar"}]}"#),
         ];
         for case in &taken {
-            assert!(fast(case.as_bytes(), &limits), "not taken: {case}");
+            assert!(same(case.as_bytes(), &limits), "not taken: {case}");
         }
         let given_up = [
             leaf(r#""\u0074itle":"escaped key""#),
@@ -356,12 +347,12 @@ mod tests {
             r#"{"protocol":"0.2.0","instance":"i","root":{"id":"a","role":"Application"},"title":"t"}"#.to_string(),
         ];
         for case in &given_up {
-            assert!(!fast(case.as_bytes(), &limits), "taken: {case}");
+            assert!(!same(case.as_bytes(), &limits), "taken: {case}");
         }
         // Every prefix of a clean answer (each cut is bad JSON).
         let whole = taken[12].as_bytes();
         for cut in 0..whole.len() {
-            assert!(!fast(&whole[..cut], &limits));
+            assert!(!same(&whole[..cut], &limits));
         }
         // Limits: the fast reader gives up at each, the two passes refuse.
         let tight = [
@@ -379,7 +370,7 @@ mod tests {
             },
         ];
         for limits in &tight {
-            assert!(!fast(taken[5].as_bytes(), limits));
+            assert!(!same(taken[5].as_bytes(), limits));
         }
     }
 
@@ -534,7 +525,7 @@ mod tests {
             prop_assert!(same(&bytes, &limits));
             // The fast reader takes it, and the same pretty-printed with every
             // non-ASCII character escaped (its decoding path).
-            prop_assert!(fast(&bytes, &limits));
+            prop_assert!(same(&bytes, &limits));
             let pretty = serde_json::to_string_pretty(&answer).unwrap();
             let mut escaped = String::new();
             for c in pretty.chars() {
@@ -546,7 +537,7 @@ mod tests {
                     }
                 }
             }
-            prop_assert!(fast(escaped.as_bytes(), &limits));
+            prop_assert!(same(escaped.as_bytes(), &limits));
             let value: Value = serde_json::from_slice(&bytes).unwrap();
             let pointers = element_pointers(&value);
             let at = &pointers[pick.index(pointers.len())];

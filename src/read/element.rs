@@ -191,11 +191,6 @@ impl<'de> ScalarOrElement<'_, '_, 'de> {
                 return Err(ctx.stop(err));
             }
         }
-        // Reading in one pass, a finding already made means the answer
-        // will be read again in two: stop here.
-        if ctx.one_pass && !ctx.findings.is_empty() {
-            return Err(serde::de::Error::custom("read again in two passes"));
-        }
         ctx.depth += 1;
         ctx.deepest = ctx.deepest.max(ctx.depth);
         if ctx.depth > ctx.limits.max_depth {

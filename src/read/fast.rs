@@ -16,11 +16,9 @@
 //! is to find. So it never makes a finding, and what it reads is what the
 //! lenient pass reads (`read::differential` holds the three readers equal).
 //!
-//! For the checker alone ([`super::read_shape`]) and for a request
-//! ([`super::read_doc`]) it keeps no element: each is read whole, then what
-//! the checker reads of it moves into the context's [`super::Shape`], or
-//! all its fields into the context's [`Doc`](crate::model::doc::Doc), and
-//! the rest is dropped.
+//! For a request and for the checker ([`super::read_doc`]) it keeps no
+//! element: each is read whole, then its fields move into the context's
+//! [`Doc`](crate::model::doc::Doc) and its shell is dropped.
 //!
 //! It recurses once per element, as the lenient pass does, making sure of
 //! stack room first (`stacker`), and the depth is bounded by `max_depth`.
@@ -281,9 +279,6 @@ impl<'de> Fast<'de> {
         if ctx.depth > ctx.limits.max_depth {
             return Err(Doubt);
         }
-        if let Some(shape) = &mut ctx.shape {
-            shape.open();
-        }
         if let Some(doc) = &mut ctx.doc {
             doc.open();
         }
@@ -380,9 +375,6 @@ impl<'de> Fast<'de> {
             return Err(Doubt);
         }
         ctx.depth -= 1;
-        if let Some(shape) = &mut ctx.shape {
-            shape.close(&mut element);
-        }
         if let Some(doc) = &mut ctx.doc {
             // Only the root's shell is kept (the answer needs one); the
             // doc holds the rest.
@@ -409,9 +401,8 @@ impl<'de> Fast<'de> {
                 break;
             }
         }
-        if ctx.shape.is_some() || ctx.doc.is_some() {
-            // The shape or the doc holds them: no element outlives its
-            // reading.
+        if ctx.doc.is_some() {
+            // The doc holds them: no element outlives its reading.
             ctx.siblings.truncate(start);
             return Ok(Vec::new());
         }

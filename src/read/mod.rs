@@ -79,10 +79,7 @@ mod element;
 mod fast;
 mod fields;
 mod scan;
-mod shape;
 mod value;
-
-pub(crate) use shape::Shape;
 
 use element::{AnswerSeed, BlockScratch};
 use scan::{line_column, scan_nesting};
@@ -109,119 +106,33 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Reading<'a>> {
 
 /// [`read`], failing with [`Error::Deadline`] once `deadline` passes.
 ///
-/// Most answers are read in one pass ([`read_one_pass`]): the fast reader
-/// alone, its JSON nesting bounded as it reads. Any answer it is not sure of
+/// Most answers are read in one pass by the fast reader ([`read_fast_into`],
+/// its JSON nesting bounded from what it read). Any answer it is not sure of
 /// (a finding, a limit, bad JSON, a 0.1 answer, a key with an escape) is
 /// read again in two passes ([`read_two_passes`]: the nesting scan, then the
 /// lenient pass), so every refusal and every finding is the two-pass
 /// reader's, word for word.
+///
+/// The lenient pass is not tried in one pass: it stops at its first finding
+/// by returning an error through serde_json, which, unwinding, computes a
+/// line and column at every level it leaves, each by scanning the input from
+/// its start: the levels times the offset. The two passes make no error of a
+/// finding.
 pub(crate) fn read_until<'a>(
     bytes: &'a [u8],
     limits: &Limits,
     deadline: Option<&Deadline>,
 ) -> Result<Reading<'a>> {
-    let bytes = within_size(bytes, limits)?;
-    if let Some(reading) = read_one_pass(bytes, limits, deadline)? {
+    if let Some(((), reading)) = read_fast_into(bytes, limits, deadline, |_, _| {}, |_| Some(()))? {
         return Ok(reading);
     }
-    read_two_passes(bytes, limits, deadline)
+    read_until_not_fast(bytes, limits, deadline)
 }
 
-/// The fast reader alone, without the nesting scan before it: `Some` for a
-/// 0.2.x answer read without a single finding whose JSON nesting (bounded
-/// from what the pass read: elements two levels each, values inside them
-/// their own levels) is within the limit, exactly the reading the two
-/// passes give; `None` for anything else, which the caller reads again in
-/// two passes. `Err` only when the deadline passes (as it would again).
-///
-/// No stack can overflow without the scan: elements grow the stack as they
-/// nest, values inside them are read to [`value::MAX_VALUE_DEPTH`] levels.
-///
-/// The lenient pass is not tried in one pass before the two: it stops at its first finding by returning an
-/// error through serde_json, which, unwinding, computes a line and column at
-/// every level it leaves, each by scanning the input from its start: the
-/// levels times the offset. A conforming answer with one warning 1,000
-/// elements deep behind 200 MB took 37 s, past any deadline. The two passes make no error of a finding.
-fn read_one_pass<'a>(
-    bytes: &'a [u8],
-    limits: &Limits,
-    deadline: Option<&Deadline>,
-) -> Result<Option<Reading<'a>>> {
-    read_one_pass_with(bytes, limits, deadline, Readers::Fast)
-}
-
-/// Which reader of the one pass to try: the fast one (the differential
-/// tests also try the lenient pass alone).
-#[derive(Clone, Copy, PartialEq)]
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "only the differential tests try the lenient pass")
-)]
-enum Readers {
-    Fast,
-    Lenient,
-}
-
-fn read_one_pass_with<'a>(
-    bytes: &'a [u8],
-    limits: &Limits,
-    deadline: Option<&Deadline>,
-    readers: Readers,
-) -> Result<Option<Reading<'a>>> {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Ok(None);
-    };
-    let one_pass = value::OnePass::start();
-    let mut ctx = Ctx::new(limits, deadline, true);
-    // The fast reader (`fast`: the shape of a clean answer, over the bytes);
-    // the differential tests' lenient pass alone from the start.
-    let fast_read = if readers == Readers::Lenient {
-        Err(fast::Stop::Doubt)
-    } else {
-        fast::read_answer(text, &mut ctx)
-    };
-    let raw = match fast_read {
-        Ok(raw) => raw,
-        Err(fast::Stop::Deadline(deadline)) => return Err(deadline),
-        Err(fast::Stop::Doubt) if readers == Readers::Fast => return Ok(None),
-        Err(fast::Stop::Doubt) => {
-            one_pass.again();
-            ctx = Ctx::new(limits, deadline, true);
-            match lenient_one_pass(text, &mut ctx) {
-                Ok(Some(raw)) => raw,
-                Ok(None) => return Ok(None),
-                Err(()) => {
-                    return match ctx.abort.take() {
-                        Some(deadline @ Error::Deadline { .. }) => Err(deadline),
-                        _ => Ok(None),
-                    }
-                }
-            }
-        }
-    };
-    finish_one_pass(raw, &ctx, limits, deadline)
-}
-
-/// The shape of a clean answer, for the checker alone: `Some` exactly when
-/// [`read_until`] would read it in one pass by the fast reader (a 0.2.x
-/// answer with no finding: the same checks of [`finish_one_pass`]), `None`
-/// for anything else, which the caller reads whole. No element is kept
-/// (`Shape`). The same `Err` as [`read_until`] for an input over
-/// `max_input_bytes`.
-pub(crate) fn read_shape<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Option<Shape<'a>>> {
-    let read = read_fast_into(
-        bytes,
-        limits,
-        None,
-        |ctx, _| ctx.shape = Some(Shape::default()),
-        |ctx| ctx.shape.take(),
-    )?;
-    Ok(read.map(|(shape, _)| shape.finish()))
-}
-
-/// A clean answer read for a request, straight into a [`Doc`]: `Some`
-/// exactly when [`read_until`] would read it in one pass by the fast reader
-/// (as [`read_shape`]), `None` for anything else, which the caller reads
+/// A clean answer read straight into a [`Doc`] (for a request, and for the
+/// checker alone): `Some` exactly when [`read_until`] would read it in one
+/// pass by the fast reader (a 0.2.x answer with no finding: the checks of
+/// [`finish_one_pass`]), `None` for anything else, which the caller reads
 /// whole. No public [`Element`](crate::model::Element) tree is built. The
 /// same `Err` as [`read_until`] for an input over `max_input_bytes` or past
 /// `deadline`.
@@ -248,7 +159,7 @@ pub(crate) fn read_doc<'a>(
 
 /// [`read_until`] after [`read_doc`] gave `None`: its fast reader was
 /// not sure, and would not be again, so the answer is read in two passes
-/// (what [`read_until`] does next; see [`read_one_pass`] for why not the
+/// (what [`read_until`] does next; see there for why not the
 /// lenient pass in one).
 pub(crate) fn read_until_not_fast<'a>(
     bytes: &'a [u8],
@@ -260,7 +171,7 @@ pub(crate) fn read_until_not_fast<'a>(
 }
 
 /// The fast reader alone, keeping what `keep` sets the context up to keep
-/// (a [`Shape`], a [`Doc`]; `keep` is given the text after the byte-order
+/// (a [`Doc`], or nothing; `keep` is given the text after the byte-order
 /// mark) and `take` takes back from it: `Some` with the reading exactly
 /// when [`read_until`] would read the answer in one pass by the fast
 /// reader (the checks of [`finish_one_pass`]). The same `Err` as
@@ -277,7 +188,7 @@ fn read_fast_into<'a, T>(
         return Ok(None);
     };
     let _one_pass = value::OnePass::start();
-    let mut ctx = Ctx::new(limits, deadline, true);
+    let mut ctx = Ctx::new(limits, deadline);
     keep(&mut ctx, text);
     let raw = match fast::read_answer(text, &mut ctx) {
         Ok(raw) => raw,
@@ -291,22 +202,8 @@ fn read_fast_into<'a, T>(
     Ok(reading.map(|reading| (kept, reading)))
 }
 
-/// The lenient pass over `text` in one pass (the context says so): `Err`
-/// when serde_json stopped (bad JSON, a limit, the deadline: `ctx.abort`).
-fn lenient_one_pass<'a>(
-    text: &'a str,
-    ctx: &mut Ctx<'_, 'a>,
-) -> std::result::Result<Option<RawAnswer<'a>>, ()> {
-    let mut json = serde_json::Deserializer::from_str(text);
-    json.disable_recursion_limit();
-    let parsed = AnswerSeed(ctx).deserialize(&mut json);
-    parsed
-        .and_then(|raw| json.end().map(|()| raw))
-        .map_err(|_| ())
-}
-
-/// What either reader of the one pass read, kept only when it is exactly
-/// what the two passes give (`None` otherwise).
+/// What the fast reader read, kept only when it is exactly what the two
+/// passes give (`None` otherwise).
 fn finish_one_pass<'a>(
     raw: RawAnswer<'a>,
     ctx: &Ctx<'_, 'a>,
@@ -349,25 +246,16 @@ fn finish_one_pass<'a>(
     }))
 }
 
-/// [`read_one_pass`] with the fast reader alone (`Ok(None)` at its first
-/// doubt) or the lenient pass alone, after the input's size and the
-/// byte-order mark (the differential tests' readers).
+/// The fast reader alone: `Ok(None)` at its first doubt (the differential
+/// tests' reader of the one pass).
 #[cfg(test)]
-pub(crate) fn read_one_pass_by<'a>(
-    bytes: &'a [u8],
-    limits: &Limits,
-    fast: bool,
-) -> Result<Option<Reading<'a>>> {
-    let readers = if fast {
-        Readers::Fast
-    } else {
-        Readers::Lenient
-    };
-    read_one_pass_with(within_size(bytes, limits)?, limits, None, readers)
+pub(crate) fn read_fast_alone<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Option<Reading<'a>>> {
+    let read = read_fast_into(bytes, limits, None, |_, _| {}, |_| Some(()))?;
+    Ok(read.map(|((), reading)| reading))
 }
 
-/// [`read_until`] as it was before [`read_one_pass`]: the input's size,
-/// the byte-order mark, then two passes (the differential tests' reference).
+/// The reference reader: the input's size, the byte-order mark, then two
+/// passes, whatever the answer (the differential tests').
 #[cfg(test)]
 pub(crate) fn read_in_two_passes<'a>(
     bytes: &'a [u8],
@@ -407,7 +295,7 @@ pub(crate) fn read_two_passes<'a>(
         }
     })?;
 
-    let mut ctx = Ctx::new(limits, deadline, false);
+    let mut ctx = Ctx::new(limits, deadline);
     let mut json = serde_json::Deserializer::from_str(text);
     json.disable_recursion_limit();
     let parsed = AnswerSeed(&mut ctx).deserialize(&mut json);
@@ -644,9 +532,6 @@ struct Ctx<'l, 'de> {
     depth: usize,
     /// The deepest element read so far (the root is 1).
     deepest: usize,
-    /// Reading in one pass ([`read_one_pass`]): the first finding stops it,
-    /// as the answer will be read again in two passes.
-    one_pass: bool,
     /// A limit error that stopped the parse; reported instead of serde's.
     abort: Option<Error>,
     /// Scratch stacks, reused for every element: the children read so far
@@ -659,16 +544,13 @@ struct Ctx<'l, 'de> {
     order: Vec<u32>,
     /// One element's attributes as they are read ([`value::AttributesSeed`]).
     pairs: Vec<(String, Value)>,
-    /// Reading for the checker alone ([`read_shape`], the fast reader
-    /// only): what it reads of each element, which is then dropped.
-    shape: Option<Shape<'de>>,
-    /// Reading for a request ([`read_doc`], the fast reader only): each
+    /// Reading into a doc ([`read_doc`], the fast reader only): each
     /// element's fields move here, its shell is dropped.
     doc: Option<Doc<'de>>,
 }
 
 impl<'l> Ctx<'l, '_> {
-    fn new(limits: &'l Limits, deadline: Option<&'l Deadline>, one_pass: bool) -> Self {
+    fn new(limits: &'l Limits, deadline: Option<&'l Deadline>) -> Self {
         Ctx {
             limits,
             deadline,
@@ -677,14 +559,12 @@ impl<'l> Ctx<'l, '_> {
             elements: 0,
             depth: 0,
             deepest: 0,
-            one_pass,
             abort: None,
             siblings: Vec::new(),
             blocks: Vec::new(),
             block: BlockScratch::default(),
             order: Vec::new(),
             pairs: Vec::new(),
-            shape: None,
             doc: None,
         }
     }

@@ -146,7 +146,7 @@ thread_local! {
     static ONE_PASS: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
-/// This thread reads in one pass while the value lives (`read_one_pass`):
+/// This thread reads in one pass while the value lives (`read_fast_into`):
 /// [`Skip`] stops the pass, and [`BoundedValue`] notes how deep its arrays
 /// and objects go.
 pub(super) struct OnePass(());
@@ -155,12 +155,6 @@ impl OnePass {
     pub(super) fn start() -> OnePass {
         ONE_PASS.with(|p| p.set(Some(0)));
         OnePass(())
-    }
-
-    /// Reading again from the start (the fast reader gave up): nothing
-    /// read so far counts.
-    pub(super) fn again(&self) {
-        ONE_PASS.with(|p| p.set(Some(0)));
     }
 
     /// The deepest level of an array or object read inside an element.

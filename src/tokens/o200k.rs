@@ -10,7 +10,8 @@
 //! open-addressed table from a pair to the token it merges into, and the
 //! pre-tokenizer's patterns as one dense DFA. Layout in `o200k/layout.rs`.
 //! Only the DFA's validation runs at run time, once, on the first count
-//! ([`warm_up`]).
+//! ([`warm_up`]). The patterns compiled as a regex are the tests' reference
+//! for the DFA, not a fallback: a DFA that does not load counts nothing.
 //!
 //! The counting ([`count_till_limit`]: bpe's backtracking encoder and its
 //! pair check) and the pre-tokenizer ([`split`]: bpe-openai's o200k
@@ -45,11 +46,10 @@
 
 use std::sync::LazyLock;
 
-use regex_automata::meta::Regex;
 use regex_automata::{Anchored, Input};
 
 mod layout;
-use layout::{pair_slot, BASE_SHIFT, CHILD, LOOKAHEAD, NONE, PAIR_SLOTS, PATTERNS};
+use layout::{pair_slot, BASE_SHIFT, CHILD, LOOKAHEAD, NONE, PAIR_SLOTS};
 
 /// The double-array trie: 8 bytes a slot (unit, value).
 static TRIE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_trie.bin"));
@@ -235,8 +235,8 @@ impl<'t> Backtrack<'t> {
     }
 }
 
-/// The pre-tokenizer's dense DFA (build.rs), aligned as its deserializer
-/// wants (`u32`); empty if it did not determinize.
+/// The pre-tokenizer's dense DFA (build.rs, which fails the build if the
+/// patterns do not determinize), aligned as its deserializer wants (`u32`).
 #[repr(C)]
 struct Aligned<B: ?Sized> {
     align: [u32; 0],
@@ -247,21 +247,19 @@ static DFA_BYTES: &[u8] = include!(concat!(env!("OUT_DIR"), "/o200k_dfa.rs"));
 type Dfa = regex_automata::dfa::dense::DFA<&'static [u32]>;
 
 /// The pre-tokenizer's DFA, validated once (`DFA::from_bytes` checks every
-/// transition; no copy).
+/// transition; no copy). `None` only for bytes that are not the DFA
+/// build.rs wrote: then no text is counted ([`Unavailable`]).
 static DFA: LazyLock<Option<Dfa>> = LazyLock::new(|| Some(Dfa::from_bytes(DFA_BYTES).ok()?.0));
 
-/// The same patterns compiled (bpe-openai's `Regex::new_many`): where the
-/// DFA is missing or gives up, which o200k's patterns never make it do.
-static REGEX: LazyLock<Regex> = LazyLock::new(|| {
-    // Fixed patterns: a test builds them.
-    Regex::new_many(&PATTERNS).expect("the o200k patterns compile")
-});
+/// The pre-tokenizer could not cut a text: its DFA did not load, or a
+/// search failed (an anchored search of a DFA built with anchored starts
+/// and no quit bytes does not). The caller counts nothing.
+#[derive(Debug)]
+pub(crate) struct Unavailable;
 
 /// Loads the pre-tokenizer now rather than on the first count.
 pub(crate) fn warm_up() {
-    if LazyLock::force(&DFA).is_none() {
-        LazyLock::force(&REGEX);
-    }
+    LazyLock::force(&DFA);
 }
 
 /// The pieces o200k's pre-tokenizer cuts `text` into, in order.
@@ -277,26 +275,28 @@ pub(crate) struct Splits<'t> {
     last: usize,
 }
 
-/// The end and pattern of the first match of [`PATTERNS`] at the start of
+/// The end and pattern of the first match of [`layout::PATTERNS`] at the start of
 /// `text`, anchored.
-fn find(text: &str) -> Option<(usize, usize)> {
+fn find(text: &str) -> Result<Option<(usize, usize)>, Unavailable> {
+    use regex_automata::dfa::Automaton;
+    let dfa = DFA.as_ref().ok_or(Unavailable)?;
     let input = Input::new(text).anchored(Anchored::Yes);
-    if let Some(dfa) = &*DFA {
-        use regex_automata::dfa::Automaton;
-        if let Ok(found) = dfa.try_search_fwd(&input) {
-            return found.map(|m| (m.offset(), m.pattern().as_usize()));
-        }
-    }
-    REGEX
-        .find(input)
-        .map(|m| (m.range().end, m.pattern().as_usize()))
+    let found = dfa.try_search_fwd(&input).map_err(|_| Unavailable)?;
+    Ok(found.map(|m| (m.offset(), m.pattern().as_usize())))
 }
 
 impl<'t> Iterator for Splits<'t> {
-    type Item = &'t str;
+    type Item = Result<&'t str, Unavailable>;
 
-    fn next(&mut self) -> Option<&'t str> {
-        let (len, pattern) = find(&self.text[self.last..])?;
+    fn next(&mut self) -> Option<Self::Item> {
+        let (len, pattern) = match find(&self.text[self.last..]) {
+            Ok(found) => found?,
+            Err(unavailable) => {
+                // Nothing more is cut: the caller stops at the error.
+                self.last = self.text.len();
+                return Some(Err(unavailable));
+            }
+        };
         let start = self.last;
         let mut end = self.last + len;
         if LOOKAHEAD[pattern] {
@@ -309,7 +309,7 @@ impl<'t> Iterator for Splits<'t> {
             }
         }
         self.last = end;
-        Some(&self.text[start..end])
+        Some(Ok(&self.text[start..end]))
     }
 }
 
@@ -317,9 +317,16 @@ impl<'t> Iterator for Splits<'t> {
 mod tests {
     use std::collections::{HashMap, HashSet};
 
+    use regex_automata::meta::Regex;
     use serde::de::IgnoredAny;
 
+    use super::layout::PATTERNS;
     use super::*;
+
+    /// The pieces of `text` (the DFA loads: a test says so).
+    fn pieces(text: &str) -> Vec<&str> {
+        split(text).collect::<Result<_, _>>().unwrap()
+    }
 
     fn bpe() -> &'static bpe_openai::byte_pair_encoding::BytePairEncoding {
         &bpe_openai::o200k_base().bpe
@@ -609,14 +616,14 @@ mod tests {
         let mut longest = 0;
         for text in corpus() {
             assert_eq!(
-                split(&text).collect::<Vec<_>>(),
+                pieces(&text),
                 tokenizer.split(&text).collect::<Vec<_>>(),
                 "{text:?}"
             );
             let n = tokenizer.count(text.as_str());
             let count = |limit: usize| {
                 let mut total = 0;
-                for piece in split(&text) {
+                for piece in pieces(&text) {
                     total += count_till_limit(piece.as_bytes(), limit - total)?;
                 }
                 Some(total)
@@ -663,18 +670,24 @@ mod tests {
     }
 
     /// The DFA build.rs wrote loads and splits as the compiled patterns do
-    /// (and so as bpe-openai, which the corpus test compares with).
+    /// (bpe-openai's `Regex::new_many`, the reference; the corpus test
+    /// compares the pieces with bpe-openai's own).
     #[test]
     fn the_pretokenizer_dfa_finds_what_the_regex_finds() {
         assert!(DFA.is_some(), "the DFA loads");
+        let compiled = Regex::new_many(&PATTERNS).unwrap();
         let regex = |text: &str| {
-            REGEX
+            compiled
                 .find(Input::new(text).anchored(Anchored::Yes))
                 .map(|m| (m.range().end, m.pattern().as_usize()))
         };
         for text in corpus() {
             for (at, _) in text.char_indices().step_by(7) {
-                assert_eq!(find(&text[at..]), regex(&text[at..]), "{text:?} at {at}");
+                assert_eq!(
+                    find(&text[at..]).unwrap(),
+                    regex(&text[at..]),
+                    "{text:?} at {at}"
+                );
             }
         }
     }
@@ -682,9 +695,6 @@ mod tests {
     #[test]
     fn warm_up_builds_the_pretokenizer() {
         warm_up();
-        assert_eq!(
-            split("Hello world  x").collect::<Vec<_>>(),
-            ["Hello", " world", " ", " x"]
-        );
+        assert_eq!(pieces("Hello world  x"), ["Hello", " world", " ", " x"]);
     }
 }
