@@ -296,3 +296,14 @@ fn the_layer_list_is_layerings() {
         "modules of src/lib.rs in no layer: {unlayered:?}"
     );
 }
+
+/// BENCHMARKS.md holds today's figures, not their history.
+#[test]
+fn the_benchmarks_are_at_most_30_000_bytes() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/BENCHMARKS.md");
+    let len = std::fs::read(path).unwrap().len();
+    assert!(
+        len <= 30_000,
+        "BENCHMARKS.md is {len} bytes; the limit is 30,000: keep today's figures, leave history to git"
+    );
+}
