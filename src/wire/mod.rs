@@ -3,7 +3,7 @@
 //!
 //! - **parameters → [`Request`]**: [`TrimParams`], built from a JSON params
 //!   object ([`Params`]), keyword arguments or flags, with the conversions
-//!   of one parameter each ([`format`], [`budget`], [`timeout_ms`],
+//!   of one parameter each ([`format()`], [`budget()`], [`timeout_ms`],
 //!   [`timeout_seconds`]); every message names the parameter at fault;
 //! - **the result**: [`TrimResult`], `{"output", "report"}`;
 //! - **the error object**: [`Failure`], `{"code", "message", "data":
