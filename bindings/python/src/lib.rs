@@ -368,7 +368,10 @@ impl serde::Serialize for PyJson<'_, '_, '_> {
             } else if let Ok(n) = value.extract::<u64>() {
                 serializer.serialize_u64(n)
             } else {
-                Err(walk.fail(ErrorKind::InvalidInput, "an integer outside 64 bits".to_string()))
+                Err(walk.fail(
+                    ErrorKind::InvalidInput,
+                    "an integer outside 64 bits".to_string(),
+                ))
             }
         } else if let Ok(f) = value.cast::<PyFloat>() {
             let f = f.value();
