@@ -199,6 +199,12 @@ fn _ctxgate(module: &Bound<'_, PyModule>) -> PyResult<()> {
         .map(|f| f.name())
         .collect();
     module.add("IMPORT_FORMATS", PyTuple::new(module.py(), formats)?)?;
+    // The exception class of each kind, from the library's wire table.
+    let classes: Vec<&str> = ErrorKind::ALL
+        .iter()
+        .map(|kind| wire::codes(*kind).python)
+        .collect();
+    module.add("ERROR_CLASSES", PyTuple::new(module.py(), classes)?)?;
     Ok(())
 }
 
