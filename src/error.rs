@@ -3,9 +3,9 @@
 //! No message carries an element's title, content, url or attribute value.
 //!
 //! Callers decide by [`Error::kind`], never by matching messages or listing
-//! variants: one match on [`ErrorKind`] gives the CLI's exit code (and will
-//! give a server's status and a binding's exception class). Positions are
-//! read with [`Error::line`], [`Error::column`] and [`Error::pointer`].
+//! variants: [`crate::wire::codes`] gives each kind's exit code, JSON-RPC
+//! code, HTTP status and Python exception class. Positions are read with
+//! [`Error::line`], [`Error::column`] and [`Error::pointer`].
 
 use std::fmt;
 
@@ -38,6 +38,21 @@ pub enum ErrorKind {
     Usage,
     /// A bug in ctxgate: an invariant did not hold; nothing was sent.
     Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, in the order above.
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::InvalidInput,
+        ErrorKind::NotConforming,
+        ErrorKind::OverLimit,
+        ErrorKind::BudgetUnreachable,
+        ErrorKind::Policy,
+        ErrorKind::Deadline,
+        ErrorKind::Io,
+        ErrorKind::Usage,
+        ErrorKind::Internal,
+    ];
 }
 
 /// Everything that can go wrong. On any error, nothing may be sent.
@@ -305,13 +320,7 @@ impl Error {
         let Error::Policy { location, .. } = self else {
             return None;
         };
-        let mut parts = location.rsplitn(3, ':');
-        let column = parts.next().and_then(|c| c.parse().ok());
-        let line = parts.next().and_then(|l| l.parse().ok());
-        match (parts.next(), line, column) {
-            (Some(file), Some(line), Some(column)) => Some((file, Some(line), Some(column))),
-            _ => Some((location, None, None)),
-        }
+        Some(split_location(location))
     }
 
     /// Every finding, for [`Error::NotConforming`]; empty otherwise.
@@ -320,6 +329,17 @@ impl Error {
             Error::NotConforming { findings } => findings,
             _ => &[],
         }
+    }
+}
+
+/// A policy location, `file:line:col` or the file alone, as its parts.
+pub(crate) fn split_location(location: &str) -> (&str, Option<usize>, Option<usize>) {
+    let mut parts = location.rsplitn(3, ':');
+    let column = parts.next().and_then(|c| c.parse().ok());
+    let line = parts.next().and_then(|l| l.parse().ok());
+    match (parts.next(), line, column) {
+        (Some(file), Some(line), Some(column)) => (file, Some(line), Some(column)),
+        _ => (location, None, None),
     }
 }
 
@@ -397,6 +417,27 @@ mod tests {
             | Error::Deadline { .. }
             | Error::Io { .. } => 19,
         }
+    }
+
+    /// [`ErrorKind::ALL`] holds every kind: this match, exhaustive inside the
+    /// crate, stops compiling when a kind is added.
+    #[test]
+    fn every_kind_is_in_all() {
+        let index = |kind: ErrorKind| match kind {
+            ErrorKind::InvalidInput => 0,
+            ErrorKind::NotConforming => 1,
+            ErrorKind::OverLimit => 2,
+            ErrorKind::BudgetUnreachable => 3,
+            ErrorKind::Policy => 4,
+            ErrorKind::Deadline => 5,
+            ErrorKind::Io => 6,
+            ErrorKind::Usage => 7,
+            ErrorKind::Internal => 8,
+        };
+        for (n, kind) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(index(*kind), n);
+        }
+        assert_eq!(ErrorKind::ALL.len(), 9);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
-// The public API is the root re-exports below, `import::{import, Format}`
-// and `synth::synth` (ARCHITECTURE.md, "API boundary"). Every other module
+// The public API is the root re-exports below, `import::{import, Format}`,
+// `synth::synth` and `wire`, the wire form every front end and binding
+// shares (ARCHITECTURE.md, "API boundary"). Every other module
 // is private: the CLI is a module of this crate so it can use them, and
 // benches and fuzz targets that time one stage reach them through the
 // doc-hidden `internals` module (feature `internals`).
@@ -32,6 +33,7 @@ mod suggest;
 pub mod synth;
 mod tokens;
 mod trim;
+pub mod wire;
 
 pub use check::{check, check_bytes, read_conforming, CheckReport};
 pub use deadline::{Stage, DEFAULT_TIMEOUT};

@@ -69,7 +69,9 @@ const LAYERS: &[&[&str]] = &[
     &["policy"],
     &["tokens"],
     &["trim"],
-    &["gate"],
+    // The library's front door; the wire form of requests, results and
+    // errors, which every front end and binding shares.
+    &["gate", "wire"],
     // The command line may use every module; the benches' door to the
     // stages (feature `internals`) uses the stages. Nothing uses either.
     &["cli", "internals"],

@@ -68,7 +68,7 @@ pub fn run(args: ExplainArgs) -> Result<super::Outcome, Failure> {
     let warm = std::thread::spawn(crate::Gate::warm_up_tokens);
     let gate = args.request.gate()?;
     let bytes = read_input(args.request.file.as_deref())?;
-    let request = args.request.request(args.sent_format);
+    let request = args.request.request(args.sent_format)?;
     let answer = crate::read_conforming(&bytes, gate.limits())?;
     let _ = warm.join();
     let trimmed = gate.trim(&answer, &request)?;

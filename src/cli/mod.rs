@@ -1,7 +1,7 @@
 //! Command-line interface: clap → library → output → exit code.
 //!
-//! Exit codes, for every subcommand, decided in one place (`exit_code`) by
-//! the error's [`ErrorKind`]: 0 = fine; 1 = the input was judged and found
+//! Exit codes, for every subcommand, decided in one place (the `exit` of
+//! [`crate::wire::codes`]) by the error's [`ErrorKind`]: 0 = fine; 1 = the input was judged and found
 //! wanting (not JSON or not of the import format, does not conform, over a
 //! limit, budget unreachable, past the deadline) or the command's findings
 //! say so (`check`, `policy check`, failed `policy test`); 2 = usage, I/O,
@@ -160,22 +160,19 @@ impl RequestArgs {
     }
 
     /// The request these flags ask for, sent in `format`.
-    pub fn request(&self, format: FormatArg) -> crate::Request {
-        let mut request = crate::Request::new(self.action.clone()).format(match format {
-            FormatArg::Json => crate::render::Format::Json,
-            FormatArg::Outline => crate::render::Format::Outline,
-        });
-        if let Some(target) = &self.target {
-            request = request.target(target.clone());
-        }
-        if let Some(timeout) = self.timeout {
-            request = request.timeout(timeout);
-        }
-        match (self.max_tokens, self.max_bytes) {
-            (Some(n), _) => request.budget(crate::policy::Budget::Tokens(n)),
-            (_, Some(n)) => request.budget(crate::policy::Budget::Bytes(n)),
-            _ => request,
-        }
+    pub fn request(&self, format: FormatArg) -> Result<crate::Request, Failure> {
+        let params = crate::wire::TrimParams {
+            action: Some(self.action.clone()),
+            target: self.target.clone(),
+            max_tokens: self.max_tokens,
+            max_bytes: self.max_bytes,
+            format: Some(match format {
+                FormatArg::Json => crate::Format::Json,
+                FormatArg::Outline => crate::Format::Outline,
+            }),
+            timeout: self.timeout,
+        };
+        params.request().map_err(Failure::from)
     }
 }
 
@@ -262,6 +259,23 @@ impl Failure {
     }
 }
 
+impl From<crate::wire::Failure> for Failure {
+    fn from(failure: crate::wire::Failure) -> Failure {
+        let kind = match failure.kind {
+            crate::wire::Kind::Lib(kind) => kind,
+            // The server's own kinds are never a command's: one here is a bug.
+            _ => ErrorKind::Internal,
+        };
+        Failure {
+            kind,
+            message: failure.message,
+            error: None,
+            printed: false,
+            closed_pipe: false,
+        }
+    }
+}
+
 impl From<crate::Error> for Failure {
     fn from(err: crate::Error) -> Failure {
         Failure {
@@ -274,25 +288,13 @@ impl From<crate::Error> for Failure {
     }
 }
 
-/// The exit code for an error of `kind`: the CLI's whole contract.
-pub(crate) fn exit_code(kind: ErrorKind) -> u8 {
-    match kind {
-        ErrorKind::InvalidInput
-        | ErrorKind::NotConforming
-        | ErrorKind::OverLimit
-        | ErrorKind::BudgetUnreachable
-        | ErrorKind::Deadline => 1,
-        ErrorKind::Policy | ErrorKind::Io | ErrorKind::Usage | ErrorKind::Internal => 2,
-    }
-}
-
 /// Runs the command line: what `ctxgate` (the binary) does.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
             let code = if err.use_stderr() {
-                exit_code(ErrorKind::Usage)
+                crate::wire::codes(ErrorKind::Usage).exit
             } else {
                 0
             };
@@ -336,7 +338,7 @@ pub fn main() -> ExitCode {
             if !printed {
                 eprintln!("error: {}", crate::render::visible(&message));
             }
-            ExitCode::from(exit_code(kind))
+            ExitCode::from(crate::wire::codes(kind).exit)
         }
     }
 }
@@ -582,13 +584,13 @@ mod tests {
         assert_eq!(table.len(), 19);
         for (err, kind, code) in table {
             assert_eq!(err.kind(), kind, "{err}");
-            assert_eq!(exit_code(kind), code, "{err}");
+            assert_eq!(crate::wire::codes(kind).exit, code, "{err}");
             let message = format!("{err:#}");
             let failure = Failure::from(err);
             assert_eq!((failure.kind, failure.message), (kind, message));
         }
         // The CLI's own failures follow the same table.
-        assert_eq!(exit_code(Failure::usage("x").kind), 2);
-        assert_eq!(exit_code(Failure::io("x").kind), 2);
+        assert_eq!(crate::wire::codes(Failure::usage("x").kind).exit, 2);
+        assert_eq!(crate::wire::codes(Failure::io("x").kind).exit, 2);
     }
 }

@@ -45,7 +45,7 @@ pub fn run(args: TrimArgs) -> Result<Outcome, Failure> {
 
 /// Writes the failure as `serve`'s error object on stderr.
 fn print_json_error(mut failure: Failure) -> Failure {
-    use super::serve::wire;
+    use crate::wire;
     let object = match &failure.error {
         Some(err) => wire::Failure::from(err.as_ref()),
         None => wire::Failure::new(wire::Kind::Lib(failure.kind), failure.message.clone()),
@@ -149,7 +149,7 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
         eprintln!("warning: {unknown}");
     }
     let bytes = read_input(args.request.file.as_deref())?;
-    let request = args.request.request(args.format);
+    let request = args.request.request(args.format)?;
     if let Some(warm) = warm {
         let _ = warm.join();
     }
@@ -181,7 +181,7 @@ fn run_inner(args: TrimArgs) -> Result<Outcome, Failure> {
         })?;
     }
     if args.json {
-        let mut line = serde_json::to_string(&super::serve::wire::TrimResult {
+        let mut line = serde_json::to_string(&crate::wire::TrimResult {
             output: &trimmed.rendered,
             report: &trimmed.report,
         })

@@ -2,11 +2,13 @@
 //! calls into the library and the crossing of the language boundary: an
 //! answer in (`bytes`, `str`, or a `dict` serialized here, once, straight
 //! from the Python objects), the output and the report out, and every
-//! `ctxgate::Error` raised as the exception class of its `ErrorKind`
-//! (the classes live in `ctxgate/_errors.py`). A request's report stays a
-//! Rust value until the host reads it: most requests' reports are never
-//! read, and serializing one was most of what a small request cost here
-//! beyond the library's own work. The pure-Python layer
+//! failure raised as the exception class the library's `ctxgate::wire`
+//! table names for its kind (the classes live in `ctxgate/_errors.py`),
+//! with the error object's fields as attributes. Keyword arguments become
+//! a request through `ctxgate::wire::TrimParams`, as `serve`'s params do.
+//! A request's report stays a Rust value until the host reads it: most
+//! requests' reports are never read, and serializing one was most of what
+//! a small request cost here beyond the library's own work. The pure-Python layer
 //! (`ctxgate/__init__.py`) checks arguments and wraps results; it holds no
 //! logic of trimming.
 //!
@@ -18,9 +20,9 @@
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use ctxgate::{Budget, Error, ErrorKind, Format, Gate as Inner, Limits, Policy, Request};
+use ctxgate::wire::{self, Kind, TrimParams};
+use ctxgate::{Error, ErrorKind, Gate as Inner, Limits, Policy};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde::ser::{Error as _, SerializeMap, SerializeSeq};
@@ -87,47 +89,17 @@ impl Gate {
         format: &str,
         timeout: Option<f64>,
     ) -> PyResult<(Bound<'py, PyString>, Bound<'py, Report>)> {
-        let mut request = Request::new(action).format(match format {
-            "json" => Format::Json,
-            "outline" => Format::Outline,
-            other => {
-                return Err(binding_error(
-                    py,
-                    "UsageError",
-                    &format!(
-                        "unknown format `{}`; expected `json` or `outline`",
-                        other.escape_debug()
-                    ),
-                ))
-            }
-        });
-        if let Some(target) = target {
-            request = request.target(target);
-        }
-        match (max_tokens, max_bytes) {
-            (Some(_), Some(_)) => {
-                return Err(binding_error(
-                    py,
-                    "UsageError",
-                    "give `max_tokens` or `max_bytes`, not both",
-                ))
-            }
-            (Some(n), None) => request = request.budget(Budget::Tokens(n)),
-            (None, Some(n)) => request = request.budget(Budget::Bytes(n)),
-            (None, None) => {}
-        }
-        if let Some(seconds) = timeout {
-            match Duration::try_from_secs_f64(seconds) {
-                Ok(timeout) if !timeout.is_zero() => request = request.timeout(timeout),
-                _ => {
-                    return Err(binding_error(
-                        py,
-                        "UsageError",
-                        &format!("a timeout must be a positive number of seconds, not {seconds}"),
-                    ))
-                }
-            }
-        }
+        let request = (|| {
+            let mut params = TrimParams::default();
+            params.action = Some(action);
+            params.target = target;
+            params.max_tokens = max_tokens;
+            params.max_bytes = max_bytes;
+            params.format = Some(wire::format(format)?);
+            params.timeout = timeout.map(wire::timeout_seconds).transpose()?;
+            params.request()
+        })()
+        .map_err(|failure| exception(py, &failure, |_| Ok(())))?;
         let input = AnswerInput::from_py(py, answer, self.inner.limits())?;
         let bytes = input.bytes()?;
         let gate = &self.inner;
@@ -180,13 +152,9 @@ impl Report {
     /// --report`, made without the GIL.
     fn json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
         let report = &self.inner;
-        let json = py.detach(|| serde_json::to_string(report)).map_err(|e| {
-            binding_error(
-                py,
-                "InternalError",
-                &format!("the report does not serialize: {e}"),
-            )
-        })?;
+        let json = py
+            .detach(|| serde_json::to_string(report))
+            .map_err(|e| internal(py, &format!("the report does not serialize: {e}")))?;
         Ok(PyString::new(py, &json))
     }
 }
@@ -231,6 +199,12 @@ fn _ctxgate(module: &Bound<'_, PyModule>) -> PyResult<()> {
         .map(|f| f.name())
         .collect();
     module.add("IMPORT_FORMATS", PyTuple::new(module.py(), formats)?)?;
+    // The exception class of each kind, from the library's wire table.
+    let classes: Vec<&str> = ErrorKind::ALL
+        .iter()
+        .map(|kind| wire::codes(*kind).python)
+        .collect();
+    module.add("ERROR_CLASSES", PyTuple::new(module.py(), classes)?)?;
     Ok(())
 }
 
@@ -250,11 +224,10 @@ impl PolicySource {
         if policy.is_instance_of::<PyList>() || policy.is_instance_of::<PyTuple>() {
             let paths: Vec<PathBuf> = policy.extract()?;
             if paths.is_empty() {
-                return Err(binding_error(
-                    py,
-                    "UsageError",
+                let failure = wire::Failure::usage(
                     "the list of policy paths is empty; give at least one, or none for the default policy",
-                ));
+                );
+                return Err(exception(py, &failure, |_| Ok(())));
             }
             return Ok(PolicySource::Layers(paths));
         }
@@ -303,19 +276,12 @@ impl<'py> AnswerInput<'py> {
     }
 }
 
-/// What stopped the serialization of a `dict`, and where.
-struct Failure {
-    class: &'static str,
-    message: String,
-    pointer: String,
-}
-
 /// The walk of a Python value into JSON: the JSON pointer of the value
 /// being written, and the first failure.
 struct Walk {
     path: RefCell<Vec<String>>,
     nesting: usize,
-    failure: RefCell<Option<Failure>>,
+    failure: RefCell<Option<wire::Failure>>,
 }
 
 impl Walk {
@@ -330,16 +296,12 @@ impl Walk {
         pointer
     }
 
-    fn fail<E: serde::ser::Error>(&self, class: &'static str, what: String) -> E {
+    fn fail<E: serde::ser::Error>(&self, kind: ErrorKind, what: String) -> E {
         let pointer = self.pointer();
         let message = format!("the answer at {pointer}: {what}");
         let mut failure = self.failure.borrow_mut();
         if failure.is_none() {
-            *failure = Some(Failure {
-                class,
-                message,
-                pointer,
-            });
+            *failure = Some(wire::Failure::new(Kind::Lib(kind), message).with("pointer", pointer));
         }
         E::custom("stopped")
     }
@@ -364,15 +326,8 @@ fn serialize(py: Python<'_>, answer: &Bound<'_, PyAny>, limits: &Limits) -> PyRe
     match serde::Serialize::serialize(&value, &mut serde_json::Serializer::new(&mut bytes)) {
         Ok(()) => Ok(bytes),
         Err(e) => Err(match walk.failure.into_inner() {
-            Some(failure) => {
-                let built = exception(py, failure.class, &failure.message, |e| {
-                    e.setattr("pointer", &failure.pointer)
-                });
-                match built {
-                    Ok(err) | Err(err) => err,
-                }
-            }
-            None => binding_error(py, "InternalError", &format!("serializing the answer: {e}")),
+            Some(failure) => exception(py, &failure, |_| Ok(())),
+            None => internal(py, &format!("serializing the answer: {e}")),
         }),
     }
 }
@@ -402,7 +357,7 @@ impl serde::Serialize for PyJson<'_, '_, '_> {
             || value.is_instance_of::<PyTuple>();
         if nested && self.depth > walk.nesting {
             return Err(walk.fail(
-                "LimitExceeded",
+                ErrorKind::OverLimit,
                 format!(
                     "JSON nesting passes {} levels, what the tree's depth limit allows (`max_depth`)",
                     walk.nesting
@@ -419,20 +374,23 @@ impl serde::Serialize for PyJson<'_, '_, '_> {
             } else if let Ok(n) = value.extract::<u64>() {
                 serializer.serialize_u64(n)
             } else {
-                Err(walk.fail("InvalidInput", "an integer outside 64 bits".to_string()))
+                Err(walk.fail(
+                    ErrorKind::InvalidInput,
+                    "an integer outside 64 bits".to_string(),
+                ))
             }
         } else if let Ok(f) = value.cast::<PyFloat>() {
             let f = f.value();
             if f.is_finite() {
                 serializer.serialize_f64(f)
             } else {
-                Err(walk.fail("InvalidInput", format!("{f} is not a JSON number")))
+                Err(walk.fail(ErrorKind::InvalidInput, format!("{f} is not a JSON number")))
             }
         } else if let Ok(s) = value.cast::<PyString>() {
             match s.to_str() {
                 Ok(s) => serializer.serialize_str(s),
                 Err(_) => Err(walk.fail(
-                    "InvalidInput",
+                    ErrorKind::InvalidInput,
                     "a str that is not valid Unicode (a lone surrogate)".to_string(),
                 )),
             }
@@ -442,7 +400,7 @@ impl serde::Serialize for PyJson<'_, '_, '_> {
                 let Ok(key) = key.cast::<PyString>() else {
                     let kind = key.get_type().name().map(|n| n.to_string());
                     return Err(walk.fail(
-                        "InvalidInput",
+                        ErrorKind::InvalidInput,
                         format!(
                             "a dict key is {}; JSON keys are str",
                             kind.as_deref().unwrap_or("not a str")
@@ -451,7 +409,7 @@ impl serde::Serialize for PyJson<'_, '_, '_> {
                 };
                 let Ok(key) = key.to_str() else {
                     return Err(walk.fail(
-                        "InvalidInput",
+                        ErrorKind::InvalidInput,
                         "a dict key that is not valid Unicode (a lone surrogate)".to_string(),
                     ));
                 };
@@ -475,7 +433,7 @@ impl serde::Serialize for PyJson<'_, '_, '_> {
         } else {
             let kind = value.get_type().name().map(|n| n.to_string());
             Err(walk.fail(
-                "InvalidInput",
+                ErrorKind::InvalidInput,
                 format!(
                     "a {} is not JSON (dict, list, str, int, float, bool or None)",
                     kind.as_deref().unwrap_or("value")
@@ -524,15 +482,16 @@ fn findings_to_py<'py>(
     py: Python<'py>,
     findings: &[ctxgate::Finding],
 ) -> PyResult<Bound<'py, PyList>> {
+    let json = serde_json::to_value(findings)
+        .map_err(|e| internal(py, &format!("a finding does not serialize: {e}")))?;
+    findings_json_to_py(py, &json)
+}
+
+/// Findings serialized (`check`'s, or an error object's `findings`) as
+/// [`findings_to_py`] writes them.
+fn findings_json_to_py<'py>(py: Python<'py>, findings: &Value) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
-    for finding in findings {
-        let json = serde_json::to_value(finding).map_err(|e| {
-            binding_error(
-                py,
-                "InternalError",
-                &format!("a finding does not serialize: {e}"),
-            )
-        })?;
+    for json in findings.as_array().into_iter().flatten() {
         let dict = PyDict::new(py);
         for key in ["pointer", "id", "requirement", "severity", "message"] {
             dict.set_item(key, to_py(py, json.get(key).unwrap_or(&Value::Null))?)?;
@@ -561,93 +520,66 @@ impl Failed {
     fn raise(self, py: Python<'_>) -> PyErr {
         match self {
             Failed::Lib(err) => raise(py, &err),
-            Failed::Binding(message) => binding_error(py, "InternalError", &message),
+            Failed::Binding(message) => internal(py, &message),
         }
     }
 }
 
-/// The class, in `ctxgate._errors`, of an error of this kind.
-fn class_of(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::InvalidInput => "InvalidInput",
-        ErrorKind::NotConforming => "NotConforming",
-        ErrorKind::OverLimit => "LimitExceeded",
-        ErrorKind::BudgetUnreachable => "BudgetUnreachable",
-        ErrorKind::Policy => "PolicyError",
-        ErrorKind::Deadline => "DeadlineExceeded",
-        ErrorKind::Io => "IoError",
-        ErrorKind::Usage => "UsageError",
-        ErrorKind::Internal => "InternalError",
-        // A kind added after this binding was written: the base class.
-        _ => "Error",
-    }
+/// A bug of the binding's own as `InternalError`.
+fn internal(py: Python<'_>, message: &str) -> PyErr {
+    exception(
+        py,
+        &wire::Failure::new(Kind::Lib(ErrorKind::Internal), message),
+        |_| Ok(()),
+    )
 }
 
-/// An error the binding itself finds (an argument, a dict that is not
-/// JSON) as an exception of `class`.
-fn binding_error(py: Python<'_>, class: &str, message: &str) -> PyErr {
-    match exception(py, class, message, |_| Ok(())) {
-        Ok(err) | Err(err) => err,
-    }
-}
-
-/// The library's error as the exception of its kind, with its positions
-/// and fields as attributes.
+/// The library's error as the exception of its kind. `timeout` is the
+/// deadline in seconds, which the error object holds only in whole
+/// milliseconds.
 fn raise(py: Python<'_>, err: &Error) -> PyErr {
-    let class = class_of(err.kind());
-    let built = exception(py, class, &err.to_string(), |e| {
-        e.setattr("line", err.line())?;
-        e.setattr("column", err.column())?;
-        e.setattr("pointer", err.pointer())?;
-        match err {
-            Error::NotConforming { findings } => {
-                e.setattr("findings", findings_to_py(py, findings)?)?;
+    exception(py, &wire::Failure::from(err), |e| match err {
+        Error::Deadline { limit, .. } => e.setattr("timeout", limit.as_secs_f64()),
+        _ => Ok(()),
+    })
+}
+
+/// An error object as an instance of `ctxgate._errors.<class>`, the class
+/// the wire table names for its kind: its message, and each field of its
+/// `data` as an attribute (`findings` as `Gate.check` returns them; an I/O
+/// error's `file` also as `path`), then what `fill` adds. A failure to
+/// build it is raised instead (never a partial result).
+fn exception(
+    py: Python<'_>,
+    failure: &wire::Failure,
+    fill: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<()>,
+) -> PyErr {
+    let class = match failure.kind {
+        Kind::Lib(kind) => wire::codes(kind).python,
+        _ => "Error",
+    };
+    let built = (|| {
+        let module = py.import("ctxgate._errors")?;
+        let class = match module.getattr(class) {
+            Ok(class) => class,
+            Err(_) => module.getattr("Error")?,
+        };
+        let instance = class.call1((failure.message.as_str(),))?;
+        for (key, value) in &failure.fields {
+            match key.as_str() {
+                "findings" => instance.setattr(key, findings_json_to_py(py, value)?)?,
+                _ => instance.setattr(key, to_py(py, value)?)?,
             }
-            Error::BudgetUnreachable {
-                budget,
-                needed,
-                unit,
-            } => {
-                e.setattr("budget", budget)?;
-                e.setattr("needed", needed)?;
-                e.setattr("unit", unit)?;
-            }
-            Error::Deadline { stage, limit } => {
-                e.setattr("stage", stage.to_string())?;
-                e.setattr("timeout", limit.as_secs_f64())?;
-            }
-            Error::Io { path, .. } => {
-                e.setattr("path", path)?;
-            }
-            _ => {}
         }
-        if let Some((file, line, column)) = err.policy_location() {
-            e.setattr("file", file)?;
-            e.setattr("line", line)?;
-            e.setattr("column", column)?;
+        if failure.kind == Kind::Lib(ErrorKind::Io) {
+            if let Some(file) = failure.fields.get("file") {
+                instance.setattr("path", to_py(py, file)?)?;
+            }
         }
-        Ok(())
-    });
+        fill(&instance)?;
+        Ok(PyErr::from_value(instance))
+    })();
     match built {
         Ok(err) | Err(err) => err,
     }
-}
-
-/// An instance of `ctxgate._errors.<class>` with `message`, given its
-/// attributes by `fill`. A failure to build it is returned as the error
-/// (never a partial result).
-fn exception(
-    py: Python<'_>,
-    class: &str,
-    message: &str,
-    fill: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<()>,
-) -> Result<PyErr, PyErr> {
-    let module = py.import("ctxgate._errors")?;
-    let class = match module.getattr(class) {
-        Ok(class) => class,
-        Err(_) => module.getattr("Error")?,
-    };
-    let instance = class.call1((message,))?;
-    fill(&instance)?;
-    Ok(PyErr::from_value(instance))
 }

@@ -38,6 +38,15 @@ def test_every_class_is_an_error_and_none_is_a_runtime_error():
         assert not issubclass(cls, RuntimeError)
 
 
+def test_every_kind_of_the_librarys_table_has_its_class():
+    from ctxgate import _ctxgate
+
+    assert len(set(_ctxgate.ERROR_CLASSES)) == len(_ctxgate.ERROR_CLASSES) == 9
+    for name in _ctxgate.ERROR_CLASSES:
+        assert name in ctxgate.__all__, name
+        assert issubclass(getattr(ctxgate, name), ctxgate.Error), name
+
+
 def test_invalid_input_names_line_and_column(gate):
     with pytest.raises(ctxgate.InvalidInput) as info:
         gate.trim(b'{"protocol": "0.2.0",\n  "root": nope}')

@@ -29,7 +29,6 @@ use clap::Args;
 use serde_json::Value;
 
 use super::{Failure, Outcome};
-use crate::policy::Budget;
 use profile::Profile;
 use rewrite::{Counts, Rewriter};
 
@@ -92,16 +91,12 @@ impl GateArgs {
             profile.deny.remove(tool);
         }
         let gate = super::policy::gate(&self.policy)?;
-        let budget = match (self.max_tokens, self.max_bytes) {
-            (Some(0), _) | (_, Some(0)) => {
-                return Err(Failure::usage(
-                    "a budget of 0 sends nothing; give at least 1",
-                ))
-            }
-            (Some(n), _) => Some(Budget::Tokens(n)),
-            (_, Some(n)) => Some(Budget::Bytes(n)),
-            _ => None,
-        };
+        if self.max_tokens == Some(0) || self.max_bytes == Some(0) {
+            return Err(Failure::usage(
+                "a budget of 0 sends nothing; give at least 1",
+            ));
+        }
+        let budget = crate::wire::budget(self.max_tokens, self.max_bytes)?;
         Ok(Rewriter::new(gate, &self.action, budget, profile, workdir)?)
     }
 }

@@ -22,7 +22,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
 
 use super::methods::{Server, Transport};
-use super::wire::{Failure, Kind};
+use crate::wire::{Failure, Kind};
 use crate::{Error, ErrorKind};
 
 /// How long a client may take to send a request's headers.

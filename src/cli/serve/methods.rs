@@ -9,11 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::log::{rfc3339, DecisionLog, Entry, TrimCounts};
-use super::members::{members, value, Problem};
 use super::pool::{Pool, Refused};
 use super::reload::State;
-use super::wire::{Failure, Kind, TrimResult};
-use crate::{Budget, ErrorKind, Format, Request};
+use crate::wire::{members, Failure, Kind, Params, Problem, TrimResult, CHECK_PARAMS, TRIM_PARAMS};
+use crate::ErrorKind;
 
 /// Which transport a request came by.
 #[derive(Debug, Clone, Copy)]
@@ -67,7 +66,8 @@ fn envelope(line: &[u8]) -> Result<Envelope<'_>, Problem> {
     };
     for (key, bytes) in members(line)? {
         let string = |what: &str| {
-            value::<String>(bytes).map_err(|_| Problem::Shape(format!("`{what}` must be a string")))
+            serde_json::from_slice::<String>(bytes)
+                .map_err(|_| Problem::Shape(format!("`{what}` must be a string")))
         };
         match key.as_str() {
             "jsonrpc" => envelope.jsonrpc = Some(string("jsonrpc")?),
@@ -79,74 +79,6 @@ fn envelope(line: &[u8]) -> Result<Envelope<'_>, Problem> {
     }
     Ok(envelope)
 }
-
-/// A method's params as members, each key one of `allowed`.
-fn members_of<'a>(
-    params: Option<&'a [u8]>,
-    method: &str,
-    allowed: &[&str],
-) -> Result<Vec<(String, &'a [u8])>, Failure> {
-    let params = params.filter(|p| *p != b"null").ok_or_else(|| {
-        Failure::usage(format!(
-            "`{method}` needs params: {{\"answer\": {{…}}}} or {{\"answer_text\": \"…\"}}"
-        ))
-    })?;
-    let members = members(params).map_err(|problem| match problem {
-        Problem::Json(err) => Failure::new(
-            Kind::Lib(ErrorKind::InvalidInput),
-            format!("the params are not JSON: {err}; send one JSON object"),
-        )
-        .with("line", err.line())
-        .with("column", err.column()),
-        Problem::Shape(message) => {
-            Failure::usage(format!("invalid params for `{method}`: {message}"))
-        }
-    })?;
-    if let Some((key, _)) = members.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-        return Err(Failure::usage(format!(
-            "invalid params for `{method}`: unknown field `{}`, expected one of `{}`",
-            key.escape_debug(),
-            allowed.join("`, `")
-        )));
-    }
-    Ok(members)
-}
-
-/// A member's bytes, `null` counting as absent.
-fn raw<'a>(members: &[(String, &'a [u8])], key: &str) -> Option<&'a [u8]> {
-    members
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| *v)
-        .filter(|v| *v != b"null")
-}
-
-/// A member as a `T`, `null` counting as absent.
-fn field<T: serde::de::DeserializeOwned>(
-    members: &[(String, &[u8])],
-    key: &str,
-    method: &str,
-) -> Result<Option<T>, Failure> {
-    raw(members, key)
-        .map(|bytes| {
-            value::<T>(bytes).map_err(|err| {
-                Failure::usage(format!("invalid params for `{method}`: `{key}`: {err}"))
-            })
-        })
-        .transpose()
-}
-
-const TRIM_PARAMS: &[&str] = &[
-    "answer",
-    "answer_text",
-    "action",
-    "target",
-    "max_tokens",
-    "max_bytes",
-    "format",
-    "timeout_ms",
-];
-const CHECK_PARAMS: &[&str] = &["answer", "answer_text"];
 
 impl Server {
     /// A server for `state`.
@@ -315,12 +247,12 @@ impl Server {
         transport: Transport,
     ) -> Result<String, Failure> {
         let hash = gate.policy().hash();
-        let parsed = members_of(params, "trim", TRIM_PARAMS).and_then(|members| {
-            let action = field::<String>(&members, "action", "trim")?;
-            let target = field::<String>(&members, "target", "trim")?;
-            Ok((members, action, target))
+        let parsed = Params::parse(params, "trim", TRIM_PARAMS).and_then(|params| {
+            let action = params.get::<String>("action")?;
+            let target = params.get::<String>("target")?;
+            Ok((params, action, target))
         });
-        let (members, action, target) = match parsed {
+        let (params, action, target) = match parsed {
             Ok(parsed) => parsed,
             Err(failure) => {
                 self.log_failure("trim", transport, hash, None, None, &failure, received);
@@ -341,57 +273,25 @@ impl Server {
             );
             Err(failure)
         };
-        let options = (|| {
-            Ok::<_, Failure>((
-                field::<String>(&members, "answer_text", "trim")?,
-                field::<String>(&members, "format", "trim")?,
-                field::<usize>(&members, "max_tokens", "trim")?,
-                field::<usize>(&members, "max_bytes", "trim")?,
-                field::<u64>(&members, "timeout_ms", "trim")?,
-            ))
-        })();
-        let (answer_text, format, max_tokens, max_bytes, timeout_ms) = match options {
-            Ok(options) => options,
+        let asked = params.trim().and_then(|trim| {
+            let bytes = params.answer()?;
+            Ok((trim.request()?, bytes))
+        });
+        let (request, bytes) = match asked {
+            Ok(asked) => asked,
             Err(failure) => return fail(failure),
         };
-        let bytes = match answer_bytes(raw(&members, "answer"), answer_text.as_deref()) {
-            Ok(bytes) => bytes,
-            Err(failure) => return fail(failure),
-        };
-        let format = match format.as_deref() {
-            None | Some("json") => Format::Json,
-            Some("outline") => Format::Outline,
-            Some(other) => {
-                return fail(Failure::usage(format!(
-                    "unknown format `{}`; use `json` or `outline`",
-                    other.escape_debug()
-                )))
-            }
-        };
-        let mut request = Request::new(action).format(format);
-        if let Some(target) = target {
-            request = request.target(target);
-        }
-        match (max_tokens, max_bytes) {
-            (Some(_), Some(_)) => {
-                return fail(Failure::usage("give `max_tokens` or `max_bytes`, not both"))
-            }
-            (Some(n), None) => request = request.budget(Budget::Tokens(n)),
-            (None, Some(n)) => request = request.budget(Budget::Bytes(n)),
-            (None, None) => {}
-        }
-        let timeout = match timeout_ms {
-            Some(0) => return fail(Failure::usage("`timeout_ms` must be at least 1")),
-            Some(ms) => Duration::from_millis(ms).min(self.timeout),
-            None => self.timeout,
-        };
+        // The request's own timeout can only shorten the server's.
+        let timeout = request
+            .timeout
+            .map_or(self.timeout, |t| t.min(self.timeout));
         let Some(left) = timeout
             .checked_sub(received.elapsed())
             .filter(|d| !d.is_zero())
         else {
             return fail(queued_too_long(timeout, received));
         };
-        let trimmed = match gate.trim_bytes(bytes, &request.timeout(left)) {
+        let trimmed = match gate.trim_bytes(&bytes, &request.timeout(left)) {
             Ok(trimmed) => trimmed,
             Err(err) => return fail(Failure::from(&err)),
         };
@@ -429,10 +329,9 @@ impl Server {
         transport: Transport,
         hash: &str,
     ) -> Result<String, Failure> {
-        let result = members_of(params, "check", CHECK_PARAMS).and_then(|members| {
-            let text = field::<String>(&members, "answer_text", "check")?;
-            let bytes = answer_bytes(raw(&members, "answer"), text.as_deref())?;
-            crate::check_bytes(bytes, self.state.limits()).map_err(|e| Failure::from(&e))
+        let result = Params::parse(params, "check", CHECK_PARAMS).and_then(|params| {
+            let bytes = params.answer()?;
+            crate::check_bytes(&bytes, self.state.limits()).map_err(|e| Failure::from(&e))
         });
         match result {
             Ok(report) => {
@@ -551,20 +450,6 @@ fn rpc_error(id: Option<&[u8]>, code: i64, failure: &Failure) -> String {
     error["code"] = code.into();
     let id = id.map_or("null".into(), String::from_utf8_lossy);
     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
-}
-
-/// The answer's bytes: the `answer` object as written, or `answer_text`.
-fn answer_bytes<'a>(answer: Option<&'a [u8]>, text: Option<&'a str>) -> Result<&'a [u8], Failure> {
-    match (answer, text) {
-        (Some(answer), None) => Ok(answer),
-        (None, Some(text)) => Ok(text.as_bytes()),
-        (Some(_), Some(_)) => Err(Failure::usage(
-            "give `answer` or `answer_text`, not both",
-        )),
-        (None, None) => Err(Failure::usage(
-            "the params need the answer: `answer` (an object) or `answer_text` (its JSON as a string)",
-        )),
-    }
 }
 
 fn queued_too_long(timeout: Duration, received: Instant) -> Failure {

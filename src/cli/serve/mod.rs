@@ -2,7 +2,7 @@
 //! policy compiled once, its plan and decision caches kept across
 //! requests; JSON-RPC 2.0 on stdio (default) or HTTP (`--http`); reloaded
 //! live with `--watch`; a decision log of counts; limits on request size,
-//! concurrency and time. The wire format is in `wire`, the methods in
+//! concurrency and time. The wire format is the library's `wire`, the methods in
 //! `methods`, the policy swap in `reload`.
 //!
 //! **Invariants.** A request runs under one gate from start to end, and its
@@ -12,13 +12,11 @@
 
 mod http;
 pub(crate) mod log;
-mod members;
 mod methods;
 mod metrics;
 mod pool;
 mod reload;
 mod stdio;
-pub mod wire;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -25,8 +25,8 @@ use arc_swap::ArcSwap;
 use serde_json::{json, Value};
 
 use super::metrics::Metrics;
-use super::wire::split_location;
 use crate::cli::watch::{Changes, Next};
+use crate::error::split_location;
 use crate::policy as lib;
 use crate::{Error, Gate, Limits, Policy};
 

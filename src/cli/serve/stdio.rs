@@ -88,8 +88,8 @@ fn read_loop(server: &Arc<Server>, out: &Arc<Mutex<std::io::Stdout>>, stopping: 
                     continue;
                 }
                 if stopping.load(Ordering::Acquire) {
-                    let failure = super::wire::Failure::new(
-                        super::wire::Kind::ShuttingDown,
+                    let failure = crate::wire::Failure::new(
+                        crate::wire::Kind::ShuttingDown,
                         "the server is shutting down and takes no new requests",
                     );
                     write_line(out, &server.rpc_refusal(Some(&bytes), &failure, received));

@@ -35,3 +35,7 @@ class Report:
 IMPORT_FORMATS: tuple[str, ...]
 
 def import_tree(format: str, text: str | bytes) -> dict[str, Any]: ...
+
+#: The exception class (in `ctxgate`) of each of the library's error kinds,
+#: from its one table of kinds (`ctxgate::wire::codes`).
+ERROR_CLASSES: tuple[str, ...]

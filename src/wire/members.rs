@@ -42,11 +42,6 @@ pub fn members(bytes: &[u8]) -> Result<Vec<(String, &[u8])>, Problem> {
     Ok(members)
 }
 
-/// Parses one value of type `T` from `bytes`.
-pub fn value<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, serde_json::Error> {
-    serde_json::from_slice(bytes)
-}
-
 fn scan(bytes: &[u8]) -> Result<Vec<(String, &[u8])>, Problem> {
     let not_object = || Problem::Shape("expected a JSON object".to_string());
     let mut at = skip_ws(bytes, 0);
