@@ -107,13 +107,24 @@ fn main() {
             }
             None => "None".to_string(),
         };
+        // A pattern whose literals as written say nothing (a case-blind
+        // alternation of many words, a literal after a class) gets needles
+        // of its case-folded form instead (see [`folded_needles`]).
+        let exact = prefixes(&hir);
+        let (needles, inner) = match (&*exact, folded_needles(&hir)) {
+            ("None", Some(folded)) => (folded, true),
+            // Needles not the pattern's own prefixes (many, for the title
+            // patterns): searched for only in the first texts.
+            _ => (
+                exact,
+                whole_prefixes(&hir).is_none() && held(&hir).is_some(),
+            ),
+        };
         writeln!(
             table,
             "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {}, inner: {}, min_len: {}, first: {} }},",
-            prefixes(&hir),
-            // Needles not the pattern's own prefixes (many, for the title
-            // patterns): searched for only in the first texts.
-            whole_prefixes(&hir).is_none() && held(&hir).is_some(),
+            needles,
+            inner,
             // Every match is at least this long, in bytes.
             hir.properties().minimum_len().unwrap_or(0),
             match first {
@@ -170,6 +181,146 @@ fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
         .map(|(bytes, ignore_case)| format!("needle(&{bytes:?}, {ignore_case})"))
         .collect();
     format!("Some(&[{}])", needles.join(", "))
+}
+
+/// Needles of the pattern read case-blind, or `None`: lowercase literals,
+/// each standing for all its ASCII case variants, one of which every match
+/// holds, chosen as [`held`] chooses, trimmed to their first bytes when
+/// there are more than [`MAX_FOLDED_NEEDLES`] of them. Derived from the
+/// pattern with every class of a few chars replaced by those chars with
+/// ASCII letters lowercased and without `ſ` (U+017F) and `K` (U+212A): the
+/// only non-ASCII chars a case-insensitive class holds beside ASCII letters
+/// (`(?i)s` is `[Ssſ]`). So the needles hold only for text without those
+/// two, which `redact::may_match` does not filter.
+fn folded_needles(hir: &regex_syntax::hir::Hir) -> Option<String> {
+    let folded = fold(hir);
+    let literals = held_with(&folded, &|h| fitted(whole_prefixes(h)?))?;
+    // A text holding a needle that holds another holds the other.
+    let reduced = |literals: Vec<Vec<u8>>| {
+        let mut needles: Vec<Vec<u8>> = literals.iter().map(|l| l.to_ascii_lowercase()).collect();
+        needles.sort();
+        needles.dedup();
+        let all = needles.clone();
+        needles.retain(|n| !all.iter().any(|o| o != n && contains(n, o)));
+        needles
+    };
+    let mut needles = reduced(literals);
+    if needles.len() > MAX_FOLDED_NEEDLES {
+        needles = reduced(fitted(needles)?);
+    }
+    if needles.is_empty() || needles.len() > MAX_FOLDED_NEEDLES {
+        return None;
+    }
+    let needles: Vec<String> = needles
+        .iter()
+        .map(|bytes| format!("needle(&{bytes:?}, true)"))
+        .collect();
+    Some(format!("Some(&[{}])", needles.join(", ")))
+}
+
+/// Case-blind needles a pattern may have at most: `redact::may_match`
+/// looks for all of them in one pass over the text.
+const MAX_FOLDED_NEEDLES: usize = 48;
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Literals cut to their first `k` bytes for the largest `k` that leaves at
+/// most [`MAX_FOLDED_NEEDLES`] of them (case-blind; each holds its cut).
+fn fitted(literals: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
+    let longest = literals.iter().map(Vec::len).max()?;
+    (1..=longest).rev().find_map(|k| {
+        let mut cut: Vec<Vec<u8>> = literals
+            .iter()
+            .map(|l| l[..l.len().min(k)].to_ascii_lowercase())
+            .collect();
+        cut.sort();
+        cut.dedup();
+        let cut = reduce(cut);
+        (cut.len() <= MAX_FOLDED_NEEDLES).then_some(cut)
+    })
+}
+
+/// `hir` with each class of at most 16 chars (or bytes) read case-blind:
+/// ASCII letters lowercased, `ſ` and `K` dropped, a class left with one
+/// char a literal; literals lowercased. A text without `ſ` and `K`, ASCII
+/// lowercased, holds a match of the result wherever it held one of `hir`.
+fn fold(hir: &regex_syntax::hir::Hir) -> regex_syntax::hir::Hir {
+    use regex_syntax::hir::{
+        Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
+        Repetition,
+    };
+    match hir.kind() {
+        HirKind::Literal(literal) => Hir::literal(literal.0.to_ascii_lowercase()),
+        HirKind::Class(Class::Unicode(class)) => {
+            let size: u32 = class
+                .ranges()
+                .iter()
+                .map(|r| r.end() as u32 - r.start() as u32 + 1)
+                .sum();
+            if size > 16 {
+                // Closed under case: holds the lowercase of each of its
+                // chars.
+                let mut closed = class.clone();
+                closed.case_fold_simple();
+                return Hir::class(Class::Unicode(closed));
+            }
+            let mut chars: Vec<char> = class
+                .ranges()
+                .iter()
+                .flat_map(|r| r.start()..=r.end())
+                .filter(|&c| c != '\u{17F}' && c != '\u{212A}')
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            chars.sort();
+            chars.dedup();
+            match chars.as_slice() {
+                [] => hir.clone(),
+                [one] => Hir::literal(one.to_string().into_bytes()),
+                _ => Hir::class(Class::Unicode(ClassUnicode::new(
+                    chars.iter().map(|&c| ClassUnicodeRange::new(c, c)),
+                ))),
+            }
+        }
+        HirKind::Class(Class::Bytes(class)) => {
+            let size: u32 = class
+                .ranges()
+                .iter()
+                .map(|r| u32::from(r.end()) - u32::from(r.start()) + 1)
+                .sum();
+            if size > 16 {
+                let mut closed = class.clone();
+                closed.case_fold_simple();
+                return Hir::class(Class::Bytes(closed));
+            }
+            let mut bytes: Vec<u8> = class
+                .ranges()
+                .iter()
+                .flat_map(|r| r.start()..=r.end())
+                .map(|b| b.to_ascii_lowercase())
+                .collect();
+            bytes.sort();
+            bytes.dedup();
+            match bytes.as_slice() {
+                [one] => Hir::literal(vec![*one]),
+                _ => Hir::class(Class::Bytes(ClassBytes::new(
+                    bytes.iter().map(|&b| ClassBytesRange::new(b, b)),
+                ))),
+            }
+        }
+        HirKind::Repetition(rep) => Hir::repetition(Repetition {
+            sub: Box::new(fold(&rep.sub)),
+            ..rep.clone()
+        }),
+        HirKind::Capture(capture) => Hir::capture(Capture {
+            sub: Box::new(fold(&capture.sub)),
+            ..capture.clone()
+        }),
+        HirKind::Concat(parts) => Hir::concat(parts.iter().map(fold).collect()),
+        HirKind::Alternation(branches) => Hir::alternation(branches.iter().map(fold).collect()),
+        HirKind::Empty | HirKind::Look(_) => hir.clone(),
+    }
 }
 
 /// The bytes a match of the forward DFA can start with, as a 256-bit set
@@ -229,7 +380,17 @@ fn reduce(mut literals: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
 /// shortest literal longest, then the fewest; each set as [`reduce`]
 /// leaves it.
 fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
+    held_with(hir, &whole_prefixes)
+}
+
+/// [`held`], with `prefixes` giving the prefix literals of a part.
+fn held_with(
+    hir: &regex_syntax::hir::Hir,
+    prefixes: &dyn Fn(&regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>>,
+) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::{Hir, HirKind};
+    let held = |hir: &Hir| held_with(hir, prefixes);
+    let whole_prefixes = prefixes;
     fn score(literals: &[Vec<u8>]) -> (usize, std::cmp::Reverse<usize>) {
         let shortest = literals.iter().map(Vec::len).min().unwrap_or(0);
         (shortest, std::cmp::Reverse(literals.len()))
@@ -259,6 +420,7 @@ fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
                 best = better(best, held(part));
             }
         }
+        HirKind::Repetition(rep) if rep.min > 0 => best = better(best, held(&rep.sub)),
         _ => {}
     }
     best

@@ -316,11 +316,8 @@ fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
     if rest.len() < p.min_len {
         return false;
     }
-    if let Some(prefixes) = p.prefixes {
-        if !prefixes
-            .iter()
-            .any(|&(needle, fold)| contains(rest, needle, fold))
-        {
+    if let Some(needles) = p.prefixes {
+        if !holds_a_needle(rest, needles) {
             return false;
         }
     }
@@ -330,6 +327,53 @@ fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
             .any(|&b| set[usize::from(b / 64)] >> (b % 64) & 1 == 1),
         None => true,
     }
+}
+
+/// Needles [`holds_a_needle`] looks for one by one; more are looked for
+/// in one pass.
+const FEW_NEEDLES: usize = 4;
+
+/// Whether `haystack` holds one of `needles` (each with whether it stands
+/// for all its ASCII case variants). A case-blind needle also stands for
+/// `ſ` (U+017F) and `K` (U+212A), which a case-insensitive class holds
+/// beside `s` and `k` and build.rs's folded needles leave out: text
+/// holding either is not filtered.
+fn holds_a_needle(haystack: &[u8], needles: &[(&[u8], bool)]) -> bool {
+    if !haystack.is_ascii()
+        && needles.iter().any(|&(_, fold)| fold)
+        && (memchr::memmem::find(haystack, "\u{17F}".as_bytes()).is_some()
+            || memchr::memmem::find(haystack, "\u{212A}".as_bytes()).is_some())
+    {
+        return true;
+    }
+    if needles.len() <= FEW_NEEDLES {
+        return needles
+            .iter()
+            .any(|&(needle, fold)| contains(haystack, needle, fold));
+    }
+    // The bytes a needle starts with, in every case it stands for.
+    let mut first = [false; 256];
+    for &(needle, fold) in needles {
+        let Some(&b) = needle.first() else {
+            return true;
+        };
+        first[usize::from(b)] = true;
+        if fold {
+            first[usize::from(b.to_ascii_uppercase())] = true;
+        }
+    }
+    haystack.iter().enumerate().any(|(at, &b)| {
+        first[usize::from(b)]
+            && needles.iter().any(|&(needle, fold)| {
+                haystack[at..].get(..needle.len()).is_some_and(|h| {
+                    if fold {
+                        h.eq_ignore_ascii_case(needle)
+                    } else {
+                        h == needle
+                    }
+                })
+            })
+    })
 }
 
 /// Whether `haystack` holds `needle` (ASCII letters in any case when
