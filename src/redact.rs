@@ -333,11 +333,13 @@ fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
 /// in one pass.
 const FEW_NEEDLES: usize = 4;
 
-/// Whether `haystack` holds one of `needles` (each with whether it stands
-/// for all its ASCII case variants). A case-blind needle also stands for
-/// `ſ` (U+017F) and `K` (U+212A), which a case-insensitive class holds
-/// beside `s` and `k` and build.rs's folded needles leave out: text
-/// holding either is not filtered.
+/// Whether `haystack` holds one of `needles`, each with whether it is
+/// case-blind: its lowercase ASCII letters stand for themselves and their
+/// capitals (build.rs writes such a needle for a case-insensitive literal,
+/// and for a pattern's case-folded form). A case-blind needle also stands
+/// for `ſ` (U+017F) and `K` (U+212A), which a case-insensitive class holds
+/// beside `s` and `k` and the folded form leaves out: text holding either
+/// is not filtered.
 fn holds_a_needle(haystack: &[u8], needles: &[(&[u8], bool)]) -> bool {
     if !haystack.is_ascii()
         && needles.iter().any(|&(_, fold)| fold)
@@ -358,26 +360,33 @@ fn holds_a_needle(haystack: &[u8], needles: &[(&[u8], bool)]) -> bool {
             return true;
         };
         first[usize::from(b)] = true;
-        if fold {
+        if fold && b.is_ascii_lowercase() {
             first[usize::from(b.to_ascii_uppercase())] = true;
         }
     }
     haystack.iter().enumerate().any(|(at, &b)| {
         first[usize::from(b)]
-            && needles.iter().any(|&(needle, fold)| {
-                haystack[at..].get(..needle.len()).is_some_and(|h| {
-                    if fold {
-                        h.eq_ignore_ascii_case(needle)
-                    } else {
-                        h == needle
-                    }
-                })
-            })
+            && needles
+                .iter()
+                .any(|&(needle, fold)| starts_with(&haystack[at..], needle, fold))
     })
 }
 
-/// Whether `haystack` holds `needle` (ASCII letters in any case when
-/// `fold`; the needle is then lowercase).
+/// Whether `haystack` starts with `needle` (case-blind: see
+/// [`holds_a_needle`]).
+fn starts_with(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
+    let Some(h) = haystack.get(..needle.len()) else {
+        return false;
+    };
+    if !fold {
+        return h == needle;
+    }
+    h.iter()
+        .zip(needle)
+        .all(|(&h, &n)| h == n || (n.is_ascii_lowercase() && h == n.to_ascii_uppercase()))
+}
+
+/// Whether `haystack` holds `needle` (case-blind: see [`holds_a_needle`]).
 fn contains(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
     if !fold {
         return memchr::memmem::find(haystack, needle).is_some();
@@ -388,10 +397,7 @@ fn contains(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
     let mut at = 0;
     while let Some(i) = memchr::memchr2(first, first.to_ascii_uppercase(), &haystack[at..]) {
         let i = at + i;
-        if haystack[i..]
-            .get(..needle.len())
-            .is_some_and(|h| h.eq_ignore_ascii_case(needle))
-        {
+        if starts_with(&haystack[i..], needle, true) {
             return true;
         }
         at = i + 1;
@@ -971,6 +977,11 @@ impl<'p> Redactor<'p> {
     /// Every span of `text` that `pattern` wants replaced, delimited by
     /// anything but ASCII letters and digits.
     fn find(&mut self, pattern: &Redaction, rule: usize, text: &str, spans: &mut Vec<Span>) {
+        // A card window holds 13 digits or more: text with fewer holds
+        // none, and the pattern need not load to say so.
+        if pattern.luhn && !holds_digits(text, *CARD_DIGITS.start()) {
+            return;
+        }
         let mut from = 0;
         let mut glued = 0;
         while from <= text.len() {
@@ -1275,6 +1286,14 @@ pub fn check_replacements(patterns: &[Redaction]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `text` holds at least `n` Unicode decimal digits.
+fn holds_digits(text: &str, n: usize) -> bool {
+    if text.is_ascii() {
+        return text.bytes().filter(u8::is_ascii_digit).take(n).count() == n;
+    }
+    text.chars().filter_map(digit_value).take(n).count() == n
 }
 
 fn is_word_byte(b: u8) -> bool {
