@@ -1080,27 +1080,70 @@ impl<'p> Redactor<'p> {
         }
     }
 
-    /// Redacts an element's text blocks as the one text a reader sees:
-    /// joined by line breaks, so a secret split across blocks (a private
-    /// key's BEGIN line in one block, its body in the next) is found. Each
-    /// block keeps its own text outside the secrets; a secret's part in a
-    /// block is replaced by the secret's replacement (once per block).
-    pub fn texts(&mut self, texts: &mut [&mut Cow<'_, str>]) {
+    /// Redacts an element's text blocks as the one text a reader sees,
+    /// read two ways: joined by line breaks (a private key's BEGIN line in
+    /// one block, its body in the next) and glued with nothing between
+    /// (runs of one line: `ghp_abcd` + `EFGH…`), the second only for the
+    /// matches that cross a block's edge. Each block keeps its own text
+    /// outside the secrets; a secret's part in a block is replaced by the
+    /// secret's replacement (once per block). `beside` are spans of the
+    /// line-joined text a search over the element's neighbours found
+    /// ([`Redactor::crossing`]), replaced as the first pass's own.
+    pub fn texts(&mut self, texts: &mut [&mut Cow<'_, str>], beside: &[(usize, usize, usize)]) {
         match texts {
             [] => return,
-            [one] => return self.cow(one),
+            [one] if beside.is_empty() => return self.cow(one),
             _ => {}
         }
         // Again until nothing more matches, as [`Redactor::text`] does.
-        for _ in 0..ROUNDS {
-            if !self.texts_once(texts) {
+        for round in 0..ROUNDS {
+            let beside = if round == 0 { beside } else { &[] };
+            if !self.texts_once(texts, beside) {
                 break;
             }
         }
     }
 
+    /// The spans of `parts` glued with nothing between them that cross
+    /// from one part into another, each cut to the parts it covers: (part,
+    /// start, end, rule), offsets in the part. Nothing is counted.
+    pub fn crossing(&mut self, parts: &[&str]) -> Vec<(usize, usize, usize, usize)> {
+        let mut out = Vec::new();
+        if parts.len() < 2 || self.patterns.is_empty() {
+            return out;
+        }
+        let glued: String = parts.concat();
+        let mut bounds = Vec::with_capacity(parts.len());
+        let mut at = 0;
+        for part in parts {
+            bounds.push((at, at + part.len()));
+            at += part.len();
+        }
+        let mut spans = Vec::new();
+        self.collect(&glued, &mut spans);
+        for span in spans {
+            let inside = bounds
+                .iter()
+                .any(|&(s, e)| s <= span.start && span.end <= e && s < e);
+            if inside {
+                continue;
+            }
+            for (i, &(s, e)) in bounds.iter().enumerate() {
+                let (start, end) = (span.start.max(s), span.end.min(e));
+                if start < end {
+                    out.push((i, start - s, end - s, span.rule));
+                }
+            }
+        }
+        out
+    }
+
     /// One pass of [`Redactor::texts`]; whether anything was replaced.
-    fn texts_once(&mut self, texts: &mut [&mut Cow<'_, str>]) -> bool {
+    fn texts_once(
+        &mut self,
+        texts: &mut [&mut Cow<'_, str>],
+        beside: &[(usize, usize, usize)],
+    ) -> bool {
         let mut joined = String::with_capacity(texts.iter().map(|t| t.len() + 1).sum());
         let mut bounds = Vec::with_capacity(texts.len());
         for (i, text) in texts.iter().enumerate() {
@@ -1111,10 +1154,30 @@ impl<'p> Redactor<'p> {
             joined.push_str(text);
             bounds.push((start, joined.len()));
         }
-        let Cow::Owned(_) = self.once(&joined) else {
+        let mut spans = std::mem::take(&mut self.spans);
+        spans.clear();
+        self.collect(&joined, &mut spans);
+        let parts: Vec<&str> = texts.iter().map(|t| &***t).collect();
+        for (part, start, end, rule) in self.crossing(&parts) {
+            let at = bounds[part].0;
+            spans.push(Span {
+                start: at + start,
+                end: at + end,
+                rule,
+            });
+        }
+        spans.extend(
+            beside
+                .iter()
+                .map(|&(start, end, rule)| Span { start, end, rule }),
+        );
+        spans.retain(|s| s.start < s.end && s.end <= joined.len());
+        if spans.is_empty() {
+            self.spans = spans;
             return false;
-        };
-        // `once` left the merged spans of `joined` in `self.spans`, sorted.
+        }
+        self.spans = spans;
+        self.count_spans();
         let merged = self.merged();
         for (text, &(start, end)) in texts.iter_mut().zip(&bounds) {
             let mut out = String::new();
@@ -1136,6 +1199,29 @@ impl<'p> Redactor<'p> {
             }
         }
         true
+    }
+
+    /// Sorts `self.spans` as [`Redactor::once`] does and counts each merged
+    /// span once, for the rule whose replacement it gets.
+    fn count_spans(&mut self) {
+        let patterns = self.patterns;
+        self.spans.sort_unstable_by(|a, b| {
+            a.start
+                .cmp(&b.start)
+                .then(b.end.cmp(&a.end))
+                .then_with(|| patterns[a.rule].id.cmp(&patterns[b.rule].id))
+        });
+        let mut i = 0;
+        while i < self.spans.len() {
+            let winner = self.spans[i];
+            let mut end = winner.end;
+            i += 1;
+            while i < self.spans.len() && self.spans[i].start < end {
+                end = end.max(self.spans[i].end);
+                i += 1;
+            }
+            self.counts[winner.rule] += 1;
+        }
     }
 
     /// The spans the last pass ([`Redactor::once`]) replaced, merged: (start, end,
