@@ -1125,7 +1125,25 @@ impl<'p> Redactor<'p> {
             let inside = bounds
                 .iter()
                 .any(|&(s, e)| s <= span.start && span.end <= e && s < e);
-            if inside {
+            // An assignment's value is free text: one whose first edge
+            // falls inside its value continues into the next text only if
+            // the part before the edge is a secret already (`password:
+            // hunt` + `er22`), else the next text is another
+            // (`max_token: 4096` + `Forgot password?`).
+            let edge = bounds
+                .iter()
+                .map(|&(_, e)| e)
+                .find(|&e| span.start < e && e < span.end);
+            let unrelated = self.patterns[span.rule].assigned
+                && edge.is_some_and(|e| {
+                    let before = &glued[span.start..e];
+                    let mut alone = Vec::new();
+                    value_started(before) && {
+                        self.collect(before, &mut alone);
+                        !alone.iter().any(|s| s.rule == span.rule)
+                    }
+                });
+            if inside || unrelated {
                 continue;
             }
             for (i, &(s, e)) in bounds.iter().enumerate() {
@@ -1374,6 +1392,20 @@ pub fn check_replacements(patterns: &[Redaction]) -> Result<()> {
     Ok(())
 }
 
+/// Whether the start of an assignment (`key: va`) has reached its value:
+/// a char past the separator and the blanks and quotes after it.
+fn value_started(assignment: &str) -> bool {
+    let Some(sep) = assignment.find([':', '=', '>', '：']) else {
+        return false;
+    };
+    assignment[sep..]
+        .trim_start_matches([':', '=', '>', '：'])
+        .trim_start_matches([' ', '\t', '"', '\'', '\\', '`'])
+        .chars()
+        .next()
+        .is_some()
+}
+
 /// Whether `text` holds at least `n` Unicode decimal digits.
 fn holds_digits(text: &str, n: usize) -> bool {
     if text.is_ascii() {
@@ -1484,8 +1516,10 @@ fn assigns_a_setting(assignment: &str) -> bool {
     let s = assignment.trim_end_matches([',', ';']);
     let s = s.trim_end_matches(quotes);
     let word_at = s
-        .rfind(|c: char| !c.is_ascii_alphabetic())
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !c.is_ascii_alphabetic())
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let (before, word) = s.split_at(word_at);
     let before = before
         .trim_end_matches(quotes)
