@@ -107,13 +107,39 @@ fn main() {
             }
             None => "None".to_string(),
         };
+        // Case-blind needles where they are better than those of the
+        // literals as written (a case-blind alternation of many words,
+        // literals the extractor cut short); like needles that are not
+        // the pattern's own prefixes, searched for only in the first texts.
+        let exact = needles(&hir);
+        let (needles, inner) = match (exact, folded_needles(&hir)) {
+            (exact, Some(folded))
+                if exact.as_ref().is_none_or(|e| {
+                    let e: Vec<Vec<u8>> = e.iter().map(|(n, _)| n.clone()).collect();
+                    better_needles(&folded, &e)
+                }) =>
+            {
+                (folded.into_iter().map(|n| (n, true)).collect(), true)
+            }
+            (exact, _) => (
+                exact.unwrap_or_default(),
+                whole_prefixes(&hir).is_none() && held(&hir).is_some(),
+            ),
+        };
+        let needles = if needles.is_empty() {
+            "None".to_string()
+        } else {
+            let needles: Vec<String> = needles
+                .iter()
+                .map(|(bytes, ignore_case)| format!("needle(&{bytes:?}, {ignore_case})"))
+                .collect();
+            format!("Some(&[{}])", needles.join(", "))
+        };
         writeln!(
             table,
             "    Precompiled {{ slot: {n}, pattern: {pattern:?}, dfa: {dfa}, prefixes: {}, inner: {}, min_len: {}, first: {} }},",
-            prefixes(&hir),
-            // Needles not the pattern's own prefixes (many, for the title
-            // patterns): searched for only in the first texts.
-            whole_prefixes(&hir).is_none() && held(&hir).is_some(),
+            needles,
+            inner,
             // Every match is at least this long, in bytes.
             hir.properties().minimum_len().unwrap_or(0),
             match first {
@@ -136,10 +162,8 @@ fn main() {
 /// too many needles): the pattern is then loaded on its first search.
 /// The literals are regex-syntax's prefixes of the whole pattern or, when
 /// it has none, those of a part every match goes through ([`held`]).
-fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
-    let Some(literals) = whole_prefixes(hir).or_else(|| held(hir)) else {
-        return "None".to_string();
-    };
+fn needles(hir: &regex_syntax::hir::Hir) -> Option<Vec<(Vec<u8>, bool)>> {
+    let literals = whole_prefixes(hir).or_else(|| held(hir))?;
     let literals: Vec<&[u8]> = literals.iter().map(|l| l.as_slice()).collect();
     let mut needles: Vec<(Vec<u8>, bool)> = Vec::new();
     let mut groups: Vec<(Vec<u8>, Vec<&[u8]>)> = Vec::new();
@@ -162,14 +186,200 @@ fn prefixes(hir: &regex_syntax::hir::Hir) -> String {
             needles.extend(members.into_iter().map(|m| (m.to_vec(), false)));
         }
     }
-    if needles.len() > MAX_NEEDLES {
-        return "None".to_string();
+    (needles.len() <= MAX_NEEDLES).then_some(needles)
+}
+
+/// Needles of the pattern read case-blind, or `None`: literals one of which
+/// every match holds, chosen as [`held`] chooses, with the longest cut
+/// first while there are more than [`MAX_FOLDED_NEEDLES`] of them. A
+/// lowercase ASCII letter of a needle stands for itself and its capital
+/// (`redact::holds_a_needle`), any other byte for itself. Derived from the
+/// pattern as [`fold`] rewrites it, which leaves out `ſ` (U+017F) and `K`
+/// (U+212A): the needles hold only for text without those two, which
+/// `redact::holds_a_needle` does not filter.
+fn folded_needles(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
+    let folded = fold(hir);
+    let literals = held_with(&folded, &|h| Some(fitted(whole_prefixes(h)?)))?;
+    let needles = fitted(literals);
+    (!needles.is_empty() && needles.len() <= MAX_FOLDED_NEEDLES).then_some(needles)
+}
+
+/// Case-blind needles a pattern may have at most: `redact::holds_a_needle`
+/// looks for all of them in one pass over the text.
+const MAX_FOLDED_NEEDLES: usize = 48;
+
+/// Whether every text holding `haystack` holds the case-blind needle
+/// `needle` (see [`folded_needles`]).
+fn folded_contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| {
+        w.iter()
+            .zip(needle)
+            .all(|(&h, &n)| h == n || (n.is_ascii_lowercase() && h == n.to_ascii_uppercase()))
+    })
+}
+
+/// Case-blind needles without repeats and without one that holds another
+/// (a text holding it holds the other), cut while there are more than
+/// [`MAX_FOLDED_NEEDLES`]: the needles that start with the longest prefix
+/// two of them share become that prefix (a text holding a needle holds its
+/// prefix), so a needle with few variants keeps its length.
+fn fitted(mut literals: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    loop {
+        literals.sort();
+        literals.dedup();
+        let all = literals.clone();
+        literals.retain(|n| !all.iter().any(|o| o != n && folded_contains(n, o)));
+        if literals.len() <= MAX_FOLDED_NEEDLES {
+            return literals;
+        }
+        let shared = literals
+            .windows(2)
+            .map(|w| w[0].iter().zip(&w[1]).take_while(|(a, b)| a == b).count())
+            .max()
+            .unwrap_or(0);
+        if shared == 0 {
+            // No two share a byte: the longest are cut by one.
+            let longest = literals.iter().map(Vec::len).max().unwrap_or(0);
+            if longest <= 1 {
+                return literals;
+            }
+            literals
+                .iter_mut()
+                .filter(|l| l.len() == longest)
+                .for_each(|l| {
+                    l.pop();
+                });
+            continue;
+        }
+        let prefix = literals
+            .windows(2)
+            .find(|w| w[0].iter().zip(&w[1]).take_while(|(a, b)| a == b).count() == shared)
+            .map(|w| w[0][..shared].to_vec())
+            .unwrap_or_default();
+        for l in &mut literals {
+            if l.starts_with(&prefix) {
+                l.truncate(shared);
+            }
+        }
     }
-    let needles: Vec<String> = needles
-        .iter()
-        .map(|(bytes, ignore_case)| format!("needle(&{bytes:?}, {ignore_case})"))
-        .collect();
-    format!("Some(&[{}])", needles.join(", "))
+}
+
+/// Whether needles `a` are better than `b`, as [`held`] scores them: the
+/// shortest needle longest, then the fewest.
+fn better_needles(a: &[Vec<u8>], b: &[Vec<u8>]) -> bool {
+    let score = |n: &[Vec<u8>]| {
+        let shortest = n.iter().map(Vec::len).min().unwrap_or(0);
+        (shortest, std::cmp::Reverse(n.len()))
+    };
+    score(a) > score(b)
+}
+
+/// `hir` read case-blind, for [`folded_needles`]: in each class of at most
+/// 16 chars (or bytes) `ſ` and `K` dropped and a letter with its capital
+/// read as the lowercase letter (a needle's lowercase letter stands for
+/// both), a class left with one char a literal; a larger class closed
+/// under case; a repetition `x{n,m}` (`n` ≥ 1) as `x{n-1,m-1}x`, so a
+/// literal that ends one `x` and starts what follows is seen. Every text
+/// without `ſ` and `K` that holds a match of `hir` holds one of the result
+/// (a lowercase letter matching its capital too).
+fn fold(hir: &regex_syntax::hir::Hir) -> regex_syntax::hir::Hir {
+    use regex_syntax::hir::{
+        Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
+        Repetition,
+    };
+    match hir.kind() {
+        HirKind::Literal(_) | HirKind::Empty | HirKind::Look(_) => hir.clone(),
+        HirKind::Class(Class::Unicode(class)) => {
+            let size: u32 = class
+                .ranges()
+                .iter()
+                .map(|r| r.end() as u32 - r.start() as u32 + 1)
+                .sum();
+            if size > 16 {
+                // Closed under case: holds the lowercase of each of its
+                // chars.
+                let mut closed = class.clone();
+                closed.case_fold_simple();
+                return Hir::class(Class::Unicode(closed));
+            }
+            let all: Vec<char> = class
+                .ranges()
+                .iter()
+                .flat_map(|r| r.start()..=r.end())
+                .filter(|&c| c != '\u{17F}' && c != '\u{212A}')
+                .collect();
+            let mut chars: Vec<char> = all
+                .iter()
+                .map(|&c| match c.to_ascii_lowercase() {
+                    lower if lower != c && all.contains(&lower) => lower,
+                    _ => c,
+                })
+                .collect();
+            chars.sort();
+            chars.dedup();
+            match chars.as_slice() {
+                [] => hir.clone(),
+                [one] => Hir::literal(one.to_string().into_bytes()),
+                _ => Hir::class(Class::Unicode(ClassUnicode::new(
+                    chars.iter().map(|&c| ClassUnicodeRange::new(c, c)),
+                ))),
+            }
+        }
+        HirKind::Class(Class::Bytes(class)) => {
+            let size: u32 = class
+                .ranges()
+                .iter()
+                .map(|r| u32::from(r.end()) - u32::from(r.start()) + 1)
+                .sum();
+            if size > 16 {
+                let mut closed = class.clone();
+                closed.case_fold_simple();
+                return Hir::class(Class::Bytes(closed));
+            }
+            let all: Vec<u8> = class
+                .ranges()
+                .iter()
+                .flat_map(|r| r.start()..=r.end())
+                .collect();
+            let mut bytes: Vec<u8> = all
+                .iter()
+                .map(|&b| match b.to_ascii_lowercase() {
+                    lower if lower != b && all.contains(&lower) => lower,
+                    _ => b,
+                })
+                .collect();
+            bytes.sort();
+            bytes.dedup();
+            match bytes.as_slice() {
+                [one] => Hir::literal(vec![*one]),
+                _ => Hir::class(Class::Bytes(ClassBytes::new(
+                    bytes.iter().map(|&b| ClassBytesRange::new(b, b)),
+                ))),
+            }
+        }
+        HirKind::Repetition(rep) => {
+            let sub = fold(&rep.sub);
+            if rep.min == 0 || rep.max == Some(1) {
+                return Hir::repetition(Repetition {
+                    sub: Box::new(sub),
+                    ..rep.clone()
+                });
+            }
+            let rest = Hir::repetition(Repetition {
+                min: rep.min - 1,
+                max: rep.max.map(|m| m - 1),
+                greedy: rep.greedy,
+                sub: Box::new(sub.clone()),
+            });
+            Hir::concat(vec![rest, sub])
+        }
+        HirKind::Capture(capture) => Hir::capture(Capture {
+            sub: Box::new(fold(&capture.sub)),
+            ..capture.clone()
+        }),
+        HirKind::Concat(parts) => Hir::concat(parts.iter().map(fold).collect()),
+        HirKind::Alternation(branches) => Hir::alternation(branches.iter().map(fold).collect()),
+    }
 }
 
 /// The bytes a match of the forward DFA can start with, as a 256-bit set
@@ -229,7 +439,17 @@ fn reduce(mut literals: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
 /// shortest literal longest, then the fewest; each set as [`reduce`]
 /// leaves it.
 fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
+    held_with(hir, &whole_prefixes)
+}
+
+/// [`held`], with `prefixes` giving the prefix literals of a part.
+fn held_with(
+    hir: &regex_syntax::hir::Hir,
+    prefixes: &dyn Fn(&regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>>,
+) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::{Hir, HirKind};
+    let held = |hir: &Hir| held_with(hir, prefixes);
+    let whole_prefixes = prefixes;
     fn score(literals: &[Vec<u8>]) -> (usize, std::cmp::Reverse<usize>) {
         let shortest = literals.iter().map(Vec::len).min().unwrap_or(0);
         (shortest, std::cmp::Reverse(literals.len()))
@@ -259,6 +479,7 @@ fn held(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
                 best = better(best, held(part));
             }
         }
+        HirKind::Repetition(rep) if rep.min > 0 => best = better(best, held(&rep.sub)),
         _ => {}
     }
     best

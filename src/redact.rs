@@ -316,11 +316,8 @@ fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
     if rest.len() < p.min_len {
         return false;
     }
-    if let Some(prefixes) = p.prefixes {
-        if !prefixes
-            .iter()
-            .any(|&(needle, fold)| contains(rest, needle, fold))
-        {
+    if let Some(needles) = p.prefixes {
+        if !holds_a_needle(rest, needles) {
             return false;
         }
     }
@@ -332,8 +329,64 @@ fn may_match(p: &Precompiled, text: &str, start: usize) -> bool {
     }
 }
 
-/// Whether `haystack` holds `needle` (ASCII letters in any case when
-/// `fold`; the needle is then lowercase).
+/// Needles [`holds_a_needle`] looks for one by one; more are looked for
+/// in one pass.
+const FEW_NEEDLES: usize = 4;
+
+/// Whether `haystack` holds one of `needles`, each with whether it is
+/// case-blind: its lowercase ASCII letters stand for themselves and their
+/// capitals (build.rs writes such a needle for a case-insensitive literal,
+/// and for a pattern's case-folded form). A case-blind needle also stands
+/// for `ſ` (U+017F) and `K` (U+212A), which a case-insensitive class holds
+/// beside `s` and `k` and the folded form leaves out: text holding either
+/// is not filtered.
+fn holds_a_needle(haystack: &[u8], needles: &[(&[u8], bool)]) -> bool {
+    if !haystack.is_ascii()
+        && needles.iter().any(|&(_, fold)| fold)
+        && (memchr::memmem::find(haystack, "\u{17F}".as_bytes()).is_some()
+            || memchr::memmem::find(haystack, "\u{212A}".as_bytes()).is_some())
+    {
+        return true;
+    }
+    if needles.len() <= FEW_NEEDLES {
+        return needles
+            .iter()
+            .any(|&(needle, fold)| contains(haystack, needle, fold));
+    }
+    // The bytes a needle starts with, in every case it stands for.
+    let mut first = [false; 256];
+    for &(needle, fold) in needles {
+        let Some(&b) = needle.first() else {
+            return true;
+        };
+        first[usize::from(b)] = true;
+        if fold && b.is_ascii_lowercase() {
+            first[usize::from(b.to_ascii_uppercase())] = true;
+        }
+    }
+    haystack.iter().enumerate().any(|(at, &b)| {
+        first[usize::from(b)]
+            && needles
+                .iter()
+                .any(|&(needle, fold)| starts_with(&haystack[at..], needle, fold))
+    })
+}
+
+/// Whether `haystack` starts with `needle` (case-blind: see
+/// [`holds_a_needle`]).
+fn starts_with(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
+    let Some(h) = haystack.get(..needle.len()) else {
+        return false;
+    };
+    if !fold {
+        return h == needle;
+    }
+    h.iter()
+        .zip(needle)
+        .all(|(&h, &n)| h == n || (n.is_ascii_lowercase() && h == n.to_ascii_uppercase()))
+}
+
+/// Whether `haystack` holds `needle` (case-blind: see [`holds_a_needle`]).
 fn contains(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
     if !fold {
         return memchr::memmem::find(haystack, needle).is_some();
@@ -344,10 +397,7 @@ fn contains(haystack: &[u8], needle: &[u8], fold: bool) -> bool {
     let mut at = 0;
     while let Some(i) = memchr::memchr2(first, first.to_ascii_uppercase(), &haystack[at..]) {
         let i = at + i;
-        if haystack[i..]
-            .get(..needle.len())
-            .is_some_and(|h| h.eq_ignore_ascii_case(needle))
-        {
+        if starts_with(&haystack[i..], needle, true) {
             return true;
         }
         at = i + 1;
@@ -927,6 +977,11 @@ impl<'p> Redactor<'p> {
     /// Every span of `text` that `pattern` wants replaced, delimited by
     /// anything but ASCII letters and digits.
     fn find(&mut self, pattern: &Redaction, rule: usize, text: &str, spans: &mut Vec<Span>) {
+        // A card window holds 13 digits or more: text with fewer holds
+        // none, and the pattern need not load to say so.
+        if pattern.luhn && !holds_digits(text, *CARD_DIGITS.start()) {
+            return;
+        }
         let mut from = 0;
         let mut glued = 0;
         while from <= text.len() {
@@ -1025,27 +1080,88 @@ impl<'p> Redactor<'p> {
         }
     }
 
-    /// Redacts an element's text blocks as the one text a reader sees:
-    /// joined by line breaks, so a secret split across blocks (a private
-    /// key's BEGIN line in one block, its body in the next) is found. Each
-    /// block keeps its own text outside the secrets; a secret's part in a
-    /// block is replaced by the secret's replacement (once per block).
-    pub fn texts(&mut self, texts: &mut [&mut Cow<'_, str>]) {
+    /// Redacts an element's text blocks as the one text a reader sees,
+    /// read two ways: joined by line breaks (a private key's BEGIN line in
+    /// one block, its body in the next) and glued with nothing between
+    /// (runs of one line: `ghp_abcd` + `EFGH…`), the second only for the
+    /// matches that cross a block's edge. Each block keeps its own text
+    /// outside the secrets; a secret's part in a block is replaced by the
+    /// secret's replacement (once per block). `beside` are spans of the
+    /// line-joined text a search over the element's neighbours found
+    /// ([`Redactor::crossing`]), replaced as the first pass's own.
+    pub fn texts(&mut self, texts: &mut [&mut Cow<'_, str>], beside: &[(usize, usize, usize)]) {
         match texts {
             [] => return,
-            [one] => return self.cow(one),
+            [one] if beside.is_empty() => return self.cow(one),
             _ => {}
         }
         // Again until nothing more matches, as [`Redactor::text`] does.
-        for _ in 0..ROUNDS {
-            if !self.texts_once(texts) {
+        for round in 0..ROUNDS {
+            let beside = if round == 0 { beside } else { &[] };
+            if !self.texts_once(texts, beside) {
                 break;
             }
         }
     }
 
+    /// The spans of `parts` glued with nothing between them that cross
+    /// from one part into another, each cut to the parts it covers: (part,
+    /// start, end, rule), offsets in the part. Nothing is counted.
+    pub fn crossing(&mut self, parts: &[&str]) -> Vec<(usize, usize, usize, usize)> {
+        let mut out = Vec::new();
+        if parts.len() < 2 || self.patterns.is_empty() {
+            return out;
+        }
+        let glued: String = parts.concat();
+        let mut bounds = Vec::with_capacity(parts.len());
+        let mut at = 0;
+        for part in parts {
+            bounds.push((at, at + part.len()));
+            at += part.len();
+        }
+        let mut spans = Vec::new();
+        self.collect(&glued, &mut spans);
+        for span in spans {
+            let inside = bounds
+                .iter()
+                .any(|&(s, e)| s <= span.start && span.end <= e && s < e);
+            // An assignment's value is free text: one whose first edge
+            // falls inside its value continues into the next text only if
+            // the part before the edge is a secret already (`password:
+            // hunt` + `er22`), else the next text is another
+            // (`max_token: 4096` + `Forgot password?`).
+            let edge = bounds
+                .iter()
+                .map(|&(_, e)| e)
+                .find(|&e| span.start < e && e < span.end);
+            let unrelated = self.patterns[span.rule].assigned
+                && edge.is_some_and(|e| {
+                    let before = &glued[span.start..e];
+                    let mut alone = Vec::new();
+                    value_started(before) && {
+                        self.collect(before, &mut alone);
+                        !alone.iter().any(|s| s.rule == span.rule)
+                    }
+                });
+            if inside || unrelated {
+                continue;
+            }
+            for (i, &(s, e)) in bounds.iter().enumerate() {
+                let (start, end) = (span.start.max(s), span.end.min(e));
+                if start < end {
+                    out.push((i, start - s, end - s, span.rule));
+                }
+            }
+        }
+        out
+    }
+
     /// One pass of [`Redactor::texts`]; whether anything was replaced.
-    fn texts_once(&mut self, texts: &mut [&mut Cow<'_, str>]) -> bool {
+    fn texts_once(
+        &mut self,
+        texts: &mut [&mut Cow<'_, str>],
+        beside: &[(usize, usize, usize)],
+    ) -> bool {
         let mut joined = String::with_capacity(texts.iter().map(|t| t.len() + 1).sum());
         let mut bounds = Vec::with_capacity(texts.len());
         for (i, text) in texts.iter().enumerate() {
@@ -1056,10 +1172,30 @@ impl<'p> Redactor<'p> {
             joined.push_str(text);
             bounds.push((start, joined.len()));
         }
-        let Cow::Owned(_) = self.once(&joined) else {
+        let mut spans = std::mem::take(&mut self.spans);
+        spans.clear();
+        self.collect(&joined, &mut spans);
+        let parts: Vec<&str> = texts.iter().map(|t| &***t).collect();
+        for (part, start, end, rule) in self.crossing(&parts) {
+            let at = bounds[part].0;
+            spans.push(Span {
+                start: at + start,
+                end: at + end,
+                rule,
+            });
+        }
+        spans.extend(
+            beside
+                .iter()
+                .map(|&(start, end, rule)| Span { start, end, rule }),
+        );
+        spans.retain(|s| s.start < s.end && s.end <= joined.len());
+        if spans.is_empty() {
+            self.spans = spans;
             return false;
-        };
-        // `once` left the merged spans of `joined` in `self.spans`, sorted.
+        }
+        self.spans = spans;
+        self.count_spans();
         let merged = self.merged();
         for (text, &(start, end)) in texts.iter_mut().zip(&bounds) {
             let mut out = String::new();
@@ -1081,6 +1217,29 @@ impl<'p> Redactor<'p> {
             }
         }
         true
+    }
+
+    /// Sorts `self.spans` as [`Redactor::once`] does and counts each merged
+    /// span once, for the rule whose replacement it gets.
+    fn count_spans(&mut self) {
+        let patterns = self.patterns;
+        self.spans.sort_unstable_by(|a, b| {
+            a.start
+                .cmp(&b.start)
+                .then(b.end.cmp(&a.end))
+                .then_with(|| patterns[a.rule].id.cmp(&patterns[b.rule].id))
+        });
+        let mut i = 0;
+        while i < self.spans.len() {
+            let winner = self.spans[i];
+            let mut end = winner.end;
+            i += 1;
+            while i < self.spans.len() && self.spans[i].start < end {
+                end = end.max(self.spans[i].end);
+                i += 1;
+            }
+            self.counts[winner.rule] += 1;
+        }
     }
 
     /// The spans the last pass ([`Redactor::once`]) replaced, merged: (start, end,
@@ -1233,6 +1392,28 @@ pub fn check_replacements(patterns: &[Redaction]) -> Result<()> {
     Ok(())
 }
 
+/// Whether the start of an assignment (`key: va`) has reached its value:
+/// a char past the separator and the blanks and quotes after it.
+fn value_started(assignment: &str) -> bool {
+    let Some(sep) = assignment.find([':', '=', '>', '：']) else {
+        return false;
+    };
+    assignment[sep..]
+        .trim_start_matches([':', '=', '>', '：'])
+        .trim_start_matches([' ', '\t', '"', '\'', '\\', '`'])
+        .chars()
+        .next()
+        .is_some()
+}
+
+/// Whether `text` holds at least `n` Unicode decimal digits.
+fn holds_digits(text: &str, n: usize) -> bool {
+    if text.is_ascii() {
+        return text.bytes().filter(u8::is_ascii_digit).take(n).count() == n;
+    }
+    text.chars().filter_map(digit_value).take(n).count() == n
+}
+
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric()
 }
@@ -1335,8 +1516,10 @@ fn assigns_a_setting(assignment: &str) -> bool {
     let s = assignment.trim_end_matches([',', ';']);
     let s = s.trim_end_matches(quotes);
     let word_at = s
-        .rfind(|c: char| !c.is_ascii_alphabetic())
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !c.is_ascii_alphabetic())
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let (before, word) = s.split_at(word_at);
     let before = before
         .trim_end_matches(quotes)

@@ -14,6 +14,10 @@ use crate::redact::Redactor;
 use crate::render::notice::{self, Notice};
 use crate::trim::select::Fate;
 
+/// Text siblings on each side of an element read with it for a secret
+/// that crosses from one into the next ([`Filler::beside`]).
+const NEIGHBOURS: NodeId = 2;
+
 pub(super) struct Prepared<'a> {
     pub(super) element: Element<'a>,
     pub(super) redactions: Vec<usize>,
@@ -182,7 +186,8 @@ impl<'f, 'a> Filler<'f, 'a> {
                     _ => None,
                 })
                 .collect();
-            redactor.texts(&mut texts);
+            let beside = self.beside(id);
+            redactor.texts(&mut texts, &beside);
             let stripped = self.selection.stripped.get(&id);
             for (key, value) in element.attributes().iter() {
                 if notice::is_reserved(key)
@@ -203,6 +208,63 @@ impl<'f, 'a> Filler<'f, 'a> {
             );
         }
         &self.full[&id]
+    }
+
+    /// The spans of an element's text (its text blocks joined by line
+    /// breaks) that a secret crossing into its siblings covers: the text of
+    /// the element and of up to [`NEIGHBOURS`] text siblings on each side,
+    /// consecutive and without children of their own, glued as a terminal
+    /// line or a run of spans reads ([`Redactor::crossing`]). The siblings'
+    /// text as provided is read whatever their fate (read, never sent).
+    fn beside(&self, id: NodeId) -> Vec<(usize, usize, usize)> {
+        let tree = self.tree;
+        let text_leaf = |at: NodeId, parent: Option<NodeId>| {
+            (at as usize) < tree.len()
+                && tree.node(at).end == at + 1
+                && tree.node(at).parent() == parent
+                && tree
+                    .el(at)
+                    .content()
+                    .iter()
+                    .any(|c| matches!(c.block, Block::Text { .. }))
+        };
+        let parent = tree.node(id).parent();
+        if parent.is_none() || !text_leaf(id, parent) {
+            return Vec::new();
+        }
+        let mut first = id;
+        while id - first < NEIGHBOURS && first > 0 && text_leaf(first - 1, parent) {
+            first -= 1;
+        }
+        let mut last = id;
+        while last - id < NEIGHBOURS && text_leaf(last + 1, parent) {
+            last += 1;
+        }
+        if first == last {
+            return Vec::new();
+        }
+        let texts: Vec<String> = (first..=last)
+            .map(|at| {
+                let blocks: Vec<&str> = tree
+                    .el(at)
+                    .content()
+                    .iter()
+                    .filter_map(|c| match &c.block {
+                        Block::Text { text } => Some(&**text),
+                        _ => None,
+                    })
+                    .collect();
+                blocks.join("\n")
+            })
+            .collect();
+        let parts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let own = (id - first) as usize;
+        Redactor::new(&self.plan.redact)
+            .crossing(&parts)
+            .into_iter()
+            .filter(|&(part, ..)| part == own)
+            .map(|(_, start, end, rule)| (start, end, rule))
+            .collect()
     }
 
     pub(super) fn prepared_skeleton(&mut self, id: NodeId) -> &Prepared<'a> {
