@@ -197,6 +197,7 @@ pub fn json_value<W: Write, T: Serialize + ?Sized>(out: &mut W, value: &T) {
 
 /// Indented JSON of `value` (serde_json's pretty layout), with every string
 /// written by [`escape`]: for JSON a person reads in a terminal.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(4096);
     let mut serializer = Serializer::with_formatter(&mut out, Escaping(PrettyFormatter::new()));

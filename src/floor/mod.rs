@@ -210,6 +210,7 @@ const ATTRIBUTE_NAMES: Vocabulary<5, 2> = Vocabulary::new(
 
 /// What the floor does, in Markdown, from the words it reads: the one text
 /// `ctxgate policy doc` prints and SECURITY.md carries (a test compares).
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) fn description() -> String {
     let list = |words: &mut dyn Iterator<Item = &str>| {
         words

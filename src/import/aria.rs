@@ -198,6 +198,7 @@ pub(crate) const STATES: [&str; 4] = ["checked", "disabled", "expanded", "presse
 /// or fenced), in document order, empty ones left out: for a caller that
 /// must recognise them later to withhold them (`ctxgate mcp`'s session
 /// memory). They never enter an answer: [`parse`] reads none of them.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) fn secure_values(bytes: &[u8]) -> Vec<String> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Vec::new();

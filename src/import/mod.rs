@@ -178,6 +178,7 @@ pub fn import(format: Format, bytes: &[u8]) -> Result<Answer<'static>> {
 /// The values a Playwright snapshot shows in its secure fields, which
 /// [`import`] never reads: for `ctxgate mcp`, which remembers them for a
 /// session to withhold them wherever they appear again.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) fn aria_secure_values(bytes: &[u8]) -> Vec<String> {
     aria::secure_values(bytes)
 }
