@@ -16,7 +16,8 @@
 //! stack grown as needed, and not freed: the hostile shapes' floor, for
 //! bytes the typed floor cannot read, BENCHMARKS.md "Hostile shapes");
 //! `tokens` only tokenizes them (serde's `IgnoredAny`: what any reader
-//! built on serde_json pays, BENCHMARKS.md "Synthetic trees against the serde floor").
+//! built on serde_json pays, BENCHMARKS.md "Synthetic trees against the serde floor");
+//! `check` runs `check_bytes` on them.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -64,6 +65,15 @@ fn main() {
                 stacker::grow(1 << 30, || serde::Deserialize::deserialize(&mut de))
                     .expect("FILE is JSON");
             std::hint::black_box(ignored);
+        }
+        return;
+    }
+    if action == "check" {
+        // `check_bytes` of the same bytes: the yardstick of the real-tree
+        // tables (BENCHMARKS.md).
+        let limits = ctxgate::Limits::default();
+        for _ in 0..runs {
+            std::hint::black_box(ctxgate::check_bytes(&bytes, &limits).expect("FILE reads"));
         }
         return;
     }

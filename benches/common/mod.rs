@@ -101,7 +101,11 @@ pub fn real_trees() -> Vec<(String, Vec<u8>)> {
         .map(|entry| entry.expect("a directory entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "json"))
         .map(|path| {
-            let name = path.file_stem().expect("a file").to_string_lossy().into_owned();
+            let name = path
+                .file_stem()
+                .expect("a file")
+                .to_string_lossy()
+                .into_owned();
             (name, std::fs::read(&path).expect("a readable fixture"))
         })
         .collect();

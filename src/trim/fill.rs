@@ -39,7 +39,7 @@ use build::Prepared;
 use search::{Point, Probe, States, BYTES_PER_TOKEN};
 
 /// How an element is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// Id, role, subrole, title and states: the ancestor of something sent.
     Skeleton,
@@ -158,6 +158,8 @@ pub struct Filler<'f, 'a> {
     pieces: Vec<pieces::Piece>,
     /// The text between two pieces' cuts, with its tokens ([`pieces`]).
     gaps: HashMap<Box<str>, usize>,
+    /// Elements rendered with the notices of a probe ([`pieces`]).
+    noticed: pieces::Noticed,
     fitted: Option<Fitted>,
     meter: Meter,
     /// Debug builds count each probe whole too, and compare.
@@ -204,6 +206,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             first_piece: vec![pieces::NONE; n],
             pieces: Vec::new(),
             gaps: HashMap::new(),
+            noticed: pieces::Noticed::default(),
             fitted: None,
             meter: Meter::default(),
             check_meter: Meter::default(),
