@@ -146,22 +146,21 @@ fn main() {
         );
     }
     println!("\n÷ `check` / ÷ floor, same run; `*`: the budget binds\n");
-    println!("| tree | action | 500 tokens | 2,000 tokens | policy's 8,000 |");
-    println!("|---|---|---|---|---|");
+    println!("| tree | tokens | {} |", actions.join(" | "));
+    println!("|---|---|{}", "---|".repeat(actions.len()));
     for row in &rows {
-        for (a, action) in actions.iter().enumerate() {
-            let cells: Vec<String> = row.trims[a]
+        for (b, budget) in BUDGETS.iter().enumerate() {
+            let cells: Vec<String> = row
+                .trims
                 .iter()
-                .map(|&(t, binds)| {
-                    format!(
-                        "{:.2} / {:.2}{}",
-                        t / row.check,
-                        t / row.floor,
-                        if binds { "*" } else { "" }
-                    )
+                .map(|by_budget| {
+                    let (t, binds) = by_budget[b];
+                    let star = if binds { "*" } else { "" };
+                    format!("{:.1} / {:.1}{star}", t / row.check, t / row.floor)
                 })
                 .collect();
-            println!("| {} | {action} | {} |", row.name, cells.join(" | "));
+            let budget = budget.map_or("policy's 8,000".to_string(), |n| n.to_string());
+            println!("| {} | {budget} | {} |", row.name, cells.join(" | "));
         }
     }
 }

@@ -132,7 +132,7 @@ pub(crate) fn with_conforming<'a, R>(
 /// read at all (not JSON, over a limit).
 ///
 /// A clean reading (most answers) builds no tree: the checker reads the
-/// [`Doc`] a request would read, and finds what [`check`] finds in the
+/// `Doc` a request would read, and finds what [`check`] finds in the
 /// answer read whole. Anything else is read whole.
 pub fn check_bytes(bytes: &[u8], limits: &Limits) -> Result<CheckReport> {
     if let Some(doc) = crate::read::read_doc(bytes, limits, None)? {
