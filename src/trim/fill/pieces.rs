@@ -78,8 +78,8 @@ enum Part {
 /// The renderings of elements with the notices of some probe, each written
 /// once: from one probe to the next most notices stay as they were (an
 /// element whose children are still left out for the same counts), and
-/// cloning, writing and rendering an element per probe was a tenth of a
-/// `window` request. Keyed by element, mode, half and the notices
+/// cloning, writing and rendering such an element on every probe costs
+/// about a tenth of a binding `window` request. Keyed by element, mode, half and the notices
 /// themselves, compared whole, so a text is reused only for the same
 /// element with the same notices.
 #[derive(Default)]
