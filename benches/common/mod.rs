@@ -89,3 +89,44 @@ pub fn floor_round_trip(bytes: &[u8]) -> Vec<u8> {
     let answer: FloorAnswer = serde_json::from_slice(bytes).expect("the floor parses");
     serde_json::to_vec(&answer).expect("the floor serializes")
 }
+
+/// The real trees of `tests/fixtures/`, as the answers' compact JSON, by
+/// name, smallest first: every converted answer of `answers/` and the one
+/// real tree under `realworld/raw/` larger than all of them (an AT-SPI
+/// page of ~4,800 elements), imported here as `ctxgate import` would.
+pub fn real_trees() -> Vec<(String, Vec<u8>)> {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut trees: Vec<(String, Vec<u8>)> = std::fs::read_dir(format!("{fixtures}/answers"))
+        .expect("tests/fixtures/answers")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .map(|path| {
+            let name = path
+                .file_stem()
+                .expect("a file")
+                .to_string_lossy()
+                .into_owned();
+            (name, std::fs::read(&path).expect("a readable fixture"))
+        })
+        .collect();
+    let gz = std::fs::read(format!(
+        "{fixtures}/realworld/raw/odilia-atspi/wcag_cache_items.json.gz"
+    ))
+    .expect("the AT-SPI WCAG page");
+    // A plain gzip member: a 10-byte header, the deflate stream, 8 bytes.
+    let raw = miniz_oxide::inflate::decompress_to_vec(&gz[10..gz.len() - 8]).expect("it inflates");
+    let answer = ctxgate::import::import(ctxgate::import::Format::AtspiJson, &raw)
+        .expect("the WCAG page imports");
+    trees.push((
+        "atspi-wcag (imported)".to_string(),
+        ctxgate::Format::Json.render(&answer).into_bytes(),
+    ));
+    trees.sort_by_key(|(name, bytes)| (elements(bytes), name.clone()));
+    trees
+}
+
+/// How many elements an answer's bytes hold.
+pub fn elements(bytes: &[u8]) -> usize {
+    let answer = ctxgate::read_conforming(bytes, &ctxgate::Limits::default()).expect("conforms");
+    ctxgate::Tree::new(&answer.root).len()
+}

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # Compares two outputs.sh directories file by file. With --evaluations, a
 # report may differ in its `evaluations` count alone (a change to how many
-# projections share a decision), counted apart. Exit 1 on any other difference.
+# projections share a decision); with --probes, in its `probes` count (a
+# change to how the fill measures, not to what it sends); such reports are
+# counted apart. Exit 1 on any other difference.
 #
-#   benches/compare/diff.sh [--evaluations] BEFORE AFTER
+#   benches/compare/diff.sh [--evaluations] [--probes] BEFORE AFTER
 set -u
-ev_ok=0
-[ "${1:-}" = --evaluations ] && ev_ok=1 && shift
+ev_ok=0 counts='s/^$//'
+while [ $# -gt 2 ]; do
+  case $1 in
+    --evaluations) counts="$counts;s/\"evaluations\": *[0-9]*/\"evaluations\": N/" ;;
+    --probes) counts="$counts;s/\"probes\": *[0-9]*/\"probes\": N/" ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  ev_ok=1
+  shift
+done
 A=$1 B=$2
 bad=0 ev=0
-strip() { sed 's/"evaluations": *[0-9]*/"evaluations": N/' "$1"; }
+strip() { sed "$counts" "$1"; }
 for f in "$A"/*; do
   [ -d "$f" ] && continue
   g="$B/$(basename "$f")"
@@ -22,5 +32,5 @@ for f in "$A"/*; do
   bad=$((bad + 1))
 done
 for g in "$B"/*; do [ -e "$A/$(basename "$g")" ] || { echo "only in $B: $(basename "$g")"; bad=$((bad + 1)); }; done
-echo "$(find "$A" -maxdepth 1 -type f | wc -l) files; $bad differ; $ev reports differ in evaluations only"
+echo "$(find "$A" -maxdepth 1 -type f | wc -l) files; $bad differ; $ev reports differ in the counts allowed only"
 [ $bad = 0 ]

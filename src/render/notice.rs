@@ -66,7 +66,7 @@ pub const CUT: &str = "ctxgate:cut";
 pub const BARE: &str = "ctxgate:bare";
 
 /// One notice.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Notice {
     /// Children not sent, counted per reason (rule label, `scope`,
     /// `budget`); `compact` leaves the total out (it is the sum).

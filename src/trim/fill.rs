@@ -39,7 +39,7 @@ use build::Prepared;
 use search::{Point, Probe, States, BYTES_PER_TOKEN};
 
 /// How an element is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// Id, role, subrole, title and states: the ancestor of something sent.
     Skeleton,
@@ -158,6 +158,8 @@ pub struct Filler<'f, 'a> {
     pieces: Vec<pieces::Piece>,
     /// The text between two pieces' cuts, with its tokens ([`pieces`]).
     gaps: HashMap<Box<str>, usize>,
+    /// Elements rendered with the notices of a probe ([`pieces`]).
+    noticed: pieces::Noticed,
     fitted: Option<Fitted>,
     meter: Meter,
     /// Debug builds count each probe whole too, and compare.
@@ -204,6 +206,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             first_piece: vec![pieces::NONE; n],
             pieces: Vec::new(),
             gaps: HashMap::new(),
+            noticed: pieces::Noticed::default(),
             fitted: None,
             meter: Meter::default(),
             check_meter: Meter::default(),
@@ -267,6 +270,15 @@ impl<'f, 'a> Filler<'f, 'a> {
         // the search starts with (full ones, unless the input's are compact).
         let base_parts = self.parts(&base, true);
         let estimates = self.estimates(&base, base_parts.bytes, &candidates);
+        // A budget the whole selection fits in sends it whole (what the
+        // search would find): one rendering and one count.
+        if !self.whole_guessed_over(&estimates, candidates.len()) {
+            if let Some(whole) = self.whole_if_it_fits(&base, &candidates)? {
+                let (state, answer, rendered, sizes) = whole;
+                let prefix = Some(candidates.len());
+                return self.finish_rendered(state, prefix, answer, rendered, sizes);
+            }
+        }
         let found = self.prefixes(&base, &candidates, &estimates, base_parts)?;
         let Some((best, over)) = found else {
             return self.fit_kept_text(base, &mandatory, &candidates);
@@ -297,6 +309,47 @@ impl<'f, 'a> Filler<'f, 'a> {
             }
         }
         self.finish(state, Some(best))
+    }
+
+    /// The whole selection (the base and every candidate), its answer,
+    /// rendering and sizes per budget, when it fits every budget with the
+    /// notices the search starts with: the largest prefix the search would
+    /// find is then all of them ([`Filler::prefixes`]). Tried when the
+    /// estimates put it within the budget ([`Filler::whole_guessed_over`]);
+    /// one that does not fit costs one rendering (of about the budget) and
+    /// a count that stops at the limit, and leaves its prepared elements
+    /// and counted chunks to the search.
+    #[allow(clippy::type_complexity)]
+    fn whole_if_it_fits(
+        &mut self,
+        base: &[Option<Mode>],
+        candidates: &[NodeId],
+    ) -> Result<Option<(Vec<Option<Mode>>, Answer<'a>, String, Vec<Option<usize>>)>> {
+        let state = self.prefix_state(base, candidates, candidates.len());
+        self.probes += 1;
+        self.check_deadline()?;
+        let answer = self.build(&state, true);
+        let rendered = self.format.render(&answer);
+        let mut sizes = Vec::with_capacity(self.budgets.len());
+        for i in 0..self.budgets.len() {
+            let budget = self.budgets[i];
+            let limit = tokens::limit(budget);
+            let size = match budget {
+                Budget::Bytes(_) => Some(rendered.len()),
+                // Not counted: the bytes alone fit, and `finish` counts
+                // them if the report shows them.
+                Budget::Tokens(_) if rendered.len() <= limit => None,
+                Budget::Tokens(_) => match self.meter.count_part(&rendered, limit)? {
+                    Some(n) => Some(n),
+                    None => return Ok(None),
+                },
+            };
+            if size.is_some_and(|n| n > limit) {
+                return Ok(None);
+            }
+            sizes.push(size);
+        }
+        Ok(Some((state, answer, rendered, sizes)))
     }
 
     /// Adds to `state` (which fits) each candidate from `from` on, in fill
@@ -904,6 +957,19 @@ impl<'f, 'a> Filler<'f, 'a> {
             Some(fitted) if fitted.state == sent_modes(self.tree, &state) => fitted.sizes,
             _ => vec![None; self.budgets.len()],
         };
+        self.finish_rendered(state, prefix, answer, rendered, sizes)
+    }
+
+    /// [`Filler::finish`] of a state already built and rendered, with its
+    /// sizes per budget where measured.
+    fn finish_rendered(
+        mut self,
+        state: Vec<Option<Mode>>,
+        prefix: Option<usize>,
+        answer: Answer<'a>,
+        rendered: String,
+        sizes: Vec<Option<usize>>,
+    ) -> Result<Filled<'a>> {
         let mut used = Vec::with_capacity(self.budgets.len());
         for (&budget, size) in self.budgets.iter().zip(sizes) {
             let size = match size {

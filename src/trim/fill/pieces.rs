@@ -66,12 +66,75 @@ enum Part {
     /// (outline), 1 after them.
     Piece(u32, u8),
     Static(&'static str),
-    /// Written for this probe alone (an element with its notices).
-    Own(String),
+    /// An element's half with this probe's notices, or the answer's start
+    /// (an index into [`Noticed::texts`]).
+    Noticed(u32),
     /// Not rendered ([`Filler::known_over`]): a piece not built yet, or an
     /// element's half with its notices. Its text, and the text from the
     /// last cut before it to the first cut after it, are not counted.
     Unknown,
+}
+
+/// The renderings of elements with the notices of some probe, each written
+/// once: from one probe to the next most notices stay as they were (an
+/// element whose children are still left out for the same counts), and
+/// cloning, writing and rendering such an element on every probe costs
+/// about a tenth of a binding `window` request. Keyed by element, mode, half and the notices
+/// themselves, compared whole, so a text is reused only for the same
+/// element with the same notices.
+#[derive(Default)]
+pub(super) struct Noticed {
+    /// Per text: its element, mode, half (0 before its children or whole,
+    /// 1 after them), omitted reasons and bare notice.
+    keys: Vec<NoticedKey>,
+    texts: Vec<Box<str>>,
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+    /// The answer's start, `{"protocol":…,"root":`, once written.
+    start: Option<u32>,
+}
+
+struct NoticedKey {
+    id: NodeId,
+    mode: Mode,
+    half: u8,
+    omitted: Option<BTreeMap<String, u64>>,
+    bare: Option<Notice>,
+}
+
+impl Noticed {
+    fn hash(&self, id: NodeId, mode: Mode, half: u8, entry: &Sent) -> u64 {
+        use std::hash::BuildHasher;
+        // The same fields, in the same order, as `insert` hashes a key.
+        self.hasher
+            .hash_one((id, mode, half, &entry.omitted, &entry.bare))
+    }
+
+    fn find(&self, hash: u64, id: NodeId, mode: Mode, half: u8, entry: &Sent) -> Option<u32> {
+        self.table
+            .find(hash, |&at| {
+                let key = &self.keys[at as usize];
+                key.id == id
+                    && key.mode == mode
+                    && key.half == half
+                    && key.omitted == entry.omitted
+                    && key.bare == entry.bare
+            })
+            .copied()
+    }
+
+    fn insert(&mut self, hash: u64, key: NoticedKey, text: String) -> u32 {
+        let at = self.texts.len() as u32;
+        self.keys.push(key);
+        self.texts.push(text.into_boxed_str());
+        let (keys, hasher) = (&self.keys, &self.hasher);
+        self.table.insert_unique(hash, at, |&k| {
+            let key = &keys[k as usize];
+            use std::hash::BuildHasher;
+            hasher.hash_one((key.id, key.mode, key.half, &key.omitted, &key.bare))
+        });
+        at
+    }
 }
 
 /// A sent element of a probe, in document order, with the notices written
@@ -156,7 +219,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 }
             }
             Part::Static(text) => text,
-            Part::Own(text) => text,
+            Part::Noticed(at) => &self.noticed.texts[*at as usize],
             Part::Unknown => "",
         }
     }
@@ -178,13 +241,8 @@ impl<'f, 'a> Filler<'f, 'a> {
             Format::Json => self.json_parts(&mut parts, &sent, false),
             Format::Outline => {
                 for entry in &sent {
-                    let part = match self.with_notices(entry) {
-                        Some(element) => {
-                            let mut out = Vec::new();
-                            let depth = self.tree.node(entry.id).depth as usize;
-                            render::outline_lines(&mut out, &element, depth);
-                            Part::Own(String::from_utf8(out).expect("the renderers write UTF-8"))
-                        }
+                    let part = match self.noticed_part(entry, 0) {
+                        Some(part) => part,
                         None => Part::Piece(self.piece(entry.id, entry.mode), 0),
                     };
                     parts.push(part);
@@ -432,6 +490,37 @@ impl<'f, 'a> Filler<'f, 'a> {
         sent
     }
 
+    /// `entry`'s `half` with its notices for this probe (JSON: 1, after its
+    /// children; the outline: 0, its lines), when it has any: rendered the
+    /// first time an element carries those notices ([`Noticed`]).
+    fn noticed_part(&mut self, entry: &Sent, half: u8) -> Option<Part> {
+        if entry.omitted.is_none() && entry.bare.is_none() {
+            return None;
+        }
+        let hash = self.noticed.hash(entry.id, entry.mode, half, entry);
+        if let Some(at) = self.noticed.find(hash, entry.id, entry.mode, half, entry) {
+            return Some(Part::Noticed(at));
+        }
+        let element = self.with_notices(entry)?;
+        let mut out = Vec::new();
+        match self.format {
+            Format::Json => render::json_tail(&mut out, &element),
+            Format::Outline => {
+                let depth = self.tree.node(entry.id).depth as usize;
+                render::outline_lines(&mut out, &element, depth);
+            }
+        }
+        let text = String::from_utf8(out).expect("the renderers write UTF-8");
+        let key = NoticedKey {
+            id: entry.id,
+            mode: entry.mode,
+            half,
+            omitted: entry.omitted.clone(),
+            bare: entry.bare.clone(),
+        };
+        Some(Part::Noticed(self.noticed.insert(hash, key, text)))
+    }
+
     /// `entry` with its notices for this probe, when it has any.
     fn with_notices(&mut self, entry: &Sent) -> Option<Element<'a>> {
         if entry.omitted.is_none() && entry.bare.is_none() {
@@ -456,11 +545,30 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// `sent`'s JSON parts; with `known`, a piece not built yet, and an
     /// element's half with its notices, as [`Part::Unknown`].
     fn json_parts(&mut self, parts: &mut Vec<Part>, sent: &[Sent], known: bool) {
-        let mut start = Vec::new();
-        render::json_start(&mut start, &self.tree.protocol, &self.tree.instance);
-        parts.push(Part::Own(
-            String::from_utf8(start).expect("the renderers write UTF-8"),
-        ));
+        let start = match self.noticed.start {
+            Some(at) => at,
+            None => {
+                let mut start = Vec::new();
+                render::json_start(&mut start, &self.tree.protocol, &self.tree.instance);
+                let at = self.noticed.texts.len() as u32;
+                // Found by `start`, never through the table.
+                self.noticed.keys.push(NoticedKey {
+                    id: NodeId::MAX,
+                    mode: Mode::Placeholder,
+                    half: u8::MAX,
+                    omitted: None,
+                    bare: None,
+                });
+                self.noticed.texts.push(
+                    String::from_utf8(start)
+                        .expect("the renderers write UTF-8")
+                        .into_boxed_str(),
+                );
+                self.noticed.start = Some(at);
+                at
+            }
+        };
+        parts.push(Part::Noticed(start));
         // Open elements: (index in `sent`, whether a child was written).
         let mut open: Vec<(usize, bool)> = Vec::new();
         for (i, entry) in sent.iter().enumerate() {
@@ -506,12 +614,8 @@ impl<'f, 'a> Filler<'f, 'a> {
             });
             return;
         }
-        let part = match self.with_notices(entry) {
-            Some(element) => {
-                let mut out = Vec::new();
-                render::json_tail(&mut out, &element);
-                Part::Own(String::from_utf8(out).expect("the renderers write UTF-8"))
-            }
+        let part = match self.noticed_part(entry, 1) {
+            Some(part) => part,
             None => Part::Piece(self.piece(entry.id, entry.mode), 1),
         };
         parts.push(part);
