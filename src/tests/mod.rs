@@ -9,7 +9,7 @@ mod patterns;
 mod policy_cases;
 mod policy_engine;
 mod policy_rvm;
-mod trim_properties;
+pub(crate) mod trim_properties;
 
 include!("../../tests/common/with_logs.rs");
 

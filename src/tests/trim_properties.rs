@@ -547,8 +547,8 @@ fn a_cut_never_leaves_part_of_a_secret() {
 /// `answer` as JSON without ctxgate's notices: a trim drops the notices its
 /// input carries and writes its own from its own counts, so trimming an
 /// output again keeps this (`tests/common::without_notices` for the crate's
-/// public API).
-fn without_notices(answer: &Answer) -> serde_json::Value {
+/// public API; the unit tests of `trim` use this one).
+pub(crate) fn without_notices(answer: &Answer) -> serde_json::Value {
     use serde_json::Value;
     let mut value: Value = serde_json::from_str(&Format::Json.render(answer)).unwrap();
     let mut stack = vec![&mut value["root"]];
@@ -557,7 +557,7 @@ fn without_notices(answer: &Answer) -> serde_json::Value {
             continue;
         };
         if let Some(Value::Object(attributes)) = element.get_mut("attributes") {
-            attributes.retain(|k, _| !k.starts_with("ctxgate:"));
+            attributes.retain(|k, _| !crate::render::notice::is_reserved(k));
             if attributes.is_empty() {
                 element.remove("attributes");
             }

@@ -1107,37 +1107,14 @@ mod tests {
             .into_owned()
     }
 
-    /// An answer's JSON without ctxgate's notices: what a trim sent of the
-    /// provider's elements.
-    fn without_notices(answer: &Answer<'_>) -> serde_json::Value {
-        use serde_json::Value;
-        let mut value: Value = serde_json::from_str(&Format::Json.render(answer)).unwrap();
-        let mut stack = vec![&mut value["root"]];
-        while let Some(element) = stack.pop() {
-            let Value::Object(element) = element else {
-                continue;
-            };
-            if let Some(Value::Object(attributes)) = element.get_mut("attributes") {
-                attributes.retain(|k, _| !notice::is_reserved(k));
-                if attributes.is_empty() {
-                    element.remove("attributes");
-                }
-            }
-            if let Some(Value::Array(children)) = element.get_mut("children") {
-                stack.extend(children.iter_mut());
-            }
-        }
-        value
-    }
-
     /// Trimming an output again sends the same elements, text and
     /// attributes (its notices are its own counts: the earlier trim's are
     /// input to it, dropped), and trimming that again changes nothing.
     fn assert_again(out: &Trimmed<'_>, again: impl Fn(&Answer<'_>) -> Trimmed<'static>) {
         let second = again(&out.answer);
         assert_eq!(
-            without_notices(&second.answer),
-            without_notices(&out.answer),
+            crate::tests::trim_properties::without_notices(&second.answer),
+            crate::tests::trim_properties::without_notices(&out.answer),
             "{}",
             out.rendered
         );
