@@ -250,6 +250,8 @@ pub(crate) fn trim_doc<'a>(
         );
         selection
     };
+    // The fill and the report read the selection alone.
+    drop(decisions);
 
     let filled = {
         let _fill = tracing::debug_span!("fill", budgets = budgets.len()).entered();
@@ -749,8 +751,7 @@ fn report<'a>(
         };
         let stripped: Vec<Arc<str>> = match filled.modes[at] {
             Some(Mode::Full { .. }) => selection
-                .stripped
-                .get(&(at as crate::model::NodeId))
+                .stripped(at as crate::model::NodeId)
                 .map(|names| names.to_vec())
                 .unwrap_or_default(),
             _ => Vec::new(),

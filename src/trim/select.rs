@@ -108,11 +108,18 @@ pub struct Selection {
     pub in_scope: Vec<bool>,
     /// The attributes `strip` removes from an element sent whole or cut:
     /// the names of its decision's `strip` that it has, only for the
-    /// elements with one (most have none).
-    pub stripped: HashMap<NodeId, Box<[Arc<str>]>>,
+    /// elements with one (most have none), in document order
+    /// ([`Selection::stripped`]).
+    stripped: Vec<(NodeId, Box<[Arc<str>]>)>,
 }
 
 impl Selection {
+    /// The attributes `strip` removes from `at`, when it removes any.
+    pub fn stripped(&self, at: NodeId) -> Option<&[Arc<str>]> {
+        let i = self.stripped.binary_search_by_key(&at, |(id, _)| *id).ok()?;
+        Some(&self.stripped[i].1)
+    }
+
     /// The label at `at` (a fate's rule).
     pub fn label(&self, at: Label) -> &Arc<str> {
         &self.labels[at as usize]
@@ -259,6 +266,7 @@ pub fn select(
     sort_by_static_key(&mut mandatory, decisions, &near, at_user);
     sort_by_static_key(&mut candidates, decisions, &near, at_user);
     let candidates = fill_order(tree, decisions, &near, &mandatory, candidates);
+    drop(near);
     let unsent = fates
         .iter()
         .zip(pruned_by)
@@ -397,8 +405,8 @@ fn descending(score: f64) -> u64 {
 }
 
 /// Per element, the names in its decision's `strip` that it has.
-fn stripped(tree: &Doc<'_>, decisions: &[Arc<Decision>]) -> HashMap<NodeId, Box<[Arc<str>]>> {
-    let mut out = HashMap::new();
+fn stripped(tree: &Doc<'_>, decisions: &[Arc<Decision>]) -> Vec<(NodeId, Box<[Arc<str>]>)> {
+    let mut out = Vec::new();
     for (at, attributes) in tree.all_attributes() {
         let strip = &decisions[at as usize].strip;
         if strip.is_empty() {
@@ -410,9 +418,10 @@ fn stripped(tree: &Doc<'_>, decisions: &[Arc<Decision>]) -> HashMap<NodeId, Box<
             .cloned()
             .collect();
         if !names.is_empty() {
-            out.insert(at, names);
+            out.push((at, names));
         }
     }
+    out.shrink_to_fit();
     out
 }
 
@@ -591,30 +600,26 @@ pub fn nearness(tree: &Doc<'_>) -> Vec<Near> {
         on_path[a as usize] = true;
     }
     let depth_at = tree.node(at).depth;
-    // The depth of the deepest ancestor shared with the position.
-    let mut shared: Vec<u32> = Vec::with_capacity(tree.len());
+    // The depth `s` of the deepest ancestor an element shares with the
+    // position is its own on the path, else its parent's: the parent's
+    // depth less its `h` (0 on the path), so no second array holds it.
+    let mut near: Vec<Near> = Vec::with_capacity(tree.len());
     for (i, node) in tree.nodes().iter().enumerate() {
-        let s = if on_path[i] {
-            node.depth
+        let next = if on_path[i] {
+            Near { k: 0, h: 0 }
         } else {
-            node.parent().map_or(0, |p| shared[p as usize])
-        };
-        shared.push(s);
-    }
-    tree.nodes()
-        .iter()
-        .zip(&shared)
-        .enumerate()
-        .map(|(i, (node, &s))| match on_path[i] {
-            true => Near { k: 0, h: 0 },
+            let p = node.parent();
+            let s = p.map_or(0, |p| tree.node(p).depth - near[p as usize].h);
             // An element off the path shares an ancestor above it, so
             // h ≥ 1; P's depth is at least the shared one.
-            false => Near {
+            Near {
                 k: depth_at.saturating_sub(s),
                 h: node.depth.saturating_sub(s),
-            },
-        })
-        .collect()
+            }
+        };
+        near.push(next);
+    }
+    near
 }
 
 /// At most this many candidates (the first of the static order) are

@@ -188,7 +188,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 .collect();
             let beside = self.beside(id);
             redactor.texts(&mut texts, &beside);
-            let stripped = self.selection.stripped.get(&id);
+            let stripped = self.selection.stripped(id);
             for (key, value) in element.attributes().iter() {
                 if notice::is_reserved(key)
                     || stripped.is_some_and(|s| s.iter().any(|n| **n == **key))
