@@ -1572,7 +1572,8 @@ fn mod97(iban: &[u8]) -> bool {
     rest == 1
 }
 
-fn luhn(digits: &[u8]) -> bool {
+/// Luhn's check over digit values (0–9), the last the check digit.
+pub(crate) fn luhn(digits: &[u8]) -> bool {
     let sum: u32 = digits
         .iter()
         .rev()
