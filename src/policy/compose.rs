@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use regorus::unstable::{Expr, Literal, Module, Query, Rule, RuleHead as Head};
 use regorus::Value;
 
+use super::ast::{parts, root, Part};
 use super::source::PolicyFile;
 use crate::error::{Error, Result};
 
@@ -414,11 +415,6 @@ impl<'f> Walk<'f> {
 
     fn expr(&mut self, expr: &Expr) {
         match expr {
-            Expr::String { .. }
-            | Expr::RawString { .. }
-            | Expr::Number { .. }
-            | Expr::Bool { .. }
-            | Expr::Null { .. } => {}
             Expr::Var { span, .. } => {
                 let name = span.text();
                 match name {
@@ -428,42 +424,7 @@ impl<'f> Walk<'f> {
                     _ => self.read(name, span),
                 }
             }
-            Expr::Array { items, .. } | Expr::Set { items, .. } => {
-                for item in items {
-                    self.expr(item);
-                }
-            }
-            Expr::Object { fields, .. } => {
-                for (_, key, value) in fields {
-                    self.expr(key);
-                    self.expr(value);
-                }
-            }
-            Expr::ArrayCompr { term, query, .. } | Expr::SetCompr { term, query, .. } => {
-                self.query(query);
-                self.expr(term);
-            }
-            Expr::ObjectCompr {
-                key, value, query, ..
-            } => {
-                self.query(query);
-                self.expr(key);
-                self.expr(value);
-            }
-            Expr::Call { fcn, params, .. } => {
-                self.expr(fcn);
-                for p in params {
-                    self.expr(p);
-                }
-            }
-            Expr::UnaryExpr { expr, .. } => self.expr(expr),
             Expr::RefDot { span, .. } | Expr::RefBrack { span, .. } => self.reference(expr, span),
-            Expr::BinExpr { lhs, rhs, .. }
-            | Expr::BoolExpr { lhs, rhs, .. }
-            | Expr::ArithExpr { lhs, rhs, .. } => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
             Expr::AssignExpr { op, lhs, rhs, .. } => {
                 self.expr(rhs);
                 match op {
@@ -471,20 +432,17 @@ impl<'f> Walk<'f> {
                     regorus::unstable::AssignOp::Eq => self.expr(lhs),
                 }
             }
-            Expr::Membership {
-                key,
-                value,
-                collection,
-                ..
-            } => {
-                if let Some(k) = key {
-                    self.expr(k);
+            _ => match parts(expr) {
+                Some(parts) => {
+                    for part in parts {
+                        match part {
+                            Part::Expr(e) => self.expr(e),
+                            Part::Query(q) => self.query(q),
+                        }
+                    }
                 }
-                self.expr(value);
-                self.expr(collection);
-            }
-            #[allow(unreachable_patterns)]
-            _ => self.read_all(expr.span()),
+                None => self.read_all(expr.span()),
+            },
         }
     }
 
@@ -574,19 +532,6 @@ fn chain(expr: &Expr) -> Option<Vec<String>> {
 /// A rule head's name: its reference's first segment.
 fn first_name(refr: &Expr) -> Option<String> {
     root(refr).map(str::to_string)
-}
-
-/// The variable a reference starts from (`data` in `data.ctxgate.x`, `a`
-/// in the head `a.b[k]`).
-pub(crate) fn root(expr: &Expr) -> Option<&str> {
-    let mut at = expr;
-    loop {
-        match at {
-            Expr::RefDot { refr, .. } | Expr::RefBrack { refr, .. } => at = refr,
-            Expr::Var { value, .. } => return value.as_string().ok().map(|s| &**s),
-            _ => return None,
-        }
-    }
 }
 
 /// Refuses `files` when one defines a built-in's name (test files are

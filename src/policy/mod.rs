@@ -24,6 +24,7 @@ use std::sync::Arc;
 use crate::model::Role;
 pub use crate::redact::Redaction;
 
+mod ast;
 mod compose;
 mod default_facts;
 mod engine;

@@ -116,7 +116,10 @@ pub struct Selection {
 impl Selection {
     /// The attributes `strip` removes from `at`, when it removes any.
     pub fn stripped(&self, at: NodeId) -> Option<&[Arc<str>]> {
-        let i = self.stripped.binary_search_by_key(&at, |(id, _)| *id).ok()?;
+        let i = self
+            .stripped
+            .binary_search_by_key(&at, |(id, _)| *id)
+            .ok()?;
         Some(&self.stripped[i].1)
     }
 

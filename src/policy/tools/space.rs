@@ -17,7 +17,7 @@ use regorus::unstable::{BoolOp, Expr, Literal, Parser, Query, Rule, RuleHead, So
 use serde_json::Value as Json;
 
 use crate::model::Role;
-use crate::policy::compose::root;
+use crate::policy::ast::{parts, root, Part};
 use crate::policy::PolicyFile;
 
 /// A field of the input a rule compares with literals.
@@ -870,33 +870,6 @@ impl Analyzer<'_> {
                     self.refer(&name.clone());
                 }
             }
-            Expr::String { .. }
-            | Expr::RawString { .. }
-            | Expr::Number { .. }
-            | Expr::Bool { .. }
-            | Expr::Null { .. } => {}
-            Expr::Array { items, .. } | Expr::Set { items, .. } => {
-                for item in items {
-                    self.generic(item);
-                }
-            }
-            Expr::Object { fields, .. } => {
-                for (_, k, v) in fields {
-                    self.generic(k);
-                    self.generic(v);
-                }
-            }
-            Expr::ArrayCompr { term, query, .. } | Expr::SetCompr { term, query, .. } => {
-                self.query(query);
-                self.generic(term);
-            }
-            Expr::ObjectCompr {
-                key, value, query, ..
-            } => {
-                self.query(query);
-                self.generic(key);
-                self.generic(value);
-            }
             Expr::Call { fcn, params, .. } => {
                 let name = function_name(fcn);
                 self.refer(name.strip_prefix("data.ctxgate.").unwrap_or(&name));
@@ -922,36 +895,20 @@ impl Analyzer<'_> {
                     at = refr;
                 }
             }
-            Expr::RefDot { refr, .. } => self.generic(refr),
-            Expr::RefBrack { refr, index, .. } => {
-                self.generic(refr);
-                self.generic(index);
-            }
-            Expr::UnaryExpr { expr, .. } => self.generic(expr),
-            Expr::BinExpr { lhs, rhs, .. }
-            | Expr::BoolExpr { lhs, rhs, .. }
-            | Expr::ArithExpr { lhs, rhs, .. }
-            | Expr::AssignExpr { lhs, rhs, .. } => {
-                self.generic(lhs);
-                self.generic(rhs);
-            }
-            Expr::Membership {
-                key,
-                value,
-                collection,
-                ..
-            } => {
-                if let Some(key) = key {
-                    self.generic(key);
+            _ => match parts(expr) {
+                Some(parts) => {
+                    for part in parts {
+                        match part {
+                            Part::Expr(e) => self.generic(e),
+                            Part::Query(q) => self.query(q),
+                        }
+                    }
                 }
-                self.generic(value);
-                self.generic(collection);
-            }
-            #[allow(unreachable_patterns)]
-            _ => self.undecided(format!(
-                "`{}` is an expression the diff does not know",
-                expr.span().text()
-            )),
+                None => self.undecided(format!(
+                    "`{}` is an expression the diff does not know",
+                    expr.span().text()
+                )),
+            },
         }
     }
 
