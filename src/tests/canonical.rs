@@ -258,7 +258,7 @@ fn what_each_rule_reads_is_found_through_the_rules_it_names() {
         let (policy, _) = Policy::unchecked(files).unwrap_or_else(|e| panic!("{body}: {e}"));
         let reads = policy
             .rule_reads()
-            .unwrap_or_else(|| panic!("{body}: not on the VM"));
+            .unwrap_or_else(|| panic!("{body}: its reads are not spelled out"));
         let deny = reads.iter().find(|(r, ..)| *r == "deny").unwrap();
         assert_eq!((deny.1, deny.2), (fields, inside), "{body}");
     }

@@ -642,7 +642,7 @@ fn the_table_is_made_only_for_a_policy_reading_the_action_name_alone() {
 }
 
 /// The title patterns' names are a position only in the plan's order, each
-/// once; anything else is outside the table (the VM decides).
+/// once; anything else is outside the table (the interpreter decides).
 #[test]
 fn title_matches_are_held_only_in_the_plans_order() {
     let titles = ["one-time-code", "passcode", "password", "pin"];
