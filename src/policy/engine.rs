@@ -3,19 +3,18 @@
 //! secure-text floor and the caches. Only the small projection of an
 //! element is ever turned into a regorus value, never the tree.
 //!
-//! Cost model (see MEASURED.md and BENCHMARKS.md, "Policy
-//! decisions"): one evaluation per per-element rule the policy defines (at
-//! most six: deny, mask, keep, prune, priority, strip; `strip` only for an
-//! element with attributes), once per distinct projection per request,
-//! then never again for the same request input while the decision stays in
-//! the cache. A policy inside the part of Rego where regorus's register VM
-//! and its interpreter cannot disagree (`rvm_subset`: the default policy
-//! is) is decided on the VM, ~2.2× cheaper a projection; any other policy,
-//! and any projection the VM fails on, by the interpreter, whose decision
-//! and error messages are the reference. Five separate interpreter
-//! `eval_rule` calls measured faster (55 µs) than one rule gathering the
-//! five (66 µs) or one query (125 µs), and still did in a scratch
-//! measurement against regorus 0.14.1 (38 against 50 µs).
+//! Cost model (BENCHMARKS.md, "Policy decisions"): one interpreter
+//! `eval_rule` per per-element rule the policy defines (at most six: deny,
+//! mask, keep, prune, priority, strip; `strip` only for an element with
+//! attributes), once per distinct projection per request, then never again
+//! for the same request input while the decision stays in the cache. For a
+//! policy whose reads of the input are spelled out in its tokens
+//! ([`spelled_out`]) a projection's key is what the policy reads of it
+//! ([`reads_of`]) and each rule's value is memoised per request by what that
+//! rule reads ([`rule_reads`]). The embedded default answers from its table
+//! (`policy::table`, regorus's answers over the finite domain it reads) and
+//! compiles nothing. Five separate `eval_rule` calls measured faster than
+//! one rule gathering the five or one query.
 
 use std::cell::Cell;
 use std::collections::hash_map::RandomState;
@@ -25,7 +24,6 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use regorus::rvm::{Program, RegoVM};
 use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value};
 use sha2::{Digest, Sha256};
@@ -63,15 +61,6 @@ pub(crate) const DEFAULT_HASH: &str = include!(concat!(env!("OUT_DIR"), "/defaul
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) const DEFAULT_TEST_SOURCE: &str = include_str!("../../policies/default_test.rego");
 
-/// The embedded default's RVM program (`Program::serialize_binary` of what
-/// compiling it gives), committed: `policy::load::tests` compiles the
-/// default afresh and fails unless it serializes to these bytes;
-/// `UPDATE_EXPECT=1 cargo test --lib the_default_program_is_its_bytes`
-/// rewrites it. Loaded only when it deserializes complete, from regorus's
-/// own version and the default's exact sources ([`program_from`]);
-/// otherwise the default is compiled.
-const DEFAULT_PROGRAM: &[u8] = include_bytes!("../../policies/default.rvm");
-
 /// A module of ours, so that the set compiles even when the policy defines
 /// no rule regorus could use as an entry point.
 const INTERNAL_NAME: &str = "<ctxgate>";
@@ -93,9 +82,9 @@ pub struct Policy {
     hash: String,
     /// The prepared interpreter; each evaluator that needs it clones it
     /// (~0.5 µs). Built at load for every policy but the embedded default,
-    /// whose program is loaded instead: for it, built on first need (a VM
-    /// error, the plan's fallback) by [`Policy::interpreter`]. Once built,
-    /// read without waiting on a `OnceLock`.
+    /// which answers from its table: for it, built on first need (a test's
+    /// reference) by [`Policy::interpreter`]. Once built, read without
+    /// waiting on a `OnceLock`.
     engine: OnceLock<Mutex<Engine>>,
     /// Rule names defined in `package ctxgate`.
     rules: BTreeSet<String>,
@@ -106,19 +95,12 @@ pub struct Policy {
     constants: Constants,
     /// How long one evaluation may run ([`Policy::with_time_limit`]).
     time_limit: Duration,
-    /// The per-element rules compiled for regorus's RVM, when it compiles
-    /// them: the fast path of a decision ([`Evaluator::evaluate`]), and for
-    /// the embedded default the plan's too ([`Rvm::plan`]). Set at load for
-    /// every policy but the embedded default, whose program is loaded on
-    /// first need ([`Policy::rvm`]): a request its table answers whole
-    /// (`policy::table`) loads none.
-    rvm: OnceLock<Option<Rvm>>,
-    /// The per-element rules defined, in [`ELEMENT_RULES`] order (those of
-    /// [`Rvm::entries`]), and what each reads of a projection
-    /// ([`rule_reads`]) when that is known and the rules run on the VM: a
+    /// The per-element rules defined, in [`ELEMENT_RULES`] order, and what
+    /// each reads of a projection ([`rule_reads`]) when that is known: a
     /// rule's value is then memoised per request by that alone
     /// (`Evaluator::rule_memo`), shared by projections that differ only
-    /// where it does not read.
+    /// where it does not read; for the embedded default it is also where
+    /// the rule's value sits in the table.
     element_rules: Vec<&'static str>,
     rule_reads: Option<Vec<RuleReads>>,
     /// Whether this is the embedded default, whose rule values and plans
@@ -221,125 +203,6 @@ impl Constants {
     }
 }
 
-/// The per-element rules compiled for regorus's register VM (RVM): a
-/// decision's fast path, ~3× faster than the interpreter per rule (see
-/// BENCHMARKS.md, "Policy decisions"). It only ever gives the
-/// decision the interpreter gives: only a policy inside [`rvm_subset`]
-/// (where the two cannot disagree) gets one, and any VM error on a
-/// projection (its timer, a limit) makes the evaluator decide that
-/// projection again with the interpreter, whose result and error messages
-/// (file:line:col, the rule) are the ones a request sees. A policy the RVM
-/// does not compile (`with`, `walk`) is interpreted throughout.
-/// `tests::policy_rvm` compares the two paths' decisions.
-struct Rvm {
-    program: Arc<Program>,
-    /// Whether `program` was deserialized ([`program_from`]), not compiled.
-    #[cfg_attr(not(test), allow(dead_code))]
-    loaded: bool,
-    /// The defined per-element rules in [`ELEMENT_RULES`] order, each with
-    /// its entry point in `program`.
-    entries: Vec<(&'static str, usize)>,
-    /// The defined per-request rules ([`REQUEST_RULES`]) with their entry
-    /// points, when the plan is evaluated on the VM: only the embedded
-    /// default's (every rule of it a constant or an else-chain of
-    /// constants; `tests::policy_rvm` compares its plans on both paths).
-    /// Any VM error makes the interpreter evaluate the whole plan.
-    plan: Option<Vec<(&'static str, usize)>>,
-}
-
-impl Rvm {
-    /// For a policy in [`rvm_subset`] (the caller's check).
-    /// `plan`: the per-request rules run on the VM too.
-    fn new(
-        program: Arc<Program>,
-        rules: &BTreeSet<String>,
-        loaded: bool,
-        plan: bool,
-    ) -> Option<Rvm> {
-        let entries_of = |names: &[&'static str]| -> Option<Vec<(&'static str, usize)>> {
-            let mut entries = Vec::new();
-            for &rule in names.iter().filter(|r| rules.contains(**r)) {
-                let index = program
-                    .entry_points
-                    .get_index_of(format!("data.ctxgate.{rule}").as_str())?;
-                entries.push((rule, index));
-            }
-            Some(entries)
-        };
-        let entries = entries_of(&ELEMENT_RULES)?;
-        let plan = plan.then(|| entries_of(&REQUEST_RULES)).flatten();
-        Some(Rvm {
-            program,
-            loaded,
-            entries,
-            plan,
-        })
-    }
-
-    fn vm(&self, limit: Duration) -> RegoVM {
-        let mut vm = RegoVM::new();
-        vm.load_program(self.program.clone());
-        // The interpreter has no instruction limit, only its timer: the VM
-        // is held to the same timer, and its own limit (25,000 by default)
-        // is lifted so that a long rule is not evaluated twice.
-        vm.set_max_instructions(usize::MAX);
-        vm.set_execution_timer_config(Some(timer(limit)));
-        vm
-    }
-}
-
-/// The embedded default's RVM program from its serialized bytes, or `None`
-/// (then it is compiled) unless they deserialize complete
-/// (`DeserializationResult::Complete`: not a program to recompile), from
-/// this regorus's version, of exactly the default's sources (ours and the
-/// internal module), with an entry point for every rule the default
-/// defines: never a half-loaded program, nor one of other sources.
-pub(crate) fn program_from(bytes: &[u8]) -> Option<Arc<Program>> {
-    use regorus::rvm::program::DeserializationResult;
-    let program = match Program::deserialize_binary(bytes) {
-        Ok(DeserializationResult::Complete(program)) => program,
-        Ok(DeserializationResult::Partial(_)) | Err(_) => return None,
-    };
-    let version = Program::new().metadata.compiler_version;
-    let sources_are_ours = program.sources.len() == 2
-        && program.sources.iter().all(|s| {
-            (s.name == DEFAULT_NAME && s.content == DEFAULT_SOURCE)
-                || (s.name == INTERNAL_NAME && s.content == INTERNAL_SOURCE)
-        })
-        && program.sources.iter().any(|s| s.name == DEFAULT_NAME);
-    let entries = default_facts::RULES.iter().all(|rule| {
-        program
-            .entry_points
-            .contains_key(format!("data.ctxgate.{rule}").as_str())
-    });
-    (program.metadata.compiler_version == version
-        && sources_are_ours
-        && entries
-        && program.entry_points.len() == default_facts::RULES.len())
-    .then(|| Arc::new(program))
-}
-
-/// Where `DEFAULT_PROGRAM` lives in the repository.
-#[cfg(test)]
-pub(crate) const DEFAULT_PROGRAM_PATH: &str = "policies/default.rvm";
-
-/// The serialized RVM program compiling `files` gives (what
-/// `policies/default.rvm` holds for the default).
-#[cfg(test)]
-pub(crate) fn compiled_program(files: &[PolicyFile]) -> Vec<u8> {
-    let (_, _, _, program) = compile_for_rvm(files, true, true).unwrap();
-    program.unwrap().serialize_binary().unwrap()
-}
-
-/// [`compiled_program`] of the embedded default.
-#[cfg(test)]
-pub(crate) fn compiled_default_program() -> Vec<u8> {
-    compiled_program(&[PolicyFile {
-        name: DEFAULT_NAME.to_string(),
-        source: DEFAULT_SOURCE.to_string(),
-    }])
-}
-
 /// The embedded default's [`Reads`], as `default_facts` fixes them.
 pub(crate) fn default_reads() -> Reads {
     let subrole = default_facts::SUBROLE_TESTS.map(|tests| {
@@ -358,13 +221,13 @@ pub(crate) fn default_reads() -> Reads {
     }
 }
 
-/// Whether every file of the policy is in the part of Rego where the RVM
-/// and the interpreter cannot disagree. They do disagree where evaluation
-/// fails: the RVM reads an error inside a rule body (a builtin given the
-/// wrong type, a division by zero, `some x in` a non-collection, two
-/// definitions of a complete rule giving different values) as the body not
-/// holding, where the interpreter fails the request. So the part admitted
-/// is one where no evaluation can fail, judged from the tokens alone and
+/// Whether every file of the policy is in the part of Rego where every read
+/// of the input is spelled out in its tokens, and no evaluation can fail:
+/// only there may [`reads_of`] and [`rule_reads`] find what the policy
+/// reads (no `with`, `input` never bound whole nor passed to a function,
+/// no call that could read it some other way), and a rule's value memoised
+/// for one projection is the value it has for every projection that reads
+/// the same (no error that depends on more). Judged from the tokens alone,
 /// refusing whatever it does not know:
 /// - no arithmetic or set operators, comprehensions, `with`, `every`,
 ///   `default`, imports other than `rego.v1`, or `=` (only `:=`);
@@ -379,7 +242,7 @@ pub(crate) fn default_reads() -> Reads {
 ///   as a partial set (`contains`); no functions, no object rules.
 ///
 /// `tokens` are each file's ([`tokenize`](super::token::tokenize)), in order.
-pub(crate) fn rvm_subset(
+pub(crate) fn spelled_out(
     files: &[PolicyFile],
     tokens: &[Vec<super::token::Token>],
     heads: &[RuleHead],
@@ -650,7 +513,7 @@ pub(crate) fn rvm_subset(
     true
 }
 
-/// What each of `names` (per-element rules of a policy in [`rvm_subset`])
+/// What each of `names` (per-element rules of a policy in [`spelled_out`])
 /// reads of a projection, through every rule it refers to
 /// ([`RuleReads`]); `None` when that cannot be told (a head not found
 /// among the tokens). Found as [`super::recursion::find_recursion`] finds
@@ -768,7 +631,7 @@ pub(crate) fn rule_reads(
     )
 }
 
-/// What of a projection a policy in [`rvm_subset`] can read, from its
+/// What of a projection a policy in [`spelled_out`] can read, from its
 /// tokens, refusing whatever it does not know ([`Reads`]): only there is
 /// every read of the input spelled out (no calls but the subset's, no
 /// `with`, `input` never bound whole). Two parts:
@@ -1008,21 +871,18 @@ impl Policy {
             });
         }
         // The default's bytes as one file (the embedded default loads
-        // through `Policy::embedded` instead): their recursion and
-        // RVM-compile checks have a result fixed when ctxgate is built, a
+        // through `Policy::embedded` instead): their recursion, function
+        // and subset checks have a result fixed when ctxgate is built, a
         // test runs them (`policy::load::tests`), this load does not; it
         // still compiles, and the lint runs after it.
         let checked = !matches!(files.as_slice(), [only] if only.source == DEFAULT_SOURCE);
-        let (engine, rules, heads, program) = compile_for_rvm(&files, true, checked)?;
+        let (engine, rules, heads) = compile(&files, checked, checked)?;
         tracing::debug!(files = files.len(), rules = rules.len(), "policy compiled");
-        // Only in the subset is every read of the input spelled out. The
-        // default's answer is fixed by its bytes and this code: a test
-        // gives it (`policy::load::tests`), so it is not checked here.
         let tokens: Vec<_> = files
             .iter()
             .map(|f| super::token::tokenize(&f.source))
             .collect();
-        let subset = !checked || rvm_subset(&files, &tokens, &heads, &rules);
+        let subset = !checked || spelled_out(&files, &tokens, &heads, &rules);
         let reads = match subset {
             true => reads_of(&tokens, &rules),
             false => Reads::default(),
@@ -1031,23 +891,18 @@ impl Policy {
             .into_iter()
             .filter(|r| rules.contains(*r))
             .collect();
-        let reads_by_rule = || {
-            let files: Vec<_> = files
-                .iter()
-                .zip(&tokens)
-                .map(|(f, t)| (f, t.as_slice()))
-                .collect();
-            rule_reads(&files, &heads, &rules, &element_rules)
-        };
-        let rvm = program
-            .filter(|_| subset)
-            .and_then(|program| Rvm::new(program, &rules, false, false));
         // One per rule of `element_rules`, in its order; otherwise not used.
-        let rule_reads = rvm
-            .as_ref()
-            .and_then(|_| reads_by_rule())
+        let rule_reads = subset
+            .then(|| {
+                let files: Vec<_> = files
+                    .iter()
+                    .zip(&tokens)
+                    .map(|(f, t)| (f, t.as_slice()))
+                    .collect();
+                rule_reads(&files, &heads, &rules, &element_rules)
+            })
+            .flatten()
             .filter(|reads| reads.len() == element_rules.len());
-        tracing::debug!(rvm = rvm.is_some(), "per-element rules compiled");
         let constants = Constants::Found(
             files
                 .iter()
@@ -1063,7 +918,6 @@ impl Policy {
             plans: Mutex::default(),
             decisions: DecisionCache::default(),
             constants,
-            rvm: OnceLock::from(rvm),
             element_rules,
             rule_reads,
             embedded: false,
@@ -1076,10 +930,9 @@ impl Policy {
     /// fix is not computed at load but taken from `default_facts`, which
     /// `policy::load::tests` recomputes from the same bytes (its rules, its
     /// `Reads`, its string constants), like its lint, recursion and subset
-    /// checks. Its answers come from its table (`policy::table`) where it
-    /// has them; its RVM program is deserialized on first need of another
-    /// ([`Policy::rvm`]), and nothing is compiled until the interpreter is
-    /// needed.
+    /// checks. It answers from its table (`policy::table`), which holds
+    /// every rule's value and every plan; nothing is compiled until the
+    /// interpreter is needed.
     pub(crate) fn embedded() -> Result<Policy> {
         let files = vec![PolicyFile {
             name: DEFAULT_NAME.to_string(),
@@ -1115,7 +968,6 @@ impl Policy {
             plans: Mutex::default(),
             decisions: DecisionCache::default(),
             constants: Constants::Fixed(default_facts::CONSTANTS),
-            rvm: OnceLock::new(),
             element_rules,
             rule_reads,
             embedded: true,
@@ -1123,42 +975,11 @@ impl Policy {
         })
     }
 
-    /// The per-element rules on the VM, if they run there: for the
-    /// embedded default, its program deserialized on first need
-    /// ([`program_from`]; compiled, as any policy's, if it does not load).
-    /// Two threads needing it at once may both load it; one is kept.
-    fn rvm(&self) -> Option<&Rvm> {
-        if let Some(rvm) = self.rvm.get() {
-            return rvm.as_ref();
-        }
-        let rvm = self.embedded.then(|| self.load_default_rvm()).flatten();
-        self.rvm.get_or_init(|| rvm).as_ref()
-    }
-
-    /// The embedded default's table's action for `request`'s, if there is
-    /// one (`policy::table`); `None` for every other policy.
+    /// The embedded default's table's action for `request`'s
+    /// (`policy::table`); `None` for every other policy.
     fn table_action(&self, request: &RequestInput) -> Option<usize> {
         self.embedded
             .then(|| super::table::action(&request.action.name))
-            .flatten()
-    }
-
-    /// The embedded default's program, loaded or else compiled.
-    fn load_default_rvm(&self) -> Option<Rvm> {
-        let (program, loaded) = match program_from(DEFAULT_PROGRAM) {
-            Some(program) => (program, true),
-            None => {
-                let (_, _, _, program) = compile_for_rvm(&self.files, true, false).ok()?;
-                (program?, false)
-            }
-        };
-        let rvm = Rvm::new(program, &self.rules, loaded, true);
-        tracing::debug!(
-            loaded,
-            rvm = rvm.is_some(),
-            "embedded default's program loaded on first need"
-        );
-        rvm
     }
 
     /// Sets how long one regorus evaluation may run (default 1 s).
@@ -1180,20 +1001,10 @@ impl Policy {
         }
         // The embedded default's bytes: their recursion check is fixed by
         // a test, as at its load.
-        let (mut engine, _, _, _) = compile_for_rvm(&self.files, false, false)?;
+        let (mut engine, _, _) = compile(&self.files, false, false)?;
         engine.set_execution_timer_config(timer(self.time_limit));
         tracing::debug!("interpreter compiled on first need");
         Ok(lock(self.engine.get_or_init(|| Mutex::new(engine))))
-    }
-
-    /// Whether the plan is evaluated on the VM.
-    #[cfg(test)]
-    pub(crate) fn plans_on_rvm(&self) -> bool {
-        self.rvm()
-            .and_then(|rvm| rvm.plan.as_ref())
-            .is_some_and(|plan| {
-                plan.len() == REQUEST_RULES.iter().filter(|r| self.defines(r)).count()
-            })
     }
 
     /// Whether the interpreter's engine is built (tests of the embedded
@@ -1215,30 +1026,10 @@ impl Policy {
         &self.files
     }
 
-    /// Whether the per-element rules' program is in memory (loaded, or
-    /// known not to load), without loading it.
-    #[cfg(test)]
-    pub(crate) fn program_in_memory(&self) -> bool {
-        self.rvm.get().is_some()
-    }
-
-    /// Whether decisions try the RVM first.
-    #[cfg(test)]
-    pub(crate) fn uses_rvm(&self) -> bool {
-        self.rvm().is_some()
-    }
-
-    /// Whether the per-element rules run on a deserialized program.
-    #[cfg(test)]
-    pub(crate) fn loaded_program(&self) -> bool {
-        self.rvm().is_some_and(|rvm| rvm.loaded)
-    }
-
-    /// What each per-element rule on the VM reads, when known
-    /// ([`rule_reads`]): (rule, `RuleReads::fields`, inside).
+    /// What each per-element rule reads, when known ([`rule_reads`]):
+    /// (rule, `RuleReads::fields`, inside).
     #[cfg(test)]
     pub(crate) fn rule_reads(&self) -> Option<Vec<(&'static str, u16, bool)>> {
-        self.rvm()?;
         let reads = self.rule_reads.as_ref()?;
         Some(
             self.element_rules
@@ -1298,16 +1089,7 @@ impl Policy {
                     )
                 })
             })?,
-            None => {
-                let input = Value::from(request_json(request));
-                match self.plan_values(&input) {
-                    Some(values) => self.evaluate_plan(&mut |rule| {
-                        let at = values.iter().position(|(r, _)| *r == rule);
-                        Ok(at.map_or(Value::Undefined, |at| values[at].1.clone()))
-                    })?,
-                    None => self.plan_interpreted(input, timed_out)?,
-                }
-            }
+            None => self.plan_interpreted(Value::from(request_json(request)), timed_out)?,
         };
         let plan = Arc::new(plan);
         tracing::debug!(scope = ?plan.scope, redactions = plan.redact.len(), "plan evaluated");
@@ -1368,8 +1150,6 @@ impl Policy {
             }),
             request_value: Value::from(value),
             engine: None,
-            vm: None,
-            use_rvm: true,
             exact_keys: false,
             table: self.table_action(request),
             memo: Table::new(),
@@ -1401,28 +1181,6 @@ impl Policy {
         self.evaluate_plan(&mut |rule| eval_silently(&mut engine, rule, timed_out))
     }
 
-    /// The per-request rules' values on the VM ([`Rvm::plan`]), or `None`
-    /// when the plan is not evaluated there or the VM failed on any of
-    /// them (the interpreter then evaluates it, giving its result or its
-    /// error).
-    fn plan_values(&self, input: &Value) -> Option<Vec<(&'static str, Value)>> {
-        let rvm = self.rvm()?;
-        let entries = rvm.plan.as_ref()?;
-        let mut vm = rvm.vm(self.time_limit);
-        vm.set_input(input.clone());
-        let mut values = Vec::with_capacity(entries.len());
-        for &(rule, index) in entries {
-            match vm.execute_entry_point_by_index(index) {
-                Ok(value) => values.push((rule, value)),
-                Err(err) => {
-                    tracing::trace!(rule, error = %err, "rvm failed on the plan; interpreting");
-                    return None;
-                }
-            }
-        }
-        Some(values)
-    }
-
     /// The plan as the interpreter gives it, whatever the policy (tests of
     /// the two paths).
     #[cfg(test)]
@@ -1430,36 +1188,38 @@ impl Policy {
         self.plan_interpreted(Value::from(request_json(request)), &Cell::new(false))
     }
 
-    /// One per-element rule's value on the VM, for `element` under
-    /// `request` in an app without a title: what the table holds
-    /// (`policy::table::tests`).
+    /// One per-element rule's value as the interpreter gives it, for
+    /// `element` under `request` in an app without a title: what the table
+    /// holds (`policy::table::tests`).
     #[cfg(test)]
-    pub(crate) fn rule_value_on_vm(
+    pub(crate) fn rule_value_interpreted(
         &self,
         request: &RequestInput,
         element: &ElementInput<'_>,
         rule: &str,
     ) -> Value {
         let evaluator = self.evaluator(request).unwrap();
-        let rvm = self.rvm().expect("the rules run on the VM");
-        let at = self.element_rules.iter().position(|r| *r == rule).unwrap();
-        let mut vm = rvm.vm(self.time_limit);
-        vm.set_input(element.rego_input(&evaluator.request_value));
-        vm.execute_entry_point_by_index(rvm.entries[at].1).unwrap()
+        let mut engine = self.interpreter().unwrap().clone();
+        engine.set_input(element.rego_input(&evaluator.request_value));
+        eval_silently(&mut engine, rule, &Cell::new(false)).unwrap()
     }
 
-    /// Each defined per-request rule's value on the VM as the plan reads
-    /// it (JSON), under `request`: what the table holds.
+    /// Each defined per-request rule's value as the interpreter gives it
+    /// (JSON, as the plan reads it), under `request`: what the table holds.
     #[cfg(test)]
-    pub(crate) fn plan_json_on_vm(
+    pub(crate) fn plan_json_interpreted(
         &self,
         request: &RequestInput,
     ) -> Vec<(&'static str, serde_json::Value)> {
-        let input = Value::from(request_json(request));
-        let values = self.plan_values(&input).expect("the plan runs on the VM");
-        values
+        let mut engine = self.interpreter().unwrap().clone();
+        engine.set_input(Value::from(request_json(request)));
+        REQUEST_RULES
             .into_iter()
-            .map(|(rule, value)| (rule, to_json(&value, rule).unwrap()))
+            .filter(|rule| self.defines(rule))
+            .map(|rule| {
+                let value = eval_silently(&mut engine, rule, &Cell::new(false)).unwrap();
+                (rule, to_json(&value, rule).unwrap())
+            })
             .collect()
     }
 
@@ -1639,21 +1399,18 @@ pub struct Evaluator<'p> {
     request_value: Value,
     /// Cloned from the policy on the first evaluation.
     engine: Option<Engine>,
-    /// Built from the policy's RVM program on the first evaluation.
-    vm: Option<RegoVM>,
-    /// Whether to try the RVM first (off only in tests of the two paths).
-    use_rvm: bool,
     /// Whether to key decisions by the whole projection, not by what the
-    /// policy reads of it (on only in tests of the two keys).
+    /// policy reads of it, and read neither the per-rule memo nor the table
+    /// (on only in tests of the two keys).
     exact_keys: bool,
     /// For the embedded default, the table's action this request's is
     /// (`policy::table`): where it holds a rule's value, the rule is not run.
     table: Option<usize>,
     memo: Table,
-    /// Per entry of the policy's [`Rvm`], the rule's values by the key of
-    /// what it reads ([`ElementInput::key_of`]), when that is known: a
-    /// projection not decided yet runs on the VM only the rules whose
-    /// value no other projection of the request has given.
+    /// Per rule of the policy's `element_rules`, the rule's values by the
+    /// key of what it reads ([`ElementInput::key_of`]), when that is known:
+    /// a projection not decided yet runs only the rules whose value no
+    /// other projection of the request has given.
     rule_memo: Vec<HashMap<ProjectionKey, Value>>,
     evaluations: usize,
     /// The request's deadline: no evaluation runs past it.
@@ -1712,14 +1469,6 @@ impl Evaluator<'_> {
         self.timed_out.get()
     }
 
-    /// The same evaluator deciding with the interpreter alone (the
-    /// reference the RVM path is compared with).
-    #[cfg(test)]
-    pub(crate) fn interpreted(mut self) -> Self {
-        self.use_rvm = false;
-        self
-    }
-
     /// The same evaluator keying its decisions by the whole projection
     /// (the reference the policy's [`Reads`] key is compared with).
     #[cfg(test)]
@@ -1740,45 +1489,30 @@ impl Evaluator<'_> {
         }
     }
 
+    /// The decision: each rule asked of the projection from the request's
+    /// per-rule memo (what a projection that reads the same gave), else,
+    /// for the embedded default, from its table, else from the interpreter
+    /// (one `eval_rule`; the input is built only if one runs). With
+    /// [`Evaluator::exact`], the reference of the keys, every rule runs on
+    /// the interpreter.
     fn evaluate(&mut self, element: &ElementInput<'_>) -> Result<Decision> {
-        if self.use_rvm {
-            if let Some(decision) = self.evaluate_rvm(element)? {
-                return Ok(decision);
-            }
-        }
-        let input = element.rego_input(&self.request_value);
-        self.evaluate_interpreted(element, input)
-    }
-
-    /// The decision through the RVM, or `None` when the VM failed (the
-    /// interpreter then decides, giving its result or its error). A rule
-    /// whose value the request's per-rule memo holds for what it reads of
-    /// this projection is not run (never with [`Evaluator::exact`], the
-    /// reference of the keys); the input is built only if one is.
-    fn evaluate_rvm(&mut self, element: &ElementInput<'_>) -> Result<Option<Decision>> {
         let policy = self.policy;
-        if !policy.embedded && policy.rvm().is_none() {
-            return Ok(None);
-        }
         let memo = policy.rule_reads.as_ref().filter(|_| !self.exact_keys);
         if memo.is_some() && self.rule_memo.is_empty() {
             self.rule_memo = vec![HashMap::new(); policy.element_rules.len()];
         }
-        let limit = self.limit();
         let mut input_set = false;
-        let mut ran = 0;
-        let mut values = Vec::with_capacity(policy.element_rules.len());
+        let mut decision = Decision::default();
         for (at, &rule) in policy.element_rules.iter().enumerate() {
             if !asked(policy, rule, element) {
                 continue;
             }
             let key = memo.map(|reads| element.key_of(&policy.reads, reads[at]));
             if let Some(value) = key.as_ref().and_then(|key| self.rule_memo[at].get(key)) {
-                values.push((rule, value.clone()));
+                apply(&mut decision, rule, value, &policy.constants)?;
                 continue;
             }
-            // The table is the memo's complement: regorus's values, for
-            // what no projection of this request has given yet.
+            self.evaluations += 1;
             let tabled = match (self.table, memo) {
                 (Some(action), Some(reads)) => {
                     super::table::value(action, at, rule, element, &policy.reads, reads[at])
@@ -1788,90 +1522,48 @@ impl Evaluator<'_> {
             let value = match tabled {
                 Some(value) => value,
                 None => {
-                    let Some(rvm) = policy.rvm() else {
-                        return Ok(None);
-                    };
-                    let vm = match &mut self.vm {
-                        Some(vm) => {
-                            if self.deadline.is_some() && !input_set {
-                                vm.set_execution_timer_config(Some(timer(limit)));
-                            }
-                            vm
-                        }
-                        None => self.vm.insert(rvm.vm(limit)),
-                    };
                     if !input_set {
-                        vm.set_input(element.rego_input(&self.request_value));
+                        self.set_input(element)?;
                         input_set = true;
                     }
-                    // `entries` and `element_rules` are both the defined
-                    // rules in `ELEMENT_RULES` order; any other pairing is
-                    // not run.
-                    let index = match rvm.entries.get(at) {
-                        Some(&(name, index)) if name == rule => index,
-                        _ => return Ok(None),
-                    };
-                    match vm.execute_entry_point_by_index(index) {
+                    let engine = self.engine.as_mut().expect("set with the input");
+                    match eval_silently(engine, rule, &self.timed_out) {
                         Ok(value) => value,
-                        Err(err) => {
-                            tracing::trace!(rule, error = %err, "rvm failed; interpreting");
-                            return Ok(None);
-                        }
+                        // Stopped by the request's deadline rather than its
+                        // own limit.
+                        Err(err) => match &self.deadline {
+                            Some(deadline) => {
+                                deadline.check(Stage::Decide)?;
+                                return Err(err);
+                            }
+                            None => return Err(err),
+                        },
                     }
                 }
             };
-            ran += 1;
-            if let Some(key) = key {
-                self.rule_memo[at].insert(key, value.clone());
-            }
-            values.push((rule, value));
-        }
-        self.evaluations += ran;
-        let mut decision = Decision::default();
-        for (rule, value) in values {
             apply(&mut decision, rule, &value, &policy.constants)?;
+            if let Some(key) = key {
+                self.rule_memo[at].insert(key, value);
+            }
         }
-        Ok(Some(decision))
+        Ok(decision)
     }
 
-    /// The decision through regorus's interpreter: one `eval_rule` per rule.
-    fn evaluate_interpreted(
-        &mut self,
-        element: &ElementInput<'_>,
-        input: Value,
-    ) -> Result<Decision> {
-        let policy = self.policy;
-        let deadline = self.deadline;
+    /// The interpreter's engine for this request (cloned from the policy's
+    /// on first need), given `element` as its input; no evaluation may run
+    /// past what is left of the request.
+    fn set_input(&mut self, element: &ElementInput<'_>) -> Result<()> {
+        let input = element.rego_input(&self.request_value);
         let limit = self.limit();
         let engine = match &mut self.engine {
             Some(engine) => engine,
-            None => self.engine.insert(policy.interpreter()?.clone()),
+            None => self.engine.insert(self.policy.interpreter()?.clone()),
         };
-        // No evaluation may run past what is left of the request.
-        if deadline.is_some() {
+        if self.deadline.is_some() {
             engine.set_execution_timer_config(timer(limit));
         }
         engine.set_input(input);
-        let mut decision = Decision::default();
-        for rule in ELEMENT_RULES {
-            if !asked(policy, rule, element) {
-                continue;
-            }
-            self.evaluations += 1;
-            let value = match eval_silently(engine, rule, &self.timed_out) {
-                Ok(value) => value,
-                // Stopped by the request's deadline rather than its own limit.
-                Err(err) => match &deadline {
-                    Some(deadline) => {
-                        deadline.check(Stage::Decide)?;
-                        return Err(err);
-                    }
-                    None => return Err(err),
-                },
-            };
-            apply(&mut decision, rule, &value, &policy.constants)?;
-        }
-        Ok(decision)
+        Ok(())
     }
 }
 
@@ -2003,30 +1695,24 @@ fn not_a_rule_id(rule: &str, len: usize) -> Error {
 }
 
 /// Loads and compiles `files` (all of them; the caller filters tests),
-/// returning every rule definition's head. `rvm` also compiles for the
-/// RVM, which reports unknown functions that the interpreter would only
-/// report when the rule runs.
+/// returning every rule definition's head. `functions` also compiles the
+/// rules with regorus's RVM compiler, for its report of an unknown
+/// function, which the interpreter gives only when the rule runs.
 pub(crate) fn compile_with_heads(
     files: &[PolicyFile],
-    rvm: bool,
+    functions: bool,
 ) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
-    compile_for_rvm(files, rvm, true).map(|(engine, rules, heads, _)| (engine, rules, heads))
+    compile(files, functions, true)
 }
 
-/// What compiling a policy gives: the interpreter's engine, the rule names
-/// of `package ctxgate`, every definition's head, and the RVM program of
-/// every rule when asked for and the RVM compiles the policy.
-type Compiled = (
-    Engine,
-    BTreeSet<String>,
-    Vec<RuleHead>,
-    Option<Arc<Program>>,
-);
-
-/// [`compile_with_heads`], with the RVM program of every rule of `package
-/// ctxgate` when `rvm` is set and the RVM compiles the policy, and the
-/// recursion check only when `recursion`.
-fn compile_for_rvm(files: &[PolicyFile], rvm: bool, recursion: bool) -> Result<Compiled> {
+/// [`compile_with_heads`], with the recursion check only when `recursion`.
+fn compile(
+    files: &[PolicyFile],
+    functions: bool,
+    recursion: bool,
+) -> Result<(Engine, BTreeSet<String>, Vec<RuleHead>)> {
+    let mut engine = Engine::new();
+    engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
     let mut engine = Engine::new();
     engine.set_execution_timer_config(timer(DEFAULT_TIME_LIMIT));
     // `print()` may show a declared attribute value or the app title:
@@ -2089,24 +1775,21 @@ fn compile_for_rvm(files: &[PolicyFile], rvm: bool, recursion: bool) -> Result<C
             message,
         });
     }
-    let mut program = None;
-    if rvm {
+    if functions {
         let entries: Vec<String> = rules.iter().map(|r| format!("data.ctxgate.{r}")).collect();
         let entries: Vec<&str> = entries.iter().map(String::as_str).collect();
-        match regorus::languages::rego::compiler::Compiler::compile_from_policy(&compiled, &entries)
+        if let Err(e) =
+            regorus::languages::rego::compiler::Compiler::compile_from_policy(&compiled, &entries)
         {
-            Ok(compiled) => program = Some(compiled),
-            Err(e) => {
-                // The RVM lacks some of the language (`with`, `walk`): only its
-                // report of an unknown function is a finding about the policy.
-                let e = anyhow::Error::from(e);
-                if format!("{e:#}").contains("Unknown function") {
-                    return Err(policy_error(&e, &files[0].name));
-                }
+            // The compiler lacks some of the language (`with`, `walk`): only
+            // its report of an unknown function is a finding about the policy.
+            let e = anyhow::Error::from(e);
+            if format!("{e:#}").contains("Unknown function") {
+                return Err(policy_error(&e, &files[0].name));
             }
         }
     }
-    Ok((engine, rules, heads, program))
+    Ok((engine, rules, heads))
 }
 
 /// Evaluates `data.ctxgate.{rule}` and drops what the policy printed:

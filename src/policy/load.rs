@@ -131,8 +131,8 @@ pub(super) mod tests {
     use std::collections::BTreeSet;
 
     /// What [`Policy::embedded_default`] does not run at load: the lint,
-    /// the compile's recursion and RVM checks, the bracket depth and the
-    /// RVM subset (it decides on the RVM).
+    /// the compile's recursion and function checks, the bracket depth and
+    /// the subset its reads are found in (its keys and table rely on them).
     #[test]
     fn the_embedded_default_lints_clean() {
         let files = [PolicyFile {
@@ -147,7 +147,7 @@ pub(super) mod tests {
             .iter()
             .map(|f| super::super::token::tokenize(&f.source))
             .collect();
-        assert!(super::super::engine::rvm_subset(
+        assert!(super::super::engine::spelled_out(
             &files, &tokens, &heads, &rules
         ));
         let (policy, heads) =
@@ -269,41 +269,5 @@ pub(super) mod tests {
         assert_eq!(policy.reads(), &reads);
         assert!(reads.inside_count_only && reads.subrole.is_some());
         assert!(policy.rule_names().eq(rules.iter().map(String::as_str)));
-    }
-
-    /// `policies/default.rvm` is what compiling the default gives, and it
-    /// loads; bytes that are not all of it, or a program of other sources,
-    /// do not (the default is compiled then).
-    #[test]
-    fn the_default_program_is_its_bytes() {
-        use super::super::engine::{compiled_default_program, program_from, DEFAULT_PROGRAM_PATH};
-        let fresh = compiled_default_program();
-        assert_generated(
-            DEFAULT_PROGRAM_PATH,
-            &fresh,
-            "the_default_program_is_its_bytes",
-        );
-        // Compiling twice gives the same bytes.
-        assert!(compiled_default_program() == fresh);
-        assert!(program_from(&fresh).is_some());
-        assert!(Policy::embedded_default().unwrap().loaded_program());
-        // Cut anywhere, it does not load as a program.
-        for cut in [0, 8, 9, 28, 29, fresh.len() / 2, fresh.len() - 1] {
-            assert!(program_from(&fresh[..cut]).is_none(), "{cut}");
-        }
-        // A later format version, or another magic, is refused.
-        let mut other = fresh.clone();
-        other[4] = other[4].wrapping_add(1);
-        assert!(program_from(&other).is_none());
-        let mut other = fresh.clone();
-        other[0] ^= 1;
-        assert!(program_from(&other).is_none());
-        // A program compiled from other sources is not the default's.
-        let files = [PolicyFile {
-            name: DEFAULT_NAME.to_string(),
-            source: format!("{DEFAULT_SOURCE}\n# another byte\n"),
-        }];
-        let other = super::super::engine::compiled_program(&files);
-        assert!(program_from(&other).is_none());
     }
 }

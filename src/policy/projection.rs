@@ -351,7 +351,7 @@ impl ElementInput<'_> {
 /// it: found from the policy's tokens by `engine::reads_of`, only for a
 /// policy in the part of Rego where no evaluation can fail and the only
 /// calls are `count`, `lower`, `upper`, `contains`, `startswith` and
-/// `endswith` (`engine::rvm_subset`). Two projections that differ only in
+/// `endswith` (`engine::spelled_out`). Two projections that differ only in
 /// what the policy cannot read get the same decision from it, so they
 /// share one key ([`ElementInput::key_for`]) and one evaluation. The
 /// default (`Reads::default()`) is everything: the full key.
@@ -368,7 +368,7 @@ pub(crate) struct Reads {
 
 /// What one per-element rule reads of a projection, through every rule it
 /// refers to (`engine::rule_reads`, from the policy's tokens, for a policy
-/// in `engine::rvm_subset`): its value is the same for two projections
+/// in `engine::spelled_out`): its value is the same for two projections
 /// that agree on these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RuleReads {

@@ -5,11 +5,18 @@
 //! fixture trees and deep generated chains × every action, and generated
 //! projections (subroles that differ only where no test of the policy
 //! looks, ancestors that differ only where `count` does not look), for the
-//! default policy and every policy set of the test suites.
+//! default policy and every policy set of the test suites. For the embedded
+//! default the first side answers from its table (`policy::table`) and the
+//! second from the interpreter: the table's differential test.
 
-use super::harness::{fixture_trees, on_projections, on_trees};
-use super::policy_rvm::{Gen, MATCHES, NAMES, SUBROLES};
+use std::sync::Arc;
+
+use super::harness::{
+    fixture_trees, generated, load, on_projections, on_trees, request, root, same, source, Gen,
+    INLINE, MATCHES, NAMES, SUBROLES,
+};
 use crate::policy::{ElementInput, Inside, Policy, ACTIONS};
+use crate::trim::Decider;
 use crate::{Limits, Role};
 
 /// 6 chains of 150 nested Groups with distinct subroles (some secure, some
@@ -143,9 +150,10 @@ fn the_key_of_what_the_policy_reads_decides_generated_projections_as_the_full_ke
         });
     }
     let mut fewer = 0;
+    let actions: Vec<&str> = ACTIONS.into_iter().chain(["unknown"]).collect();
     let compared = on_projections(
         &projections,
-        &ACTIONS,
+        &actions,
         |b| b.exact(),
         &mut |_, _, _, pair| {
             fewer += usize::from(pair.first.evaluations() < pair.second.evaluations());
@@ -250,7 +258,7 @@ fn what_each_rule_reads_is_found_through_the_rules_it_names() {
         let (policy, _) = Policy::unchecked(files).unwrap_or_else(|e| panic!("{body}: {e}"));
         let reads = policy
             .rule_reads()
-            .unwrap_or_else(|| panic!("{body}: not on the VM"));
+            .unwrap_or_else(|| panic!("{body}: its reads are not spelled out"));
         let deny = reads.iter().find(|(r, ..)| *r == "deny").unwrap();
         assert_eq!((deny.1, deny.2), (fields, inside), "{body}");
     }
@@ -264,4 +272,188 @@ fn what_each_rule_reads_is_found_through_the_rules_it_names() {
         (priority.1, priority.2),
         (bit(&["role", "selected", "focused", "hovered"]), true)
     );
+}
+
+/// Only a policy whose reads are spelled out in its tokens is keyed and
+/// memoised by what it reads; every other by the whole projection.
+#[test]
+fn only_policies_whose_reads_are_spelled_out_are_keyed_by_them() {
+    assert!(Policy::embedded_default().unwrap().rule_reads().is_some());
+    for (body, spelled_out) in INLINE {
+        let files = vec![("p.rego".to_string(), format!("package ctxgate\n\n{body}\n"))];
+        // Without the lint, whose probes may already fail some of these.
+        let (policy, _) = Policy::unchecked(files).unwrap_or_else(|e| panic!("{body}: {e}"));
+        assert_eq!(policy.rule_reads().is_some(), spelled_out, "{body}");
+        if !spelled_out {
+            assert_eq!(policy.reads(), &Default::default(), "{body}");
+        }
+    }
+}
+
+/// The embedded default's table decides as the default's bytes compiled
+/// from a file (interpreted, keyed and memoised alike) do, on generated
+/// projections up to twice the table's depth × every action and ones it
+/// does not name, with the same evaluations. (Title matches no plan gives,
+/// out of its order or unknown, are outside the table: the interpreter
+/// decides those.)
+#[test]
+fn the_table_decides_as_the_defaults_bytes_interpreted() {
+    let embedded = load(&[]).unwrap();
+    let compiled = load(&[source(&root().join("policies/default.rego"))]).unwrap();
+    let values = [serde_json::json!("Ada"), serde_json::json!(3)];
+    let mut gen = Gen(0x5DEE_CE66_D1CE_4E5B);
+    let mut compared = 0;
+    for action in ACTIONS.into_iter().chain(["unknown", ""]) {
+        let mut a = embedded.evaluator(&request(action)).unwrap();
+        let mut b = compiled.evaluator(&request(action)).unwrap();
+        for _ in 0..super::cases(300, 100) {
+            let depth = match gen.next() % 4 {
+                0 => 60 + gen.next() % 70,
+                _ => gen.next() % 5,
+            };
+            let inside = (0..depth)
+                .map(|_| (*gen.pick(&Role::ALL), *gen.pick(&SUBROLES)))
+                .collect();
+            let p = generated(&mut gen, &values, inside);
+            same(
+                &format!("{action}: {p:?}"),
+                &Decider::decide(&mut a, &p),
+                &Decider::decide(&mut b, &p),
+            );
+            compared += 1;
+        }
+        assert_eq!(a.evaluations(), b.evaluations(), "{action}");
+    }
+    assert!(compared >= 100 * (ACTIONS.len() + 2));
+}
+
+/// A policy whose evaluation can fail is keyed by the whole projection, and
+/// a request sees the interpreter's error, with the rule and its place in
+/// the file.
+#[test]
+fn a_policy_whose_evaluation_fails_gives_the_interpreters_error() {
+    let policy = Policy::from_sources(vec![(
+        "f.rego".into(),
+        "package ctxgate\n\nmask contains \"m\" if input.element.role == \"Text\"\n\npriority := 1 if input.element.focused\n\npriority := 2 if input.element.selected\n".into(),
+    )])
+    .unwrap();
+    assert!(policy.rule_reads().is_none());
+    let mut element = ElementInput {
+        role: Role::Text,
+        subrole: None,
+        selected: true,
+        focused: true,
+        visible: true,
+        hovered: false,
+        has_title: false,
+        has_content: false,
+        contains_selection: false,
+        attribute_names: vec![],
+        attributes: vec![],
+        title_matches: vec![],
+        inside: Inside::new(),
+        secure_elsewhere: false,
+    };
+    let mut evaluator = policy.evaluator(&request("app")).unwrap();
+    let message = Decider::decide(&mut evaluator, &element)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("priority") && message.contains("f.rego:7:1"),
+        "{message}"
+    );
+    element.selected = false;
+    let got = Decider::decide(&mut evaluator, &element).unwrap();
+    assert_eq!(got.priority, 1.0);
+    assert_eq!(got.mask, vec![Arc::<str>::from("m")]);
+}
+
+/// The embedded default's plan, from its table, is the interpreter's, for
+/// every action (and ones it does not name), with and without a target, and
+/// the same as the default's bytes loaded as a file (compiled, planned by
+/// the interpreter) give; the plan needs no interpreter.
+#[test]
+fn the_embedded_defaults_plan_from_its_table_is_the_interpreters() {
+    let embedded = Policy::embedded_default().unwrap();
+    let file = load(&[source(&root().join("policies/default.rego"))]).unwrap();
+    let mut requests = Vec::new();
+    for action in ACTIONS.into_iter().chain(["unknown", "", "Focus"]) {
+        for target in [None, Some("e1")] {
+            let mut input = request(action);
+            input.action.target = target.map(str::to_string);
+            requests.push(input.clone());
+            input.instance = "other".to_string();
+            input.protocol = "9.9.9".to_string();
+            requests.push(input);
+        }
+    }
+    let plans: Vec<String> = requests
+        .iter()
+        .map(|input| format!("{:?}", embedded.plan(input).unwrap()))
+        .collect();
+    assert!(!embedded.interpreter_built());
+    for (input, plan) in requests.iter().zip(&plans) {
+        let interpreted = format!("{:?}", embedded.plan_through_interpreter(input).unwrap());
+        assert_eq!(*plan, interpreted, "{input:?}");
+        assert_eq!(
+            *plan,
+            format!("{:?}", file.plan(input).unwrap()),
+            "{input:?}"
+        );
+        assert_eq!(
+            *plan,
+            format!("{:?}", file.plan_through_interpreter(input).unwrap()),
+            "{input:?}"
+        );
+    }
+    assert!(embedded.interpreter_built());
+}
+
+/// Every trim of a fixture tree under the default, each action: the table
+/// decides the whole request, elements with attributes too, and nothing is
+/// compiled (the tests above compare every decision with the
+/// interpreter's).
+#[test]
+fn a_request_under_the_default_compiles_nothing() {
+    use crate::trim::{request_input, trim_with};
+    use crate::{Limits, Request};
+    let dir = root().join("tests/fixtures/answers");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    let mut with_attributes = 0;
+    for path in paths {
+        let bytes = std::fs::read(&path).unwrap();
+        let answer = crate::read_conforming(&bytes, &Limits::default()).unwrap();
+        let mut attributes = false;
+        let mut stack = vec![&answer.root];
+        while let Some(e) = stack.pop() {
+            attributes |= !e.attributes.is_empty();
+            stack.extend(e.children.iter());
+        }
+        for action in ACTIONS {
+            let policy = Policy::embedded_default().unwrap();
+            let request = Request::new(action);
+            let input = request_input(&answer, &request);
+            let mut evaluator = policy
+                .evaluator_with_title(&input, answer.root.title.as_deref())
+                .unwrap();
+            let plan = evaluator.plan().clone();
+            let out = trim_with(
+                &answer,
+                &request,
+                &plan,
+                &mut evaluator,
+                policy.hash(),
+                &Limits::default(),
+            );
+            out.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(evaluator.evaluations() > 0);
+            assert!(!policy.interpreter_built(), "{} / {action}", path.display());
+            with_attributes += usize::from(attributes);
+        }
+    }
+    assert!(with_attributes >= ACTIONS.len(), "{with_attributes}");
 }

@@ -1,20 +1,214 @@
-//! The harness `tests::policy_rvm` and `tests::canonical` share: every
-//! policy set of the test suites × the real fixture trees (or generated
-//! projections) × every action, each decided by two evaluators of two
-//! `Policy`s loaded alike (so neither reads the other's decision cache)
-//! through one comparing decider ([`Pair`]) that fails the test when they
-//! differ. What differs between the suites is how the second evaluator
-//! decides (`Evaluator::interpreted`: the interpreter alone;
-//! `Evaluator::exact`: keyed by the whole projection) and what each checks
-//! after a request or a policy set.
+//! The harness of `tests::canonical`: every policy set of the test suites
+//! × the real fixture trees (or generated projections) × every action, each
+//! decided by two evaluators of two `Policy`s loaded alike (so neither reads
+//! the other's decision cache) through one comparing decider ([`Pair`])
+//! that fails the test when they differ. The second evaluator is made from
+//! a plain one ([`Second`]: `Evaluator::exact`, the interpreter keyed by
+//! the whole projection); each test checks its own after a request or a
+//! policy set.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::policy_rvm::{load, policy_sets, root, same};
 use crate::model::Answer;
-use crate::policy::{Decision, ElementInput, Evaluator, Policy, RequestInput, ACTIONS};
+use crate::policy::{
+    Action, Decision, ElementInput, Evaluator, Inside, Policy, RequestInput, ACTIONS,
+};
 use crate::trim::{Decider, Trimmed};
-use crate::{Limits, Request};
+use crate::{Limits, Request, Role};
+
+pub(super) fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rego_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rego_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rego") {
+            out.push(path);
+        }
+    }
+}
+
+pub(super) fn source(path: &Path) -> (String, String) {
+    (
+        path.display().to_string(),
+        std::fs::read_to_string(path).unwrap(),
+    )
+}
+
+/// Every policy set of the test suites that loads: each file alone, each
+/// folder's files together, and each file layered on the default.
+pub(super) fn policy_sets(layered: bool) -> Vec<(String, Vec<(String, String)>)> {
+    let default = source(&root().join("policies/default.rego"));
+    let mut files = Vec::new();
+    for dir in ["tests", "bindings/python/tests/policies", "benches"] {
+        rego_files(&root().join(dir), &mut files);
+    }
+    // No files: the embedded default, as `Policy::embedded_default` loads
+    // it (answering from its table); `default` is the same bytes loaded as
+    // any file.
+    let mut sets = vec![
+        ("embedded default".to_string(), Vec::new()),
+        ("default".to_string(), vec![default.clone()]),
+    ];
+    for (body, _) in INLINE {
+        let file = ("p.rego".to_string(), format!("package ctxgate\n\n{body}\n"));
+        sets.push((body.to_string(), vec![file.clone()]));
+        if layered {
+            sets.push((format!("default + {body}"), vec![default.clone(), file]));
+        }
+    }
+    let mut folders: std::collections::BTreeMap<PathBuf, Vec<(String, String)>> =
+        Default::default();
+    for path in &files {
+        let file = source(path);
+        sets.push((file.0.clone(), vec![file.clone()]));
+        if layered {
+            sets.push((
+                format!("default + {}", file.0),
+                vec![default.clone(), file.clone()],
+            ));
+        }
+        folders
+            .entry(path.parent().unwrap().to_path_buf())
+            .or_default()
+            .push(file);
+    }
+    for (dir, files) in folders {
+        if files.len() > 1 {
+            sets.push((dir.display().to_string(), files));
+        }
+    }
+    sets
+}
+
+/// A policy set of [`policy_sets`]: no files is the embedded default.
+pub(super) fn load(files: &[(String, String)]) -> Option<Policy> {
+    let policy = match files {
+        [] => Policy::embedded_default(),
+        files => Policy::from_sources(files.to_vec()),
+    };
+    // A short limit: the runaway policy fails on both sides, and quickly.
+    policy
+        .ok()
+        .map(|p| p.with_time_limit(std::time::Duration::from_millis(200)))
+}
+
+pub(super) fn same(
+    label: &str,
+    fast: &crate::Result<Arc<Decision>>,
+    reference: &crate::Result<Arc<Decision>>,
+) {
+    match (fast, reference) {
+        (Ok(a), Ok(b)) => assert_eq!(**a, **b, "{label}"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{label}"),
+        _ => panic!("{label}: {fast:?} against {reference:?}"),
+    }
+}
+
+pub(super) fn request(action: &str) -> RequestInput {
+    RequestInput {
+        action: Action {
+            name: action.to_string(),
+            target: None,
+        },
+        instance: "probe".to_string(),
+        protocol: "0.2.0".to_string(),
+    }
+}
+
+/// A small deterministic generator (xorshift), so a failure reproduces.
+pub(super) struct Gen(pub(super) u64);
+
+impl Gen {
+    pub(super) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub(super) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.next() as usize % items.len()]
+    }
+    pub(super) fn flag(&mut self) -> bool {
+        self.next() % 3 == 0
+    }
+}
+
+pub(super) const SUBROLES: [Option<&str>; 7] = [
+    None,
+    Some("AXSecureTextField"),
+    Some("chat"),
+    Some("private"),
+    Some("pane"),
+    Some("comment"),
+    Some("search"),
+];
+pub(super) const NAMES: [&str; 6] = ["author", "likes", "private", "sent", "url", "AXValue"];
+pub(super) const MATCHES: [&str; 5] = ["password", "passcode", "pin", "one-time-code", "other"];
+
+/// A projection of random fields under `inside`, its attributes' values
+/// drawn from `values`.
+pub(super) fn generated<'v>(
+    gen: &mut Gen,
+    values: &'v [serde_json::Value],
+    inside: Inside<'static>,
+) -> ElementInput<'v> {
+    let mut names: Vec<&str> = (0..gen.next() % 3).map(|_| *gen.pick(&NAMES)).collect();
+    names.dedup();
+    ElementInput {
+        role: *gen.pick(&Role::ALL),
+        subrole: *gen.pick(&SUBROLES),
+        selected: gen.flag(),
+        focused: gen.flag(),
+        visible: !gen.flag(),
+        hovered: gen.flag(),
+        has_title: gen.flag(),
+        has_content: gen.flag(),
+        contains_selection: gen.flag(),
+        attributes: names
+            .iter()
+            .map(|n| (*n, &values[gen.next() as usize % values.len()]))
+            .collect(),
+        attribute_names: names,
+        // Up to two names: in the plan's order, out of it, or twice.
+        title_matches: (0..gen.next() % 3).map(|_| *gen.pick(&MATCHES)).collect(),
+        inside,
+        secure_elsewhere: false,
+    }
+}
+
+/// Inline policy sets of [`policy_sets`], each with whether its reads are
+/// spelled out in its tokens (`engine::spelled_out`): then it is keyed and
+/// memoised by what it reads; else by the whole projection.
+pub(super) const INLINE: [(&str, bool); 14] = [
+    // Conflicting values: an error in the interpreter.
+    ("priority := 1 if input.element.focused\n\npriority := 2 if input.element.selected", false),
+    // A builtin given the wrong type: the same.
+    ("priority := to_number(\"x\") if input.element.role == \"Image\"", false),
+    ("deny contains \"d\" if lower(input.element.attributes.private) == \"x\"", false),
+    ("deny contains \"d\" if count(input.element.attributes) > 1", false),
+    ("deny contains \"d\" if { some v in input.element.attributes.likes; v == 1 }", false),
+    ("priority := 10 / count(input.inside)", false),
+    ("prune contains \"p\" if { print(\"x\"); input.element.hovered }", false),
+    ("priority := p if { p := count(input.inside) }", false),
+    // Forms the check does not know, refused whether or not they could fail.
+    ("deny contains \"d\" if input[\"element\"].role == \"Text\"", false),
+    ("deny contains \"d\" if input.inside[1.5].role == \"Text\"", false),
+    // Inside the part: constants, comparisons, `in`, string builtins of
+    // strings, `count` of arrays, helpers defined twice as `true`.
+    ("mask contains \"m\" if {\n\tsome w in {\"chat\", \"private\"}\n\tcontains(lower(input.element.subrole), w)\n}", true),
+    ("keep contains \"k\" if near\n\nnear if input.element.focused\n\nnear if count(input.inside) < 3\n\npriority := 5 if near else := -5", true),
+    ("prune contains \"p\" if {\n\tnot input.element.visible\n\tinput.inside[_].role in {\"Window\", \"Page\"}\n}\n\nstrip contains \"likes\" if \"likes\" in input.element.attribute_names", true),
+    ("deny contains \"d\" if input.element.attributes.private == true\n\nelement_attributes contains \"private\"", true),
+];
 
 /// How the second evaluator of a [`Pair`] is made from a plain one.
 pub(super) type Second = for<'p> fn(Evaluator<'p>) -> Evaluator<'p>;
@@ -151,7 +345,7 @@ pub(super) fn on_projections(
             continue;
         };
         for &action in actions {
-            let request = super::policy_rvm::request(action);
+            let request = request(action);
             let (Ok(first), Ok(other)) = (a.evaluator(&request), b.evaluator(&request)) else {
                 continue;
             };

@@ -8,7 +8,6 @@ mod harness;
 mod patterns;
 mod policy_cases;
 mod policy_engine;
-mod policy_rvm;
 pub(crate) mod trim_properties;
 
 include!("../../tests/common/with_logs.rs");

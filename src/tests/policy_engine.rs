@@ -575,9 +575,8 @@ fn cost_per_projection() {
     assert!(evaluator.evaluations() <= inputs.len() * 4);
 }
 
-/// Loading deserializes the default's RVM program (or compiles it, for the
-/// interpreter and the RVM, when it does not load); it must stay cheap
-/// enough to do at start-up.
+/// Loading the embedded default compiles nothing (its table answers); it
+/// must stay cheap enough to do at start-up.
 #[test]
 fn loading_the_default_policy_is_quick() {
     let start = Instant::now();

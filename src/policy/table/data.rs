@@ -6,11 +6,15 @@
 
 use super::{Entry, Spans};
 
-/// The action names there is a table for, in its order.
+/// The action names there is a table for, in its order; after them, the
+/// table of every other name.
 pub(super) const ACTIONS: &[&str] = &["selection", "focus", "window", "app"];
 
 /// The plan's title patterns' names, in its order.
 pub(super) const TITLES: &[&str] = &["one-time-code", "passcode", "password", "pin"];
+
+/// The attribute names the default tests for, sorted.
+pub(super) const ATTRIBUTE_NAMES: &[&str] = &["author"];
 
 /// The distinct rule values.
 pub(super) const VALUES: &[Entry] = &[
@@ -36,17 +40,18 @@ pub(super) const VALUES: &[Entry] = &[
     Entry::Number(30.0),
     Entry::Number(110.0),
     Entry::Number(40.0),
+    Entry::Strings(&["author"]),
 ];
 
 /// Per per-element rule defined, in evaluation order: per action, where its
 /// table is in `BYTES` (start, length), each byte an index into `VALUES` or
 /// `MISSING`; `None` when what it reads cannot be enumerated.
 pub(super) const RULES: &[(&str, Option<Spans>)] = &[
-    ("mask", Some(&[(0, 2080), (0, 2080), (0, 2080), (0, 2080)])),
-    ("keep", Some(&[(2080, 104), (2080, 104), (2184, 104), (2184, 104)])),
-    ("prune", Some(&[(2288, 2), (2288, 2), (2288, 2), (2288, 2)])),
-    ("priority", Some(&[(2290, 6760), (2290, 6760), (2290, 6760), (2290, 6760)])),
-    ("strip", None),
+    ("mask", Some(&[(0, 2080), (0, 2080), (0, 2080), (0, 2080), (0, 2080)])),
+    ("keep", Some(&[(2080, 104), (2080, 104), (2184, 104), (2184, 104), (2184, 104)])),
+    ("prune", Some(&[(2288, 2), (2288, 2), (2288, 2), (2288, 2), (2288, 2)])),
+    ("priority", Some(&[(2290, 6760), (2290, 6760), (2290, 6760), (2290, 6760), (2290, 6760)])),
+    ("strip", Some(&[(9050, 16), (9050, 16), (9066, 16), (9066, 16), (9050, 16)])),
 ];
 
 pub(super) const BYTES: &[u8] = include_bytes!("../../../policies/default.table");
@@ -62,8 +67,8 @@ pub(super) const JSON: &[&str] = &[
     "\"app\"",
 ];
 
-/// Per action, each per-request rule the default defines with its value
-/// (an index into `JSON`).
+/// Per action (and every other), each per-request rule the default defines
+/// with its value (an index into `JSON`).
 pub(super) const PLANS: &[&[(&str, usize)]] = &[
     &[
         ("scope", 0),
@@ -85,6 +90,12 @@ pub(super) const PLANS: &[&[(&str, usize)]] = &[
     ],
     &[
         ("scope", 6),
+        ("budget", 1),
+        ("redact", 2),
+        ("title_patterns", 3),
+    ],
+    &[
+        ("scope", 4),
         ("budget", 1),
         ("redact", 2),
         ("title_patterns", 3),
