@@ -359,14 +359,17 @@ impl NeedleIndex {
                 }
             }
         }
-        needles.sort_by_key(|n| n.key);
+        // Needles of one key are interchangeable: all are checked.
+        needles.sort_unstable_by_key(|n| n.key);
         let mut pairs = vec![0u64; (1 << 16) / 64].into_boxed_slice();
+        // Per first byte, how many needles start with a smaller one.
         let mut firsts = Box::new([0u16; 257]);
         for n in &needles {
             pairs[usize::from(n.key) / 64] |= 1 << (n.key % 64);
+            firsts[usize::from(n.key >> 8) + 1] += 1;
         }
-        for (b, first) in firsts.iter_mut().enumerate() {
-            *first = needles.partition_point(|n| usize::from(n.key >> 8) < b) as u16;
+        for b in 1..firsts.len() {
+            firsts[b] += firsts[b - 1];
         }
         NeedleIndex {
             pairs,
