@@ -200,6 +200,18 @@ impl Pattern {
         }
     }
 
+    /// The pattern's slot among the precompiled ones and its shortest
+    /// match, when it finds nothing in a text that holds none of its
+    /// needles ([`NeedleIndex`]) or is shorter than that.
+    fn filter(&self) -> Option<(usize, usize)> {
+        match self.inner {
+            Inner::Precompiled(p) if NeedleIndex::get().filterable >> p.slot & 1 == 1 => {
+                Some((p.slot, p.min_len))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether the pattern matches anywhere in `text`.
     pub fn is_match(&self, text: &str) -> bool {
         let p = match &self.inner {
@@ -262,6 +274,164 @@ fn engine(p: &'static Precompiled, text: &str, start: usize) -> Option<&'static 
         return None;
     }
     Some(LOADED[p.slot].get_or_init(|| load(p)))
+}
+
+/// Slots of [`PRECOMPILED`], one bit each.
+type Slots = u128;
+const _: () = assert!(PRECOMPILED_SLOTS <= Slots::BITS as usize);
+
+/// Every precompiled pattern's needles, found in one pass over a text: a
+/// redaction searches a text only with the patterns whose needles it holds
+/// (and those without needles), so a text holding none searches nothing,
+/// loaded or not. Needles of two bytes or more are indexed by their first
+/// two bytes lowercased and checked where a pair matches; one-byte needles
+/// are a byte's slots.
+struct NeedleIndex {
+    /// Bit `key` set where some needle's first two bytes lowercased are
+    /// `key` (the first byte's in the high eight bits).
+    pairs: Box<[u64]>,
+    /// The needles of two bytes or more, by key.
+    needles: Box<[Indexed]>,
+    /// Per first byte lowercased, where its needles begin in `needles`
+    /// (they end where the next byte's begin).
+    firsts: Box<[u16; 257]>,
+    /// Bytes with a one-byte needle.
+    single: [bool; 256],
+    /// Per byte, the slots with a one-byte needle it matches.
+    singles: Box<[Slots; 256]>,
+    /// The slots with a case-blind needle (which `ſ` and `K` defeat).
+    folded: Slots,
+    /// The slots [`filterable`].
+    filterable: Slots,
+}
+
+struct Indexed {
+    key: u16,
+    bytes: &'static [u8],
+    fold: bool,
+    slot: u8,
+}
+
+static NEEDLES: std::sync::OnceLock<NeedleIndex> = std::sync::OnceLock::new();
+
+/// The index key of the pair `a`, `b` ([`NeedleIndex::pairs`]).
+fn pair_key(a: u8, b: u8) -> u16 {
+    u16::from(a.to_ascii_lowercase()) << 8 | u16::from(b.to_ascii_lowercase())
+}
+
+impl NeedleIndex {
+    fn get() -> &'static NeedleIndex {
+        NEEDLES.get_or_init(NeedleIndex::build)
+    }
+
+    fn build() -> NeedleIndex {
+        let mut needles = Vec::new();
+        let mut single = [false; 256];
+        let mut singles = Box::new([0; 256]);
+        let mut folded = 0;
+        let mut filterable_slots = 0;
+        for p in PRECOMPILED.iter().filter(|p| filterable(p)) {
+            let bit: Slots = 1 << p.slot;
+            filterable_slots |= bit;
+            for &(bytes, fold) in p.prefixes.unwrap_or_default() {
+                if fold {
+                    folded |= bit;
+                }
+                match *bytes {
+                    [b] => {
+                        let mut set = |b: u8| {
+                            single[usize::from(b)] = true;
+                            singles[usize::from(b)] |= bit;
+                        };
+                        set(b);
+                        if fold && b.is_ascii_lowercase() {
+                            set(b.to_ascii_uppercase());
+                        }
+                    }
+                    [a, b, ..] => needles.push(Indexed {
+                        key: pair_key(a, b),
+                        bytes,
+                        fold,
+                        slot: p.slot as u8,
+                    }),
+                    // Not filterable: never here.
+                    [] => {}
+                }
+            }
+        }
+        // Needles of one key are interchangeable: all are checked.
+        needles.sort_unstable_by_key(|n| n.key);
+        let mut pairs = vec![0u64; (1 << 16) / 64].into_boxed_slice();
+        // Per first byte, how many needles start with a smaller one.
+        let mut firsts = Box::new([0u16; 257]);
+        for n in &needles {
+            pairs[usize::from(n.key) / 64] |= 1 << (n.key % 64);
+            firsts[usize::from(n.key >> 8) + 1] += 1;
+        }
+        for b in 1..firsts.len() {
+            firsts[b] += firsts[b - 1];
+        }
+        NeedleIndex {
+            pairs,
+            needles: needles.into_boxed_slice(),
+            firsts,
+            single,
+            singles,
+            folded,
+            filterable: filterable_slots,
+        }
+    }
+
+    /// The slots of `wanted` some needle of which `text` holds, as
+    /// [`holds_a_needle`] reads a needle (a case-blind slot whenever the
+    /// text holds `ſ` or `K`).
+    fn held(&self, text: &[u8], wanted: Slots) -> Slots {
+        let mut found: Slots = 0;
+        if wanted & self.folded != 0
+            && !text.is_ascii()
+            && (memchr::memmem::find(text, "\u{17F}".as_bytes()).is_some()
+                || memchr::memmem::find(text, "\u{212A}".as_bytes()).is_some())
+        {
+            found |= self.folded;
+        }
+        let Some((&last, _)) = text.split_last() else {
+            return 0;
+        };
+        if self.single[usize::from(last)] {
+            found |= self.singles[usize::from(last)];
+        }
+        for (at, pair) in text.windows(2).enumerate() {
+            let (a, b) = (pair[0], pair[1]);
+            if self.single[usize::from(a)] {
+                found |= self.singles[usize::from(a)];
+            }
+            let key = pair_key(a, b);
+            if self.pairs[usize::from(key) / 64] >> (key % 64) & 1 == 0 {
+                continue;
+            }
+            let first = usize::from(key >> 8);
+            let bucket =
+                &self.needles[usize::from(self.firsts[first])..usize::from(self.firsts[first + 1])];
+            let from = bucket.partition_point(|n| n.key < key);
+            for n in bucket[from..].iter().take_while(|n| n.key == key) {
+                let bit: Slots = 1 << n.slot;
+                if (found | !wanted) & bit == 0 && starts_with(&text[at..], n.bytes, n.fold) {
+                    found |= bit;
+                    if found & wanted == wanted {
+                        return wanted;
+                    }
+                }
+            }
+        }
+        found & wanted
+    }
+}
+
+/// Whether a precompiled pattern finds nothing in a text that holds none
+/// of its needles: it has some, none of them empty.
+fn filterable(p: &Precompiled) -> bool {
+    p.prefixes
+        .is_some_and(|needles| needles.iter().all(|(bytes, _)| !bytes.is_empty()))
 }
 
 /// Bytes of text a pattern with inner needles skips before it loads.
@@ -847,6 +1017,9 @@ pub struct Redactor<'p> {
     /// found by several patterns counts once, for the one whose text
     /// replaced it.
     pub counts: Vec<usize>,
+    /// The precompiled patterns' slots a text is searched with only when
+    /// it holds one of their needles ([`NeedleIndex`]).
+    filtered: Slots,
     /// Scratch space reused across strings.
     spans: Vec<Span>,
     groups: Vec<Group>,
@@ -879,9 +1052,14 @@ const MIN_GROUP_DIGITS: usize = 3;
 impl<'p> Redactor<'p> {
     /// A redactor for these patterns.
     pub fn new(patterns: &'p [Redaction]) -> Redactor<'p> {
+        let filtered = patterns
+            .iter()
+            .filter_map(|p| p.regex.filter())
+            .fold(0, |slots, (slot, _)| slots | 1 << slot);
         Redactor {
             patterns,
             counts: vec![0; patterns.len()],
+            filtered,
             spans: Vec::new(),
             groups: Vec::new(),
             digits: Vec::new(),
@@ -954,16 +1132,12 @@ impl<'p> Redactor<'p> {
     /// written and as read ([`Reading`]; its spans mapped back to the
     /// original bytes they stand for).
     fn collect(&mut self, text: &str, spans: &mut Vec<Span>) {
-        for (rule, pattern) in self.patterns.iter().enumerate() {
-            self.find(pattern, rule, text, spans);
-        }
+        self.find_all(text, spans);
         let Some(reading) = Reading::of(text) else {
             return;
         };
         let mut read = Vec::new();
-        for (rule, pattern) in self.patterns.iter().enumerate() {
-            self.find(pattern, rule, &reading.text, &mut read);
-        }
+        self.find_all(&reading.text, &mut read);
         spans.extend(read.into_iter().map(|span| {
             let (start, end) = reading.original(span.start, span.end);
             Span {
@@ -972,6 +1146,24 @@ impl<'p> Redactor<'p> {
                 rule: span.rule,
             }
         }));
+    }
+
+    /// Every span of `text` as written that any pattern wants replaced:
+    /// each pattern with needles searches only if `text` holds one of them
+    /// and is as long as its shortest match (else it finds nothing).
+    fn find_all(&mut self, text: &str, spans: &mut Vec<Span>) {
+        let held = match self.filtered {
+            0 => 0,
+            filtered => NeedleIndex::get().held(text.as_bytes(), filtered),
+        };
+        for (rule, pattern) in self.patterns.iter().enumerate() {
+            if let Some((slot, min_len)) = pattern.regex.filter() {
+                if held >> slot & 1 == 0 || text.len() < min_len {
+                    continue;
+                }
+            }
+            self.find(pattern, rule, text, spans);
+        }
     }
 
     /// Every span of `text` that `pattern` wants replaced, delimited by
@@ -1609,6 +1801,53 @@ mod tests {
 
     fn rule(id: &str, pattern: &str, replace: &str, luhn: bool) -> Redaction {
         Redaction::new(id, regex::Regex::new(pattern).unwrap(), replace, luhn)
+    }
+
+    #[test]
+    fn the_needle_index_finds_every_needle_in_any_case_it_stands_for() {
+        let index = NeedleIndex::get();
+        let all: Slots = PRECOMPILED
+            .iter()
+            .filter(|p| filterable(p))
+            .fold(0, |slots, p| slots | 1 << p.slot);
+        assert_eq!(index.filterable, all);
+        for p in PRECOMPILED.iter().filter(|p| filterable(p)) {
+            let bit: Slots = 1 << p.slot;
+            for &(needle, fold) in p.prefixes.unwrap() {
+                let mut texts = vec![needle.to_vec()];
+                if fold {
+                    texts.push(needle.to_ascii_uppercase());
+                }
+                for text in texts {
+                    // Alone, and inside other text at both ends.
+                    let inside = [b"x ".as_slice(), &text, b" y"].concat();
+                    for text in [text.clone(), inside] {
+                        assert!(holds_a_needle(&text, p.prefixes.unwrap()));
+                        assert_eq!(
+                            index.held(&text, bit),
+                            bit,
+                            "{:?} in {:?}",
+                            p.pattern,
+                            String::from_utf8_lossy(&text)
+                        );
+                    }
+                }
+            }
+            // What the one pass finds is what the per-pattern search finds.
+            for text in [
+                "",
+                "plain words, 12 of them",
+                "Straße ſecret \u{212A}ey",
+                "PASSWORD: x",
+            ] {
+                assert_eq!(
+                    index.held(text.as_bytes(), bit) == bit,
+                    holds_a_needle(text.as_bytes(), p.prefixes.unwrap()),
+                    "{:?} in {text:?}",
+                    p.pattern
+                );
+            }
+        }
     }
 
     #[test]

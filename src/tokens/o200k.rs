@@ -46,7 +46,8 @@
 
 use std::sync::LazyLock;
 
-use regex_automata::{Anchored, Input};
+use regex_automata::util::primitives::StateID;
+use regex_automata::Anchored;
 
 mod layout;
 use layout::{pair_slot, BASE_SHIFT, CHILD, LOOKAHEAD, NONE, PAIR_SLOTS};
@@ -259,13 +260,27 @@ pub(crate) struct Unavailable;
 
 /// Loads the pre-tokenizer now rather than on the first count.
 pub(crate) fn warm_up() {
-    LazyLock::force(&DFA);
+    LazyLock::force(&START);
 }
 
 /// The pieces o200k's pre-tokenizer cuts `text` into, in order.
 pub(crate) fn split(text: &str) -> Splits<'_> {
-    Splits { text, last: 0 }
+    Splits {
+        text,
+        last: 0,
+        dfa: *START,
+    }
 }
+
+/// The DFA and its anchored start state: each search starts at the start
+/// of what is left of the text, with no look-behind, so one start state
+/// serves them all.
+static START: LazyLock<Option<(&'static Dfa, StateID)>> = LazyLock::new(|| {
+    use regex_automata::dfa::Automaton;
+    let dfa = DFA.as_ref()?;
+    let config = regex_automata::util::start::Config::new().anchored(Anchored::Yes);
+    Some((dfa, dfa.start_state(&config).ok()?))
+});
 
 /// bpe-openai's `Splits`: each piece the first match anchored where the
 /// last ended (leftmost-first, the patterns in order), less its last
@@ -273,23 +288,53 @@ pub(crate) fn split(text: &str) -> Splits<'_> {
 pub(crate) struct Splits<'t> {
     text: &'t str,
     last: usize,
+    /// The DFA and its anchored start state, if it loaded.
+    dfa: Option<(&'static Dfa, StateID)>,
 }
 
-/// The end and pattern of the first match of [`layout::PATTERNS`] at the start of
-/// `text`, anchored.
-fn find(text: &str) -> Result<Option<(usize, usize)>, Unavailable> {
+/// The end and pattern of the first match of [`layout::PATTERNS`] at the
+/// start of `text`, anchored: the DFA walked byte by byte from `start` as
+/// regex-automata's forward search walks it (a match is seen one byte
+/// late, at the end of the text after the end-of-input transition), until
+/// it dies or the text ends.
+fn find(dfa: &Dfa, start: StateID, text: &[u8]) -> Result<Option<(usize, usize)>, Unavailable> {
     use regex_automata::dfa::Automaton;
-    let dfa = DFA.as_ref().ok_or(Unavailable)?;
-    let input = Input::new(text).anchored(Anchored::Yes);
-    let found = dfa.try_search_fwd(&input).map_err(|_| Unavailable)?;
-    Ok(found.map(|m| (m.offset(), m.pattern().as_usize())))
+    let mut sid = start;
+    // The last match state and where its match ends; its pattern is read
+    // once, at the end.
+    let mut found = None;
+    let mut ended = false;
+    for (at, &byte) in text.iter().enumerate() {
+        sid = dfa.next_state(sid, byte);
+        if dfa.is_special_state(sid) {
+            if dfa.is_match_state(sid) {
+                found = Some((at, sid));
+            } else if dfa.is_dead_state(sid) {
+                ended = true;
+                break;
+            } else if dfa.is_quit_state(sid) {
+                return Err(Unavailable);
+            }
+        }
+    }
+    if !ended {
+        sid = dfa.next_eoi_state(sid);
+        if dfa.is_match_state(sid) {
+            found = Some((text.len(), sid));
+        }
+    }
+    Ok(found.map(|(end, sid)| (end, dfa.match_pattern(sid, 0).as_usize())))
 }
 
 impl<'t> Iterator for Splits<'t> {
     type Item = Result<&'t str, Unavailable>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (len, pattern) = match find(&self.text[self.last..]) {
+        let found = match self.dfa {
+            Some((dfa, start)) => find(dfa, start, &self.text.as_bytes()[self.last..]),
+            None => Err(Unavailable),
+        };
+        let (len, pattern) = match found {
             Ok(found) => found?,
             Err(unavailable) => {
                 // Nothing more is cut: the caller stops at the error.
@@ -318,6 +363,7 @@ mod tests {
     use std::collections::{HashMap, HashSet};
 
     use regex_automata::meta::Regex;
+    use regex_automata::Input;
     use serde::de::IgnoredAny;
 
     use super::layout::PATTERNS;
@@ -675,6 +721,7 @@ mod tests {
     #[test]
     fn the_pretokenizer_dfa_finds_what_the_regex_finds() {
         assert!(DFA.is_some(), "the DFA loads");
+        let (dfa, start) = START.expect("the DFA has an anchored start");
         let compiled = Regex::new_many(&PATTERNS).unwrap();
         let regex = |text: &str| {
             compiled
@@ -684,7 +731,7 @@ mod tests {
         for text in corpus() {
             for (at, _) in text.char_indices().step_by(7) {
                 assert_eq!(
-                    find(&text[at..]).unwrap(),
+                    find(dfa, start, &text.as_bytes()[at..]).unwrap(),
                     regex(&text[at..]),
                     "{text:?} at {at}"
                 );

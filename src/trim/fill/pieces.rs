@@ -94,11 +94,14 @@ pub(super) struct Noticed {
     start: Option<u32>,
 }
 
+/// Omitted reasons a text of [`Noticed`] was written with, in order.
+type Reasons = Box<[(Box<str>, u64)]>;
+
 struct NoticedKey {
     id: NodeId,
     mode: Mode,
     half: u8,
-    omitted: Option<BTreeMap<String, u64>>,
+    omitted: Option<Reasons>,
     bare: Option<Notice>,
 }
 
@@ -107,7 +110,7 @@ impl Noticed {
         use std::hash::BuildHasher;
         // The same fields, in the same order, as `insert` hashes a key.
         self.hasher
-            .hash_one((id, mode, half, &entry.omitted, &entry.bare))
+            .hash_one((id, mode, half, entry.omitted.as_deref(), &entry.bare))
     }
 
     fn find(&self, hash: u64, id: NodeId, mode: Mode, half: u8, entry: &Sent) -> Option<u32> {
@@ -117,7 +120,7 @@ impl Noticed {
                 key.id == id
                     && key.mode == mode
                     && key.half == half
-                    && key.omitted == entry.omitted
+                    && same_reasons(key.omitted.as_deref(), entry.omitted.as_deref())
                     && key.bare == entry.bare
             })
             .copied()
@@ -131,18 +134,39 @@ impl Noticed {
         self.table.insert_unique(hash, at, |&k| {
             let key = &keys[k as usize];
             use std::hash::BuildHasher;
-            hasher.hash_one((key.id, key.mode, key.half, &key.omitted, &key.bare))
+            hasher.hash_one((
+                key.id,
+                key.mode,
+                key.half,
+                key.omitted.as_deref(),
+                &key.bare,
+            ))
         });
         at
     }
 }
 
+/// Whether a key's omitted reasons are a probe's (both in order).
+fn same_reasons(key: Option<&[(Box<str>, u64)]>, entry: Option<&[(&str, u64)]>) -> bool {
+    match (key, entry) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ra, na), (rb, nb))| **ra == **rb && na == nb)
+        }
+        _ => false,
+    }
+}
+
 /// A sent element of a probe, in document order, with the notices written
-/// on it for this probe alone.
-struct Sent {
+/// on it for this probe alone: its omitted reasons borrowed from the
+/// selection, in order, so that a probe owns no text for them.
+struct Sent<'s> {
     id: NodeId,
     mode: Mode,
-    omitted: Option<BTreeMap<String, u64>>,
+    omitted: Option<Vec<(&'s str, u64)>>,
     bare: Option<Notice>,
 }
 
@@ -415,7 +439,7 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// The sent elements of `state` in document order, and the notices
     /// `build` writes on them: the same counts, in the same maps.
-    fn sent(&mut self, state: &[Option<Mode>], notices: bool) -> Vec<Sent> {
+    fn sent(&mut self, state: &[Option<Mode>], notices: bool) -> Vec<Sent<'f>> {
         let tree = self.tree;
         let selection = self.selection;
         let bare = notices && self.bare;
@@ -451,12 +475,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                         add_count(&mut folded, reason, n);
                     }
                 } else if !reasons.is_empty() {
-                    omitted = Some(
-                        reasons
-                            .iter()
-                            .map(|&(reason, n)| (reason.to_string(), n))
-                            .collect(),
-                    );
+                    omitted = Some(reasons.clone());
                 }
             }
             sent.push(Sent {
@@ -515,7 +534,12 @@ impl<'f, 'a> Filler<'f, 'a> {
             id: entry.id,
             mode: entry.mode,
             half,
-            omitted: entry.omitted.clone(),
+            omitted: entry.omitted.as_ref().map(|reasons| {
+                reasons
+                    .iter()
+                    .map(|&(reason, n)| (Box::from(reason), n))
+                    .collect()
+            }),
             bare: entry.bare.clone(),
         };
         Some(Part::Noticed(self.noticed.insert(hash, key, text)))
@@ -531,7 +555,10 @@ impl<'f, 'a> Filler<'f, 'a> {
             write(
                 &mut element,
                 Notice::Omitted {
-                    reasons: reasons.clone(),
+                    reasons: reasons
+                        .iter()
+                        .map(|&(reason, n)| (reason.to_string(), n))
+                        .collect(),
                     compact: false,
                 },
             );
