@@ -305,6 +305,7 @@ struct NeedleIndex {
     filterable: Slots,
 }
 
+#[derive(Clone, Copy)]
 struct Indexed {
     key: u16,
     bytes: &'static [u8],
@@ -359,8 +360,7 @@ impl NeedleIndex {
                 }
             }
         }
-        // Needles of one key are interchangeable: all are checked.
-        needles.sort_unstable_by_key(|n| n.key);
+        let needles = by_key(needles);
         let mut pairs = vec![0u64; (1 << 16) / 64].into_boxed_slice();
         // Per first byte, how many needles start with a smaller one.
         let mut firsts = Box::new([0u16; 257]);
@@ -425,6 +425,30 @@ impl NeedleIndex {
         }
         found & wanted
     }
+}
+
+/// `needles` in the order of their keys: sorted by the low byte, then
+/// stably by the high one (two counting passes, linear, for a
+/// process's start-up).
+fn by_key(needles: Vec<Indexed>) -> Vec<Indexed> {
+    let mut order: Vec<usize> = (0..needles.len()).collect();
+    for shift in [0, 8] {
+        let byte = |i: usize| usize::from(needles[i].key >> shift & 0xff);
+        let mut starts = [0usize; 257];
+        for &i in &order {
+            starts[byte(i) + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        let mut next = vec![0; order.len()];
+        for &i in &order {
+            next[starts[byte(i)]] = i;
+            starts[byte(i)] += 1;
+        }
+        order = next;
+    }
+    order.into_iter().map(|i| needles[i]).collect()
 }
 
 /// Whether a precompiled pattern finds nothing in a text that holds none
