@@ -203,9 +203,9 @@ impl Pattern {
     /// The pattern's slot among the precompiled ones and its shortest
     /// match, when it finds nothing in a text that holds none of its
     /// needles ([`NeedleIndex`]) or is shorter than that.
-    fn filter(&self) -> Option<(usize, usize)> {
+    fn filter(&self, index: &NeedleIndex) -> Option<(usize, usize)> {
         match self.inner {
-            Inner::Precompiled(p) if NeedleIndex::get().filterable >> p.slot & 1 == 1 => {
+            Inner::Precompiled(p) if index.filterable >> p.slot & 1 == 1 => {
                 Some((p.slot, p.min_len))
             }
             _ => None,
@@ -988,6 +988,9 @@ pub struct Redaction {
     /// needs it: after a few matches glued to a preceding letter or digit,
     /// searching for the next delimited one directly keeps the work linear.
     delimited: std::sync::OnceLock<Option<regex::Regex>>,
+    /// [`Pattern::filter`] of `regex`, with the slot as its bit among
+    /// [`Slots`]: read for every text a redactor searches.
+    filter: std::sync::OnceLock<Option<(Slots, usize)>>,
 }
 
 impl Redaction {
@@ -1006,6 +1009,7 @@ impl Redaction {
             mod97: false,
             assigned: false,
             delimited: std::sync::OnceLock::new(),
+            filter: std::sync::OnceLock::new(),
         }
     }
 
@@ -1021,6 +1025,17 @@ impl Redaction {
     pub fn with_assigned(mut self, assigned: bool) -> Redaction {
         self.assigned = assigned;
         self
+    }
+
+    /// The bit of the pattern's slot and its shortest match, when it
+    /// finds nothing in a text that holds none of its needles or is
+    /// shorter than that ([`Pattern::filter`]).
+    fn filter(&self) -> Option<(Slots, usize)> {
+        *self.filter.get_or_init(|| {
+            self.regex
+                .filter(NeedleIndex::get())
+                .map(|(slot, min_len)| (1 << slot, min_len))
+        })
     }
 
     /// [`Redaction::delimited`]'s regex; `None` if it cannot be compiled
@@ -1044,6 +1059,10 @@ pub struct Redactor<'p> {
     /// The precompiled patterns' slots a text is searched with only when
     /// it holds one of their needles ([`NeedleIndex`]).
     filtered: Slots,
+    /// Whether every pattern is one of those: a text holding none of
+    /// their needles is searched by none.
+    all_filtered: bool,
+
     /// Scratch space reused across strings.
     spans: Vec<Span>,
     groups: Vec<Group>,
@@ -1076,14 +1095,19 @@ const MIN_GROUP_DIGITS: usize = 3;
 impl<'p> Redactor<'p> {
     /// A redactor for these patterns.
     pub fn new(patterns: &'p [Redaction]) -> Redactor<'p> {
-        let filtered = patterns
-            .iter()
-            .filter_map(|p| p.regex.filter())
-            .fold(0, |slots, (slot, _)| slots | 1 << slot);
+        let mut filtered = 0;
+        let mut all_filtered = true;
+        for p in patterns {
+            match p.filter() {
+                Some((bit, _)) => filtered |= bit,
+                None => all_filtered = false,
+            }
+        }
         Redactor {
             patterns,
             counts: vec![0; patterns.len()],
             filtered,
+            all_filtered,
             spans: Vec::new(),
             groups: Vec::new(),
             digits: Vec::new(),
@@ -1180,9 +1204,12 @@ impl<'p> Redactor<'p> {
             0 => 0,
             filtered => NeedleIndex::get().held(text.as_bytes(), filtered),
         };
+        if held == 0 && self.all_filtered {
+            return;
+        }
         for (rule, pattern) in self.patterns.iter().enumerate() {
-            if let Some((slot, min_len)) = pattern.regex.filter() {
-                if held >> slot & 1 == 0 || text.len() < min_len {
+            if let Some((bit, min_len)) = pattern.filter() {
+                if held & bit == 0 || text.len() < min_len {
                     continue;
                 }
             }

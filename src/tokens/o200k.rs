@@ -173,7 +173,13 @@ fn is_valid_token_pair(mut left: u32, mut right: u32) -> bool {
 /// once the encoding holds more than `limit + 10` tokens (backtracking can
 /// pop up to a few of them again).
 pub(crate) fn count_till_limit(text: &[u8], limit: usize) -> Option<usize> {
-    let mut encoder = Backtrack::new(text);
+    let first = next_match(text);
+    // A piece that is one token (most are) is the encoder's first step and
+    // its last: the longest token it starts with covers it.
+    if first.is_some_and(|token| token_len(token) == text.len()) {
+        return (limit >= 1).then_some(1);
+    }
+    let mut encoder = Backtrack::new(text, first);
     let limit_with_buffer = limit.saturating_add(10);
     while encoder.step().is_some() {
         if encoder.tokens.len() > limit_with_buffer {
@@ -198,11 +204,12 @@ struct Backtrack<'t> {
 }
 
 impl<'t> Backtrack<'t> {
-    fn new(text: &'t [u8]) -> Self {
+    /// The encoder of `text`, whose longest prefix token is `first`.
+    fn new(text: &'t [u8], first: Option<u32>) -> Self {
         Backtrack {
             text,
             tokens: Vec::with_capacity(text.len() / 3),
-            next_token: next_match(text),
+            next_token: first,
             pos: 0,
             bitfield: vec![u64::MAX; (text.len() + 1).div_ceil(64)],
         }
@@ -269,6 +276,7 @@ pub(crate) fn split(text: &str) -> Splits<'_> {
         text,
         last: 0,
         dfa: *START,
+        ascii: true,
     }
 }
 
@@ -290,6 +298,9 @@ pub(crate) struct Splits<'t> {
     last: usize,
     /// The DFA and its anchored start state, if it loaded.
     dfa: Option<(&'static Dfa, StateID)>,
+    /// Whether [`ascii_piece`] cuts what it can before the DFA is walked
+    /// (the tests turn it off for the DFA's own pieces).
+    ascii: bool,
 }
 
 /// The end and pattern of the first match of [`layout::PATTERNS`] at the
@@ -326,10 +337,187 @@ fn find(dfa: &Dfa, start: StateID, text: &[u8]) -> Result<Option<(usize, usize)>
     Ok(found.map(|(end, sid)| (end, dfa.match_pattern(sid, 0).as_usize())))
 }
 
+/// Byte classes of [`ascii_piece`]: ASCII letters, digits, whitespace
+/// (`\s`'s ASCII members) split by whether they break a line, the rest of
+/// ASCII (punctuation, symbols, controls: `[^\s\p{L}\p{N}]`), and bytes
+/// of non-ASCII chars.
+const UPPER: u8 = 0;
+const LOWER: u8 = 1;
+const DIGIT: u8 = 2;
+/// `' '`, `\t`, `\x0B`, `\x0C`: whitespace that is not `[\r\n]`.
+const BLANK: u8 = 3;
+/// `\r`, `\n`.
+const NEWLINE: u8 = 4;
+const OTHER: u8 = 5;
+const WIDE: u8 = 6;
+static ASCII_CLASS: [u8; 256] = {
+    let mut classes = [WIDE; 256];
+    let mut b = 0;
+    while b < 128 {
+        classes[b] = match b as u8 {
+            b'A'..=b'Z' => UPPER,
+            b'a'..=b'z' => LOWER,
+            b'0'..=b'9' => DIGIT,
+            b' ' | b'\t' | b'\x0B' | b'\x0C' => BLANK,
+            b'\r' | b'\n' => NEWLINE,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    classes
+};
+
+#[inline]
+fn class_at(text: &[u8], at: usize) -> Option<u8> {
+    text.get(at).map(|&b| ASCII_CLASS[usize::from(b)])
+}
+
+/// The length of the first piece of `text` (not empty), as the DFA and the
+/// look-ahead rule of [`Splits`] cut it, when it and the char after it
+/// are ASCII shapes whose piece follows from [`layout::PATTERNS`] alone;
+/// `None` for anything else (a non-ASCII char where it could change the
+/// piece: a mark or letter continuing a word, a number, Unicode
+/// whitespace, `ſ` in a contraction), which the DFA then cuts. In the
+/// patterns' order of priority:
+/// - letters, after at most one char of `[^\r\n\p{L}\p{N}]` (a blank or
+///   other ASCII): capitals then small letters (at least one), else
+///   capitals alone, then a contraction (`'s`, `'LL`, ...);
+/// - one to three digits;
+/// - an optional space, a run of other ASCII, then `[\r\n/]*`;
+/// - whitespace: up to its last line break if it holds one, all of it at
+///   the end of the text, else all but its last char (`\s+\s` less its
+///   look-ahead), or the one char.
+#[inline]
+fn ascii_piece(text: &[u8]) -> Option<usize> {
+    let first = class_at(text, 0)?;
+    match first {
+        UPPER | LOWER => letters(text, 0),
+        DIGIT => {
+            let mut end = 1;
+            while end < 3 {
+                match class_at(text, end) {
+                    Some(DIGIT) => end += 1,
+                    Some(WIDE) => return None,
+                    _ => break,
+                }
+            }
+            Some(end)
+        }
+        OTHER | BLANK => match class_at(text, 1) {
+            Some(UPPER | LOWER) => letters(text, 1),
+            Some(WIDE) => None,
+            Some(OTHER) if first == OTHER || text[0] == b' ' => {
+                let from = if first == OTHER { 0 } else { 1 };
+                other_run(text, from)
+            }
+            _ if first == OTHER => other_run(text, 0),
+            _ => whitespace(text),
+        },
+        NEWLINE => whitespace(text),
+        _ => None,
+    }
+}
+
+/// The piece of capitals, small letters and a contraction from `at` on
+/// (one of the two letter patterns, `text[..at]` their optional first char).
+#[inline]
+fn letters(text: &[u8], at: usize) -> Option<usize> {
+    let mut end = at;
+    while class_at(text, end) == Some(UPPER) {
+        end += 1;
+    }
+    while class_at(text, end) == Some(LOWER) {
+        end += 1;
+    }
+    // A char past the letters that is not ASCII may be a letter or mark
+    // that continues them.
+    if class_at(text, end) == Some(WIDE) {
+        return None;
+    }
+    if text.get(end) != Some(&b'\'') {
+        return Some(end);
+    }
+    // `(?i:'s|'t|'re|'ve|'m|'ll|'d)`: case-blind, so `'ſ` is one too.
+    let lower = |at: usize| match text.get(at) {
+        Some(b) if b.is_ascii() => Some(Some(b.to_ascii_lowercase())),
+        Some(_) => None,
+        None => Some(None),
+    };
+    let (a, b) = (lower(end + 1)?, lower(end + 2)?);
+    Some(
+        end + match (a, b) {
+            (Some(b's' | b't' | b'm' | b'd'), _) => 2,
+            (Some(b'r'), Some(b'e')) | (Some(b'v'), Some(b'e')) | (Some(b'l'), Some(b'l')) => 3,
+            _ => 0,
+        },
+    )
+}
+
+/// The punctuation pattern's piece: other ASCII from `at` on (`text[..at]`
+/// its optional space), then `[\r\n/]*`.
+#[inline]
+fn other_run(text: &[u8], at: usize) -> Option<usize> {
+    let mut end = at;
+    loop {
+        match class_at(text, end) {
+            Some(OTHER) => end += 1,
+            // Other chars than ASCII may belong to the run (`«`).
+            Some(WIDE) => return None,
+            _ => break,
+        }
+    }
+    while let Some(b'\r' | b'\n' | b'/') = text.get(end) {
+        end += 1;
+    }
+    Some(end)
+}
+
+/// The piece of a run of ASCII whitespace that no letter or punctuation
+/// pattern takes.
+#[inline]
+fn whitespace(text: &[u8]) -> Option<usize> {
+    let mut end = 0;
+    let mut last_break = None;
+    loop {
+        match class_at(text, end) {
+            Some(BLANK) => end += 1,
+            Some(NEWLINE) => {
+                end += 1;
+                last_break = Some(end);
+            }
+            // Other whitespace than ASCII may continue the run.
+            Some(WIDE) => return None,
+            _ => break,
+        }
+    }
+    Some(match last_break {
+        // `\s*[\r\n]+`.
+        Some(after) => after,
+        // `\s+$`.
+        None if end == text.len() => end,
+        // `\s+\s`, its last char dropped.
+        None if end >= 2 => end - 1,
+        // `\s+`.
+        None => end,
+    })
+}
+
 impl<'t> Iterator for Splits<'t> {
     type Item = Result<&'t str, Unavailable>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        let rest = &self.text.as_bytes()[self.last..];
+        if self.dfa.is_some() && self.ascii {
+            // No pattern matches an empty text.
+            if rest.is_empty() {
+                return None;
+            }
+            if let Some(len) = ascii_piece(rest) {
+                let start = self.last;
+                self.last += len;
+                return Some(Ok(&self.text[start..self.last]));
+            }
+        }
         let found = match self.dfa {
             Some((dfa, start)) => find(dfa, start, &self.text.as_bytes()[self.last..]),
             None => Err(Unavailable),
@@ -737,6 +925,53 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The first piece of `text` as the DFA alone cuts it.
+    fn dfa_piece(text: &str) -> Option<usize> {
+        let mut splits = split(text);
+        splits.ascii = false;
+        splits.next().map(|piece| piece.unwrap().len())
+    }
+
+    /// The ASCII fast path cuts the piece the DFA cuts wherever it cuts one:
+    /// every text of up to two ASCII bytes, and every text of up to four
+    /// chars of an alphabet of each byte class, the contractions' letters
+    /// and the non-ASCII chars that continue a word, a number, whitespace
+    /// or punctuation.
+    #[test]
+    fn the_ascii_fast_path_cuts_what_the_dfa_cuts() {
+        let check = |text: &str, cut: &mut usize| {
+            if let Some(len) = ascii_piece(text.as_bytes()) {
+                assert_eq!(Some(len), dfa_piece(text), "{text:?}");
+                *cut += 1;
+            }
+        };
+        let mut cut = 0;
+        for a in 0..128u8 {
+            check(&char::from(a).to_string(), &mut cut);
+            for b in 0..128u8 {
+                check(&String::from_utf8(vec![a, b]).unwrap(), &mut cut);
+            }
+        }
+        const ALPHABET: &[char] = &[
+            'a', 'Z', 's', 'S', 't', 'r', 'E', 'v', 'l', 'L', 'd', 'm', 'x', '7', '\'', ' ', '\t',
+            '\x0B', '\r', '\n', '/', '.', '\0', '\x1f', '\x7f', 'é', 'É', 'ſ', '\u{301}', '\u{a0}',
+            '\u{85}', '\u{2028}', '٣', '²', '中', '«', '😀',
+        ];
+        let n = ALPHABET.len();
+        let mut text = String::new();
+        for len in 1..=4u32 {
+            for mut i in 0..n.pow(len) {
+                text.clear();
+                for _ in 0..len {
+                    text.push(ALPHABET[i % n]);
+                    i /= n;
+                }
+                check(&text, &mut cut);
+            }
+        }
+        assert!(cut > 500_000, "{cut} texts cut by the fast path");
     }
 
     #[test]
