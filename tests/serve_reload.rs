@@ -7,7 +7,7 @@
 mod serve_support;
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -165,9 +165,13 @@ fn load_and_faults_while_the_policy_churns() {
         .collect();
     let trees = Arc::new(trees);
     let stop = Arc::new(AtomicBool::new(false));
+    // Clients go on past their share until the writer has written this
+    // many versions, so a fast build still serves across the churn.
+    const WRITES: usize = 20;
+    let written = Arc::new(AtomicUsize::new(0));
 
     let writer = {
-        let (path, stop) = (path.clone(), stop.clone());
+        let (path, stop, written) = (path.clone(), stop.clone(), written.clone());
         std::thread::spawn(move || {
             let versions = [
                 valid[0].as_str(),
@@ -185,6 +189,7 @@ fn load_and_faults_while_the_policy_churns() {
                     replace_file(&path, text);
                 }
                 writes += 1;
+                written.store(writes, Ordering::Release);
                 std::thread::sleep(Duration::from_millis(30));
             }
             // End on a valid version.
@@ -201,11 +206,12 @@ fn load_and_faults_while_the_policy_churns() {
     let (results, stdio_seen) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..CLIENTS)
             .map(|client| {
-                let (trees, addr) = (trees.clone(), addr.clone());
+                let (trees, addr, written) = (trees.clone(), addr.clone(), written.clone());
                 s.spawn(move || {
                     let mut seen = Vec::new();
-                    for n in 0..PER_CLIENT {
-                        if Instant::now() > deadline {
+                    for n in 0.. {
+                        let churned = written.load(Ordering::Acquire) >= WRITES;
+                        if Instant::now() > deadline || (n >= PER_CLIENT && churned) {
                             break;
                         }
                         let (name, answer) = &trees[(client + n) % trees.len()];
@@ -275,7 +281,10 @@ fn load_and_faults_while_the_policy_churns() {
         served.len(),
         started.elapsed()
     );
-    assert!(writes >= 20, "the policy was rewritten only {writes} times");
+    assert!(
+        writes >= WRITES,
+        "the policy was rewritten only {writes} times"
+    );
 
     let (_, metrics) = http.request("GET", "/metrics", b"");
     let failed = metric(&metrics, "ctxgate_reloads_total{result=\"failed\"}");
