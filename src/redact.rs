@@ -203,9 +203,9 @@ impl Pattern {
     /// The pattern's slot among the precompiled ones and its shortest
     /// match, when it finds nothing in a text that holds none of its
     /// needles ([`NeedleIndex`]) or is shorter than that.
-    fn filter(&self, index: &NeedleIndex) -> Option<(usize, usize)> {
+    fn filter(&self) -> Option<(usize, usize)> {
         match self.inner {
-            Inner::Precompiled(p) if index.filterable >> p.slot & 1 == 1 => {
+            Inner::Precompiled(p) if NeedleIndex::get().filterable >> p.slot & 1 == 1 => {
                 Some((p.slot, p.min_len))
             }
             _ => None,
@@ -1033,7 +1033,7 @@ impl Redaction {
     fn filter(&self) -> Option<(Slots, usize)> {
         *self.filter.get_or_init(|| {
             self.regex
-                .filter(NeedleIndex::get())
+                .filter()
                 .map(|(slot, min_len)| (1 << slot, min_len))
         })
     }

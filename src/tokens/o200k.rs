@@ -519,7 +519,7 @@ impl<'t> Iterator for Splits<'t> {
             }
         }
         let found = match self.dfa {
-            Some((dfa, start)) => find(dfa, start, &self.text.as_bytes()[self.last..]),
+            Some((dfa, start)) => find(dfa, start, rest),
             None => Err(Unavailable),
         };
         let (len, pattern) = match found {
