@@ -42,12 +42,17 @@ impl Deadline {
     pub(crate) fn check(&self, stage: Stage) -> Result<()> {
         if self.start.elapsed() > self.limit {
             tracing::warn!(stage = %stage, limit_ms = self.limit.as_millis() as u64, "deadline passed");
-            return Err(Error::Deadline {
-                stage,
-                limit: self.limit,
-            });
+            return Err(self.passed(stage));
         }
         Ok(())
+    }
+
+    /// The error of this deadline passed in `stage`.
+    pub(crate) fn passed(&self, stage: Stage) -> Error {
+        Error::Deadline {
+            stage,
+            limit: self.limit,
+        }
     }
 
     /// [`Deadline::check`] every [`Deadline::EVERY`] calls, counted by `n`.

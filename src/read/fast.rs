@@ -31,15 +31,16 @@ use super::element::BlockSeed;
 use super::value::{AttributesSeed, ReadAttributes, RED_ZONE, STACK_SEGMENT};
 use super::{Ctx, RawAnswer};
 use crate::deadline::Stage;
-use crate::error::Error;
 use crate::model::{text_bytes, text_bytes_of, Content, Element, RoleName};
 
 /// Why the fast reader stopped.
+#[derive(Clone, Copy)]
 pub(super) enum Stop {
     /// It is not sure: read the answer with the lenient pass.
     Doubt,
-    /// The deadline passed (as it would in the lenient pass).
-    Deadline(Error),
+    /// The deadline passed (as it would in the lenient pass); the caller
+    /// names it. No data: a `Stop` has no drop glue on the reader's paths.
+    Deadline,
 }
 
 use Stop::Doubt;
@@ -272,7 +273,7 @@ impl<'de> Fast<'de> {
         if let Some(deadline) = ctx.deadline {
             deadline
                 .every(ctx.elements, Stage::Read)
-                .map_err(Stop::Deadline)?;
+                .map_err(|_| Stop::Deadline)?;
         }
         ctx.depth += 1;
         ctx.deepest = ctx.deepest.max(ctx.depth);

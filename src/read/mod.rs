@@ -192,7 +192,10 @@ fn read_fast_into<'a, T>(
     keep(&mut ctx, text);
     let raw = match fast::read_answer(text, &mut ctx) {
         Ok(raw) => raw,
-        Err(fast::Stop::Deadline(deadline)) => return Err(deadline),
+        Err(fast::Stop::Deadline) => {
+            let deadline = deadline.expect("only a deadline stops the fast reader so");
+            return Err(deadline.passed(Stage::Read));
+        }
         Err(fast::Stop::Doubt) => return Ok(None),
     };
     let Some(kept) = take(&mut ctx) else {
