@@ -319,6 +319,23 @@ enum Named {
     Many(Box<IndexMap<String, Value>>),
 }
 
+/// The iterator of [`Attributes::iter`].
+enum Iter<'a> {
+    Few(std::slice::Iter<'a, (String, Value)>),
+    Many(indexmap::map::Iter<'a, String, Value>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a String, &'a Value);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Iter::Few(list) => list.next().map(|(k, v)| (k, v)),
+            Iter::Many(map) => map.next(),
+        }
+    }
+}
+
 /// Attributes kept as a list; more move into a map.
 const SMALL_ATTRIBUTES: usize = 8;
 
@@ -373,12 +390,11 @@ impl Attributes {
 
     /// Names and values, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
-        let (few, many) = match self.0.as_deref() {
-            None => (None, None),
-            Some(Named::Few(list)) => (Some(list.iter().map(|(k, v)| (k, v))), None),
-            Some(Named::Many(map)) => (None, Some(map.iter())),
-        };
-        few.into_iter().flatten().chain(many.into_iter().flatten())
+        match self.0.as_deref() {
+            None => Iter::Few([].iter()),
+            Some(Named::Few(list)) => Iter::Few(list.iter()),
+            Some(Named::Many(map)) => Iter::Many(map.iter()),
+        }
     }
 
     /// Names, in order.
