@@ -48,8 +48,7 @@ fn stages(c: &mut Criterion) {
                 &outline,
                 |b, outline| b.iter(|| tokenizer.count(outline)),
             );
-            // The same count over ctxgate's precomputed tables (what
-            // `tokens::Meter` counts new text with).
+            // The same count over ctxgate's precomputed tables.
             assert_eq!(
                 ctxgate::internals::count_o200k(&outline),
                 tokenizer.count(&outline)

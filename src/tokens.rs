@@ -2,122 +2,64 @@
 //! offline (cargo feature `tokens`, on by default) over tables `build.rs`
 //! precomputes from bpe-openai's vocabulary ([`o200k`]).
 //!
-//! A token count is exact (bpe-openai's, which is tiktoken's) and costs,
-//! per text, a byte scan plus the o200k work for the parts of it not
-//! counted before (see [`Meter`]).
+//! A token count is exact (bpe-openai's, which is tiktoken's). A text cut
+//! where [`cut_between`] allows counts as the sum of its parts: the fill
+//! counts each element's rendering once and adds.
 
 #[cfg(feature = "tokens")]
 mod o200k;
 
-#[cfg(feature = "tokens")]
-use foldhash::HashMap;
-
 use crate::error::{Error, Result};
 use crate::policy::Budget;
 
-/// Measures texts against budgets, remembering what it counted.
-///
-/// The probes of one fill render mostly the same elements, so a meter
-/// counts a text in chunks and keeps each distinct chunk's count: a probe
-/// costs a byte scan and a lookup per chunk, and o200k's pre-tokenizer and
-/// byte-pair counts only for the chunks it has not seen (see [`chunks`]
-/// for why the chunks' counts add up to the text's, exactly). Inside a new
-/// chunk it also keeps each distinct pre-tokenized piece's count. The keys
-/// are one request's text, like the maps of `decide_all`: foldhash is
-/// enough.
-#[derive(Default)]
-pub struct Meter {
-    #[cfg(feature = "tokens")]
-    chunks: HashMap<Box<str>, usize>,
-    #[cfg(feature = "tokens")]
-    pieces: HashMap<Box<str>, usize>,
+/// Whether `text` is within `budget`, and its size in the budget's unit
+/// when measured. Tokens are not counted when the bytes alone show the
+/// text fits (a token is at least a byte), and the count stops past twice
+/// the limit: a probe a little over still says by how much, and a big
+/// rendering (a 50 MB image) is not counted to the end.
+pub fn fit(text: &str, budget: Budget) -> Result<(bool, Option<usize>)> {
+    fit_by(text.len(), budget, |limit| count_till(text, limit))
 }
 
-impl Meter {
-    /// Whether `text` is within `budget`, and its size in the budget's unit
-    /// when measured. Tokens are not counted when the bytes alone show the
-    /// text fits (a token is at least a byte), and the count stops past
-    /// twice the limit: a probe a little over still says by how much, and a
-    /// big rendering (a 50 MB image) is not counted to the end.
-    pub fn fit(&mut self, text: &str, budget: Budget) -> Result<(bool, Option<usize>)> {
-        fit_by(text.len(), budget, |limit| self.count_till(text, limit))
-    }
-
-    /// o200k_base tokens in `text`, or `None` past `limit`. A text cut only
-    /// at places [`cut_between`] allows counts as the sum of its parts'
-    /// counts, exactly (see [`chunks`]): a caller that keeps a text's parts
-    /// (the fitter's per-element renderings) counts it from them.
-    pub fn count_part(&mut self, text: &str, limit: usize) -> Result<Option<usize>> {
-        self.count_till(text, limit)
-    }
-
-    /// The size of `text` in the budget's unit.
-    pub fn measure(&mut self, text: &str, budget: Budget) -> Result<usize> {
-        match budget {
-            Budget::Bytes(_) => Ok(text.len()),
-            Budget::Tokens(_) => Ok(self
-                .count_till(text, usize::MAX)?
-                .expect("a count without a limit")),
-        }
-    }
-
-    /// o200k_base tokens in `text`, or `None` past `limit`.
-    #[cfg(feature = "tokens")]
-    fn count_till(&mut self, text: &str, limit: usize) -> Result<Option<usize>> {
-        // o200k does not normalize (no NFC), so the text is counted as is;
-        // `chunks` relies on that (a test checks it).
-        let mut total = 0;
-        for chunk in chunks(text) {
-            total += match self.chunks.get(chunk) {
-                Some(&n) => n,
-                None => {
-                    let Some(n) = self.count_pieces(chunk, limit - total)? else {
-                        return Ok(None);
-                    };
-                    self.chunks.insert(chunk.into(), n);
-                    n
-                }
-            };
-            if total > limit {
-                return Ok(None);
-            }
-        }
-        Ok(Some(total))
-    }
-
-    /// o200k_base tokens in `chunk`, pre-tokenized, or `None` past `limit`;
-    /// [`Error::TokensUnavailable`] when the pre-tokenizer cannot cut it.
-    #[cfg(feature = "tokens")]
-    fn count_pieces(&mut self, chunk: &str, limit: usize) -> Result<Option<usize>> {
-        let mut total = 0;
-        for piece in o200k::split(chunk) {
-            let piece = piece.map_err(|o200k::Unavailable| Error::TokensUnavailable)?;
-            total += match self.pieces.get(piece) {
-                Some(&n) => n,
-                None => {
-                    // Stops early inside one huge piece, too.
-                    let Some(n) = o200k::count_till_limit(piece.as_bytes(), limit - total) else {
-                        return Ok(None);
-                    };
-                    self.pieces.insert(piece.into(), n);
-                    n
-                }
-            };
-            if total > limit {
-                return Ok(None);
-            }
-        }
-        Ok(Some(total))
-    }
-
-    /// Without the `tokens` feature, token budgets are an error.
-    #[cfg(not(feature = "tokens"))]
-    fn count_till(&mut self, _: &str, _: usize) -> Result<Option<usize>> {
-        Err(Error::TokensUnavailable)
+/// The size of `text` in the budget's unit.
+pub fn measure(text: &str, budget: Budget) -> Result<usize> {
+    match budget {
+        Budget::Bytes(_) => Ok(text.len()),
+        Budget::Tokens(_) => Ok(count_till(text, usize::MAX)?.expect("a count without a limit")),
     }
 }
 
-/// [`Meter::fit`] for a text of `bytes` bytes whose tokens `count` counts
+/// o200k_base tokens in `text`, or `None` past `limit`;
+/// [`Error::TokensUnavailable`] when the pre-tokenizer cannot cut it, or
+/// without the `tokens` feature. A text cut only at places [`cut_between`]
+/// allows counts as the sum of its parts' counts, exactly: a caller that
+/// keeps a text's parts (the fitter's per-element renderings) counts it
+/// from them.
+#[cfg(feature = "tokens")]
+pub fn count_till(text: &str, limit: usize) -> Result<Option<usize>> {
+    // o200k does not normalize (no NFC), so the text is counted as is.
+    let mut total = 0;
+    for piece in o200k::split(text) {
+        let piece = piece.map_err(|o200k::Unavailable| Error::TokensUnavailable)?;
+        // Stops early inside one huge piece, too.
+        let Some(n) = o200k::count_till_limit(piece.as_bytes(), limit - total) else {
+            return Ok(None);
+        };
+        total += n;
+        if total > limit {
+            return Ok(None);
+        }
+    }
+    Ok(Some(total))
+}
+
+/// Without the `tokens` feature, token budgets are an error.
+#[cfg(not(feature = "tokens"))]
+pub fn count_till(_: &str, _: usize) -> Result<Option<usize>> {
+    Err(Error::TokensUnavailable)
+}
+
+/// [`fit`] for a text of `bytes` bytes whose tokens `count` counts
 /// (`None` past the limit it is given): the same measures, for a text kept
 /// in parts.
 pub fn fit_by(
@@ -137,9 +79,31 @@ pub fn fit_by(
 }
 
 /// Whether a text may be cut between a byte `before` and a byte `after`
-/// with its o200k count the sum of both sides' (the cuts [`chunks`]
-/// chooses among): `before` an ASCII letter or digit, `after` an ASCII
-/// byte other than a letter, digit or `'`.
+/// with its o200k count the sum of both sides': `before` an ASCII letter
+/// or digit, `after` an ASCII byte other than a letter, digit or `'`.
+///
+/// o200k_base's pre-tokenizer (tiktoken's pattern, as bpe-openai runs it:
+/// pieces found one after the other, each anchored where the last ended,
+/// and counted alone) never puts in one piece an ASCII letter or digit at
+/// `p - 1` and, at `p`, a character that is neither a letter (`\p{L}`), a
+/// number (`\p{N}`), a mark (`\p{M}`) nor `'`:
+/// - the two letter patterns hold at most one leading character that is
+///   neither letter nor number, then letters and marks, then an optional
+///   contraction (`'s`, `'ll`, ...): no digit, and after a letter comes a
+///   letter, a mark or the contraction's `'`;
+/// - `\p{N}{1,3}` holds numbers only;
+/// - the punctuation pattern (` ?[^\s\p{L}\p{N}]+[\r\n/]*`) and the
+///   whitespace ones hold no letter or number.
+///
+/// So a piece ends at every such `p`. The pieces before `p` are also those
+/// of `text[..p]` alone: the only assertion in the pattern is the `$` of
+/// `\s+$`, which needs whitespace before the end, and the emulated
+/// look-ahead of `\s+\s` looks at whitespace only; each match found in
+/// `text` ends by `p`, so it is still the first-priority match of the
+/// shorter text. Nothing looks behind, so the pieces from `p` on are those
+/// of `text[p..]`. And o200k does not normalize (no NFC). Each side is
+/// therefore counted as a text of its own, and the sum is exact. Only
+/// bytes are checked: no ASCII byte is a mark.
 pub fn cut_between(before: u8, after: u8) -> bool {
     CLASSES[before as usize] == ENDS && CLASSES[after as usize] == BEGINS
 }
@@ -163,17 +127,11 @@ pub fn warm_up() {
     o200k::warm_up();
 }
 
-/// o200k_base tokens in `text`, without a meter's memory: the counter
-/// alone, for the benches (`internals`).
+/// o200k_base tokens in `text` (0 where the pre-tokenizer cannot cut
+/// it), for the benches (`internals`).
 #[cfg(all(feature = "tokens", feature = "internals"))]
 pub fn count_o200k(text: &str) -> usize {
-    o200k::split(text)
-        .map(|piece| {
-            piece.map_or(0, |p| {
-                o200k::count_till_limit(p.as_bytes(), usize::MAX).unwrap_or(0)
-            })
-        })
-        .sum()
+    count_till(text, usize::MAX).ok().flatten().unwrap_or(0)
 }
 
 /// The unit's name, for messages.
@@ -191,8 +149,8 @@ pub fn limit(budget: Budget) -> usize {
     }
 }
 
-/// Byte classes for [`chunks`]: a chunk may end after an ASCII letter or
-/// digit, and the next begin at any other ASCII byte but `'`.
+/// Byte classes for [`cut_between`]: a text may be cut after an ASCII
+/// letter or digit, before any other ASCII byte but `'`.
 const ENDS: u8 = 1;
 const BEGINS: u8 = 2;
 static CLASSES: [u8; 256] = {
@@ -209,138 +167,6 @@ static CLASSES: [u8; 256] = {
     classes
 };
 
-/// One cut in `SPREAD` (on average) ends a chunk: fewer lookups per probe
-/// against more text counted again around each place two probes differ.
-#[cfg(feature = "tokens")]
-const SPREAD: u64 = 16;
-
-/// `text` cut into chunks whose o200k counts add up to its own.
-///
-/// o200k_base's pre-tokenizer (tiktoken's pattern, as bpe-openai runs it:
-/// pieces found one after the other, each anchored where the last ended,
-/// and counted alone) never puts in one piece an ASCII letter or digit at
-/// `p - 1` and, at `p`, a character that is neither a letter (`\p{L}`), a
-/// number (`\p{N}`), a mark (`\p{M}`) nor `'`:
-/// - the two letter patterns hold at most one leading character that is
-///   neither letter nor number, then letters and marks, then an optional
-///   contraction (`'s`, `'ll`, ...): no digit, and after a letter comes a
-///   letter, a mark or the contraction's `'`;
-/// - `\p{N}{1,3}` holds numbers only;
-/// - the punctuation pattern (` ?[^\s\p{L}\p{N}]+[\r\n/]*`) and the
-///   whitespace ones hold no letter or number.
-///
-/// So a piece ends at every such `p`. The pieces before `p` are also those
-/// of `text[..p]` alone: the only assertion in the pattern is the `$` of
-/// `\s+$`, which needs whitespace before the end, and the emulated
-/// look-ahead of `\s+\s` looks at whitespace only; each match found in
-/// `text` ends by `p`, so it is still the first-priority match of the
-/// shorter text. Nothing looks behind, so the pieces from `p` on are those
-/// of `text[p..]`. And o200k does not normalize (no NFC). Each chunk is
-/// therefore counted as a text of its own, and the sum is exact.
-///
-/// The scan checks bytes only: `p - 1` an ASCII letter or digit, `p` an
-/// ASCII byte other than a letter, digit or `'` (no ASCII byte is a mark).
-/// Whether a cut ends a chunk depends on the 8 bytes before it, never on
-/// where the chunk began, so the same text in two probes is cut the same
-/// way a few bytes past where they differ.
-#[cfg(feature = "tokens")]
-fn chunks(text: &str) -> Chunks<'_> {
-    Chunks {
-        text,
-        start: 0,
-        at: 1,
-    }
-}
-
-/// The iterator of [`chunks`]: the next chunk begins at `start`, and cuts
-/// are looked for from `at` (past `start`) on.
-#[cfg(feature = "tokens")]
-struct Chunks<'t> {
-    text: &'t str,
-    start: usize,
-    at: usize,
-}
-
-#[cfg(feature = "tokens")]
-impl<'t> Iterator for Chunks<'t> {
-    type Item = &'t str;
-
-    fn next(&mut self) -> Option<&'t str> {
-        let bytes = self.text.as_bytes();
-        let start = self.start;
-        if start == bytes.len() {
-            return None;
-        }
-        let mut p = self.at;
-        let mut ends = CLASSES[bytes[p - 1] as usize] == ENDS;
-        // Eight bytes at a time: a cut is a byte that may begin a chunk
-        // after one that may end one.
-        while let Some(word) = bytes.get(p..p + 8) {
-            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-            let (word_ends, begins) = classes(word);
-            let mut cuts = ((word_ends << 8) | (u64::from(ends) << 7)) & begins;
-            while cuts != 0 {
-                let cut = p + cuts.trailing_zeros() as usize / 8;
-                if chosen(bytes, cut) {
-                    self.start = cut;
-                    self.at = cut + 1;
-                    return Some(&self.text[start..cut]);
-                }
-                cuts &= cuts - 1;
-            }
-            ends = word_ends >> 63 != 0;
-            p += 8;
-        }
-        for (p, &byte) in bytes.iter().enumerate().skip(p) {
-            let class = CLASSES[byte as usize];
-            if ends && class == BEGINS && chosen(bytes, p) {
-                self.start = p;
-                self.at = p + 1;
-                return Some(&self.text[start..p]);
-            }
-            ends = class == ENDS;
-        }
-        self.start = bytes.len();
-        Some(&self.text[start..])
-    }
-}
-
-/// Bytes of `word` (little-endian) that may end a chunk and that may begin
-/// one, as [`CLASSES`] has them: the high bit of each byte set where it does.
-#[cfg(feature = "tokens")]
-fn classes(word: u64) -> (u64, u64) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = ONES * 0x80;
-    // Per byte of `low` (each below 0x80, so no sum carries into the next
-    // byte): the high bit set where it is in `from..=to`.
-    let within = |low: u64, from: u8, to: u8| {
-        let at_least = low.wrapping_add(ONES * (0x80 - u64::from(from)));
-        let above = low.wrapping_add(ONES * (0x7f - u64::from(to)));
-        at_least & !above & HIGH
-    };
-    let ascii = !word & HIGH;
-    let low = word & !HIGH;
-    let letter_or_digit =
-        (within(low, b'0', b'9') | within(low | (ONES * 0x20), b'a', b'z')) & ascii;
-    let apostrophe = !(low ^ (ONES * u64::from(b'\''))).wrapping_add(ONES * 0x7f) & HIGH;
-    (letter_or_digit, ascii & !letter_or_digit & !apostrophe)
-}
-
-/// Whether the cut at `p` ends a chunk, by the 8 bytes before it.
-#[cfg(feature = "tokens")]
-fn chosen(bytes: &[u8], p: usize) -> bool {
-    let window = match bytes[..p].last_chunk::<8>() {
-        Some(&window) => window,
-        None => {
-            let mut window = [0; 8];
-            window[8 - p..].copy_from_slice(&bytes[..p]);
-            window
-        }
-    };
-    let mixed = u64::from_le_bytes(window).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (mixed >> 32) % SPREAD == 0
-}
-
 #[cfg(test)]
 mod tests {
     // Token counts need the vocabulary.
@@ -351,7 +177,7 @@ mod tests {
         use super::super::*;
         use crate::{Format, Gate, Request};
 
-        /// Every position where [`chunks`] may cut `text`, chosen or not.
+        /// Every position where [`cut_between`] allows a cut of `text`.
         fn cuts(text: &str) -> Vec<usize> {
             let bytes = text.as_bytes();
             (1..bytes.len())
@@ -377,11 +203,10 @@ mod tests {
             bpe_openai::o200k_base().count(text)
         }
 
-        /// The argument of [`chunks`], checked on `text`: o200k ends a piece at
-        /// every cut, the chunks are `text` in order, and their counts (one
-        /// meter for all of them, so remembered chunks are reused) add up to
-        /// the tokenizer's own count, with the early stop at every limit.
-        fn assert_exact(meter: &mut Meter, text: &str) {
+        /// The argument of [`cut_between`], checked on `text`: o200k ends a
+        /// piece at every cut; and [`count_till`] counts as the tokenizer does, with
+        /// the early stop at every limit.
+        fn assert_exact(text: &str) {
             let ends = piece_ends(text);
             for p in cuts(text) {
                 assert!(
@@ -390,53 +215,15 @@ mod tests {
                     bpe_openai::o200k_base().split(text).collect::<Vec<_>>()
                 );
             }
-            assert_eq!(chunks(text).collect::<String>(), text);
-            // The word-at-a-time scan ends a chunk at exactly the chosen cuts.
-            let mut ends = Vec::new();
-            for chunk in chunks(text) {
-                ends.push(ends.last().unwrap_or(&0) + chunk.len());
-            }
-            ends.pop();
-            let chosen_cuts: Vec<usize> = cuts(text)
-                .into_iter()
-                .filter(|&p| chosen(text.as_bytes(), p))
-                .collect();
-            assert_eq!(ends, chosen_cuts, "{text:?}");
             let n = exact(text);
-            assert_eq!(
-                meter.count_till(text, usize::MAX).unwrap(),
-                Some(n),
-                "{text:?}"
-            );
+            assert_eq!(count_till(text, usize::MAX).unwrap(), Some(n), "{text:?}");
             for limit in [0, n / 2, n.saturating_sub(1), n, n + 1] {
                 let expected = (n <= limit).then_some(n);
                 assert_eq!(
-                    meter.count_till(text, limit).unwrap(),
+                    count_till(text, limit).unwrap(),
                     expected,
                     "{text:?} at {limit}"
                 );
-            }
-        }
-
-        #[test]
-        fn the_word_scan_classes_every_byte_as_the_table_does() {
-            for byte in 0..=255u8 {
-                for at in 0..8 {
-                    let word =
-                        u64::from(byte) << (8 * at) | 0x2020_2020_2020_2020 & !(0xff << (8 * at));
-                    let (ends, begins) = classes(word);
-                    let high = 0x80 << (8 * at);
-                    assert_eq!(
-                        ends & high != 0,
-                        CLASSES[byte as usize] == ENDS,
-                        "{byte:#x} at {at}"
-                    );
-                    assert_eq!(
-                        begins & high != 0,
-                        CLASSES[byte as usize] == BEGINS,
-                        "{byte:#x} at {at}"
-                    );
-                }
             }
         }
 
@@ -468,7 +255,7 @@ mod tests {
                 ("end  \n", vec![3]),
             ] {
                 assert_eq!(cuts(text), at, "{text:?}");
-                assert_exact(&mut Meter::default(), text);
+                assert_exact(text);
             }
         }
 
@@ -501,38 +288,11 @@ mod tests {
                 "'s",
             ] {
                 assert_eq!(cuts(text), Vec::<usize>::new(), "{text:?}");
-                assert_exact(&mut Meter::default(), text);
+                assert_exact(text);
             }
         }
 
-        #[test]
-        fn a_text_is_counted_in_chunks_that_do_not_depend_on_what_comes_before() {
-            // One cut in SPREAD ends a chunk, on average; the same text after
-            // two different beginnings is cut the same way a few bytes in.
-            let body =
-                "{\"id\":\"n19\",\"role\":\"Row\",\"title\":\"01-Jan-16 Deposit\"},".repeat(40);
-            let pieces = |text: &str| chunks(text).map(str::len).collect::<Vec<_>>();
-            let a = pieces(&format!("first, {body}"));
-            let b = pieces(&format!("a much longer first part: {body}"));
-            assert!(
-                a.len() > 40 && a.len() < body.len() / 8,
-                "{} chunks",
-                a.len()
-            );
-            assert_eq!(a[a.len() - 30..], b[b.len() - 30..]);
-            let mut meter = Meter::default();
-            assert_exact(&mut meter, &format!("first, {body}"));
-            let before = meter.chunks.len();
-            assert_exact(&mut meter, &format!("other, {body}"));
-            assert!(
-                meter.chunks.len() <= before + 2,
-                "{} then {}",
-                before,
-                meter.chunks.len()
-            );
-        }
-
-        /// Texts rich in what the argument of [`chunks`] depends on.
+        /// Texts rich in what the argument of [`cut_between`] depends on.
         fn boundary_text() -> impl Strategy<Value = String> {
             const ATOMS: &[&str] = &[
                 "a", "Z", "q", "word", "Title", "ALL", "7", "42", "1234567", " ", "  ", "\n",
@@ -548,15 +308,13 @@ mod tests {
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(2000))]
 
-            /// The meter's count is o200k's, exactly, on any text, alone and
-            /// after other texts whose chunks it remembers.
+            /// The count is o200k's, exactly, on any text.
             #[test]
             fn counts_any_text_exactly(texts in prop::collection::vec(boundary_text(), 1..4)) {
-                let mut meter = Meter::default();
                 for text in &texts {
-                    assert_exact(&mut meter, text);
+                    assert_exact(text);
                 }
-                assert_exact(&mut meter, &texts.concat());
+                assert_exact(&texts.concat());
             }
 
             /// A text cut at any of the places [`cut_between`] allows counts
@@ -578,14 +336,13 @@ mod tests {
                 );
                 let mut at = 0;
                 let mut sum = 0;
-                let mut meter = Meter::default();
                 for (i, &p) in allowed.iter().enumerate() {
                     if keep[i % keep.len()] {
-                        sum += meter.count_part(&text[at..p], usize::MAX).unwrap().unwrap();
+                        sum += count_till(&text[at..p], usize::MAX).unwrap().unwrap();
                         at = p;
                     }
                 }
-                sum += meter.count_part(&text[at..], usize::MAX).unwrap().unwrap();
+                sum += count_till(&text[at..], usize::MAX).unwrap().unwrap();
                 assert_eq!(sum, exact(&text), "{text:?}");
             }
         }
@@ -616,12 +373,11 @@ mod tests {
 
         #[test]
         fn counts_the_real_trees_renderings_and_slices_of_them_exactly() {
-            let mut meter = Meter::default();
             for (name, text) in renderings() {
                 assert!(text.len() > 1000, "{name}");
-                assert_exact(&mut meter, &text);
+                assert_exact(&text);
                 // Slices at every 97th char boundary: texts that begin and end
-                // anywhere, counted with the chunks of the whole remembered.
+                // anywhere.
                 let bounds: Vec<usize> = (0..=text.len())
                     .filter(|&i| text.is_char_boundary(i))
                     .collect();
@@ -631,7 +387,7 @@ mod tests {
                     let slice = &text[from..to];
                     let n = exact(slice);
                     assert_eq!(
-                        meter.count_till(slice, usize::MAX).unwrap(),
+                        count_till(slice, usize::MAX).unwrap(),
                         Some(n),
                         "{name} {from}..{to}"
                     );
@@ -681,22 +437,13 @@ mod tests {
         fn counts_o200k_tokens_piece_by_piece_and_stops_early() {
             let text = "Hello world, «ünïcödé» \"quoted\"\n\tline 4111 1111 ".repeat(50);
             let exact = bpe_openai::o200k_base().count(text.as_str());
-            let mut meter = Meter::default();
-            assert_eq!(meter.measure("Hello world", Budget::Tokens(1)).unwrap(), 2);
-            assert_eq!(meter.measure(&text, Budget::Tokens(1)).unwrap(), exact);
-            // Again, from the remembered pieces.
-            assert_eq!(meter.measure(&text, Budget::Tokens(1)).unwrap(), exact);
-            let fit = |meter: &mut Meter, limit| meter.fit(&text, Budget::Tokens(limit)).unwrap();
-            assert_eq!(fit(&mut meter, exact), (true, Some(exact)));
-            assert_eq!(fit(&mut meter, exact - 1), (false, Some(exact)));
-            assert_eq!(fit(&mut meter, exact / 3), (false, None));
-            assert_eq!(
-                Meter::default()
-                    .fit(&text, Budget::Tokens(exact / 3))
-                    .unwrap(),
-                (false, None)
-            );
-            assert_eq!(meter.fit("short", Budget::Tokens(5)).unwrap(), (true, None));
+            assert_eq!(measure("Hello world", Budget::Tokens(1)).unwrap(), 2);
+            assert_eq!(measure(&text, Budget::Tokens(1)).unwrap(), exact);
+            let fit_at = |limit| fit(&text, Budget::Tokens(limit)).unwrap();
+            assert_eq!(fit_at(exact), (true, Some(exact)));
+            assert_eq!(fit_at(exact - 1), (false, Some(exact)));
+            assert_eq!(fit_at(exact / 3), (false, None));
+            assert_eq!(fit("short", Budget::Tokens(5)).unwrap(), (true, None));
         }
     }
 }

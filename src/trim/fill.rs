@@ -29,7 +29,7 @@ use crate::model::doc::{Doc, ElementRef};
 use crate::model::{Answer, Element, NodeId};
 use crate::policy::{Budget, RequestPlan};
 use crate::render::{json_fragment, outline_fragment, Format};
-use crate::tokens::{self, Meter};
+use crate::tokens;
 
 mod build;
 mod pieces;
@@ -161,9 +161,6 @@ pub struct Filler<'f, 'a> {
     /// Elements rendered with the notices of a probe ([`pieces`]).
     noticed: pieces::Noticed,
     fitted: Option<Fitted>,
-    meter: Meter,
-    /// Debug builds count each probe whole too, and compare.
-    check_meter: Meter,
     probes: usize,
     deadline: Option<Deadline>,
     /// Omitted notices compact: none on the elements, their counts in the
@@ -208,8 +205,6 @@ impl<'f, 'a> Filler<'f, 'a> {
             gaps: HashMap::new(),
             noticed: pieces::Noticed::default(),
             fitted: None,
-            meter: Meter::default(),
-            check_meter: Meter::default(),
             probes: 0,
             deadline: None,
             compact: false,
@@ -318,7 +313,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// estimates put it within the budget ([`Filler::whole_guessed_over`]);
     /// one that does not fit costs one rendering (of about the budget) and
     /// a count that stops at the limit, and leaves its prepared elements
-    /// and counted chunks to the search.
+    /// to the search.
     #[allow(clippy::type_complexity)]
     fn whole_if_it_fits(
         &mut self,
@@ -339,7 +334,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 // Not counted: the bytes alone fit, and `finish` counts
                 // them if the report shows them.
                 Budget::Tokens(_) if rendered.len() <= limit => None,
-                Budget::Tokens(_) => match self.meter.count_part(&rendered, limit)? {
+                Budget::Tokens(_) => match tokens::count_till(&rendered, limit)? {
                     Some(n) => Some(n),
                     None => return Ok(None),
                 },
@@ -963,7 +958,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// [`Filler::finish`] of a state already built and rendered, with its
     /// sizes per budget where measured.
     fn finish_rendered(
-        mut self,
+        self,
         state: Vec<Option<Mode>>,
         prefix: Option<usize>,
         answer: Answer<'a>,
@@ -977,7 +972,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                 None if !self.count_unbound && rendered.len() <= tokens::limit(budget) => {
                     rendered.len()
                 }
-                None => self.meter.measure(&rendered, budget)?,
+                None => tokens::measure(&rendered, budget)?,
             };
             if size > tokens::limit(budget) {
                 // The search only accepts measured states; this cannot happen.

@@ -965,9 +965,7 @@ mod tests {
             t.report.budgets.iter().map(|b| (b.unit, b.used)).collect()
         };
         let bytes = exact.rendered.len();
-        let tokens = crate::tokens::Meter::default()
-            .measure(&exact.rendered, Budget::Tokens(8_000))
-            .unwrap();
+        let tokens = crate::tokens::measure(&exact.rendered, Budget::Tokens(8_000)).unwrap();
         assert!(tokens < bytes, "{tokens} tokens in {bytes} bytes");
         assert_eq!(used(&exact), [("tokens", tokens), ("bytes", bytes)]);
         assert_eq!(used(&binding), [("tokens", bytes), ("bytes", bytes)]);

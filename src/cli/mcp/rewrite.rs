@@ -577,7 +577,6 @@ impl Rewriter {
         let is_ref = |id: &str| refs.contains(id);
         let budget = self.budget.unwrap_or(DEFAULT_BUDGET);
         let mut limit = crate::tokens::limit(budget);
-        let mut meter = crate::tokens::Meter::default();
         for _ in 0..8 {
             let request = Request::new(self.action.clone())
                 .format(crate::Format::Outline)
@@ -587,7 +586,8 @@ impl Rewriter {
                 .trim(&answer, &request)
                 .map_err(|e| format!("{e:#}"))?;
             let written = crate::render::aria(&trimmed.answer, &is_ref);
-            let (fits, size) = meter.fit(&written, budget).map_err(|e| format!("{e:#}"))?;
+            let (fits, size) =
+                crate::tokens::fit(&written, budget).map_err(|e| format!("{e:#}"))?;
             if fits {
                 add_report(counts, &trimmed.report);
                 return Ok(written);

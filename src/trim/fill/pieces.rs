@@ -12,11 +12,11 @@
 //! each kept rendering; what lies between those two is counted once per
 //! rendering and kept, and only the short text from one rendering's last
 //! cut to the next one's first (a few bytes of JSON punctuation around an
-//! id) is counted per probe, through the meter's remembered chunks. So a
+//! id) is counted per probe, or found among the short gaps counted before. So a
 //! probe costs a walk over the sent elements and a lookup per part, not a
 //! rendering and a scan of its bytes. Debug builds check, on every probe,
 //! that the parts are the rendering of the state's answer
-//! ([`Filler::build`]) and that the count is the meter's count of it.
+//! ([`Filler::build`]) and that the count is the count of it whole.
 
 use std::collections::BTreeMap;
 
@@ -283,7 +283,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         parts
     }
 
-    /// `parts` measured against `budget`, as [`tokens::Meter::fit`]
+    /// `parts` measured against `budget`, as [`tokens::fit`]
     /// measures their text.
     pub(super) fn fit_parts(
         &mut self,
@@ -293,7 +293,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         let fit = tokens::fit_by(parts.bytes, budget, |limit| self.count_parts(parts, limit))?;
         if cfg!(debug_assertions) {
             let text = self.concat(parts);
-            let whole = self.check_meter.fit(&text, budget)?;
+            let whole = tokens::fit(&text, budget)?;
             assert_eq!(fit, whole, "a probe counted in parts as whole");
         }
         Ok(fit)
@@ -329,8 +329,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             let (first, last) = (from + first as usize, from + last as usize);
             if !std::mem::take(&mut unknown) {
                 gap.push_str(&piece.text[from..first]);
-                let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)?
-                else {
+                let Some(n) = count_gap(&mut self.gaps, &gap, limit - total)? else {
                     return Ok(None);
                 };
                 total += n;
@@ -339,9 +338,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             let inner = match slot.tokens {
                 Some(n) => n,
                 None => {
-                    let Some(n) = self
-                        .meter
-                        .count_part(&piece.text[first..last], limit - total)?
+                    let Some(n) = tokens::count_till(&piece.text[first..last], limit - total)?
                     else {
                         return Ok(None);
                     };
@@ -358,7 +355,7 @@ impl<'f, 'a> Filler<'f, 'a> {
         if unknown {
             return Ok(Some(total));
         }
-        let Some(n) = count_gap(&mut self.gaps, &mut self.meter, &gap, limit - total)? else {
+        let Some(n) = count_gap(&mut self.gaps, &gap, limit - total)? else {
             return Ok(None);
         };
         Ok(Some(total + n))
@@ -404,7 +401,7 @@ impl<'f, 'a> Filler<'f, 'a> {
                     // The whole rendering, built apart from the pieces (so
                     // that debug builds take the same measures).
                     let text = self.format.render(&self.build(state, true));
-                    let (fits, _) = self.check_meter.fit(&text, budget)?;
+                    let (fits, _) = tokens::fit(&text, budget)?;
                     assert!(!fits, "a state known over is over");
                 }
                 return Ok(true);
@@ -656,17 +653,16 @@ const GAP_KEPT: usize = 256;
 /// The tokens of `gap`, the text from one piece's last cut to the next
 /// one's first, or `None` past `limit`: the same few bytes of punctuation
 /// around ids recur in every probe, so short ones are kept with their
-/// count (exact: counted once by the meter).
+/// count.
 fn count_gap(
     gaps: &mut HashMap<Box<str>, usize>,
-    meter: &mut tokens::Meter,
     gap: &str,
     limit: usize,
 ) -> Result<Option<usize>> {
     if let Some(&n) = gaps.get(gap) {
         return Ok((n <= limit).then_some(n));
     }
-    let n = meter.count_part(gap, limit)?;
+    let n = tokens::count_till(gap, limit)?;
     if let (Some(n), true) = (n, gap.len() <= GAP_KEPT) {
         gaps.insert(gap.into(), n);
     }

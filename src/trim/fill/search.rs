@@ -18,7 +18,7 @@ use crate::tokens;
 pub(super) struct Probe {
     /// Its bytes.
     pub(super) bytes: usize,
-    /// Its size per budget, where measured (see [`crate::tokens::Meter::fit`]).
+    /// Its size per budget, where measured (see [`crate::tokens::fit`]).
     pub(super) sizes: Vec<Option<usize>>,
     /// The first budget it exceeds.
     pub(super) over: Option<Budget>,
