@@ -179,40 +179,66 @@ pub(crate) fn count_till_limit(text: &[u8], limit: usize) -> Option<usize> {
     if first.is_some_and(|token| token_len(token) == text.len()) {
         return (limit >= 1).then_some(1);
     }
-    let mut encoder = Backtrack::new(text, first);
-    let limit_with_buffer = limit.saturating_add(10);
-    while encoder.step().is_some() {
-        if encoder.tokens.len() > limit_with_buffer {
-            return None;
-        }
+    // A token is at least a byte: `text.len()` slots hold every encoding.
+    // Short pieces (nearly all) encode on the stack.
+    if text.len() < SHORT {
+        let mut tokens = [0; SHORT];
+        let mut dead_ends = [u64::MAX; SHORT / 64];
+        Backtrack::new(text, first, &mut tokens, &mut dead_ends).count(limit)
+    } else {
+        let mut tokens = vec![0; text.len()];
+        let mut dead_ends = vec![u64::MAX; (text.len() + 1).div_ceil(64)];
+        Backtrack::new(text, first, &mut tokens, &mut dead_ends).count(limit)
     }
-    (encoder.tokens.len() <= limit).then_some(encoder.tokens.len())
 }
+
+/// Pieces shorter than this are encoded in buffers on the stack.
+const SHORT: usize = 64;
 
 /// bpe's `BacktrackEncoder`: the longest token at the current position,
 /// then shorter prefixes of it until the pair with the previous token is
 /// one BPE keeps and the position after it was not found a dead end;
 /// otherwise the previous token is popped. Visited dead ends are cleared
 /// bits.
-struct Backtrack<'t> {
+struct Backtrack<'t, 'b> {
     text: &'t [u8],
-    tokens: Vec<u32>,
+    /// The encoding so far: `tokens[..len]`.
+    tokens: &'b mut [u32],
+    len: usize,
     next_token: Option<u32>,
     pos: usize,
     /// One bit a position, set until the position is found a dead end.
-    bitfield: Vec<u64>,
+    bitfield: &'b mut [u64],
 }
 
-impl<'t> Backtrack<'t> {
-    /// The encoder of `text`, whose longest prefix token is `first`.
-    fn new(text: &'t [u8], first: Option<u32>) -> Self {
+impl<'t, 'b> Backtrack<'t, 'b> {
+    /// The encoder of `text`, whose longest prefix token is `first`, in
+    /// buffers of at least `text.len()` tokens and `text.len() + 1` bits.
+    fn new(
+        text: &'t [u8],
+        first: Option<u32>,
+        tokens: &'b mut [u32],
+        bitfield: &'b mut [u64],
+    ) -> Self {
         Backtrack {
             text,
-            tokens: Vec::with_capacity(text.len() / 3),
+            tokens,
+            len: 0,
             next_token: first,
             pos: 0,
-            bitfield: vec![u64::MAX; (text.len() + 1).div_ceil(64)],
+            bitfield,
         }
+    }
+
+    /// The encoding's length, or `None` once past `limit + 10` tokens.
+    fn count(mut self, limit: usize) -> Option<usize> {
+        let limit_with_buffer = limit.saturating_add(10);
+        while self.step().is_some() {
+            if self.len > limit_with_buffer {
+                return None;
+            }
+        }
+        (self.len <= limit).then_some(self.len)
     }
 
     fn is_set(&self, bit: usize) -> bool {
@@ -221,11 +247,12 @@ impl<'t> Backtrack<'t> {
 
     fn step(&mut self) -> Option<u32> {
         let mut token = self.next_token?;
-        let last = self.tokens.last().copied();
+        let last = self.len.checked_sub(1).map(|at| self.tokens[at]);
         loop {
             let end_pos = self.pos + token_len(token);
             if self.is_set(end_pos) && last.is_none_or(|last| is_valid_token_pair(last, token)) {
-                self.tokens.push(token);
+                self.tokens[self.len] = token;
+                self.len += 1;
                 self.pos = end_pos;
                 self.next_token = next_match(&self.text[end_pos..]);
                 break;
@@ -233,7 +260,7 @@ impl<'t> Backtrack<'t> {
                 token = shorter;
             } else {
                 self.bitfield[self.pos / 64] &= !(1 << (self.pos % 64));
-                self.tokens.pop();
+                self.len = self.len.saturating_sub(1);
                 self.pos -= last.map_or(0, token_len);
                 self.next_token = last;
                 break;
@@ -900,6 +927,10 @@ mod tests {
         for text in crate::tokens::tests::o200k::renderings() {
             let bytes = &text.1.as_bytes()[..text.1.len().min(3000)];
             assert_counts(bytes);
+            // Every length on both sides of the stack buffers' size.
+            for len in SHORT - 3..=SHORT + 3 {
+                assert_counts(&bytes[..len]);
+            }
         }
     }
 
