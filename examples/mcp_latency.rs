@@ -4,7 +4,8 @@
 //! trimmed for `window` under the default policy's 8,000 tokens and
 //! written back, the rest redacted) and written as a line again. Inputs
 //! are built outside the timed loop; prints the median and the 90th
-//! percentile of 200 runs.
+//! percentile of 200 runs (`RUNS=N` for another number: callgrind at two
+//! numbers gives one call's instructions, as a session pays them).
 //!
 //! ```sh
 //! cargo run --release --example mcp_latency
@@ -43,7 +44,7 @@ fn main() {
     ctxgate::Gate::warm_up_tokens();
     let mut times = Vec::new();
     let mut out_bytes = 0;
-    for _ in 0..200 {
+    for _ in 0..std::env::var("RUNS").map_or(200, |r| r.parse().unwrap()) {
         let start = std::time::Instant::now();
         let mut message: serde_json::Value = serde_json::from_str(&line).unwrap();
         let mut counts = Counts::default();

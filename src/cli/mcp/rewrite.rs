@@ -130,6 +130,11 @@ pub struct Rewriter {
     pub memory: Memory,
     /// The upstream's working folder, whose files results may link to.
     workdir: Option<PathBuf>,
+    /// The last snapshot's ARIA size over its outline's, in the budget's
+    /// unit, where counted: the next snapshot's outline starts at the
+    /// budget over it (an agent snapshots the same page again and again),
+    /// so that its ARIA usually fits at the first trim.
+    aria_per_outline: Option<f64>,
 }
 
 impl Rewriter {
@@ -152,6 +157,7 @@ impl Rewriter {
             profile,
             memory: Memory::default(),
             workdir,
+            aria_per_outline: None,
         })
     }
 
@@ -567,8 +573,9 @@ impl Rewriter {
     }
 
     /// An ARIA snapshot trimmed and written back with its refs, within the
-    /// budget as written (the gate measures the outline; the ARIA text is
-    /// measured again and the budget lowered until it fits).
+    /// budget as written (the gate measures the outline, from the budget
+    /// over the last snapshot's ARIA-to-outline ratio; the ARIA text is
+    /// measured again and the outline's budget lowered until it fits).
     pub fn trim_aria(&mut self, snapshot: &str, counts: &mut Counts) -> Result<String, String> {
         let answer = crate::import::import(Source::Aria, snapshot.as_bytes())
             .map_err(|e| format!("{e:#}"))?;
@@ -576,7 +583,11 @@ impl Rewriter {
         note_secure(&answer.root, &mut self.memory.secure_refs);
         let is_ref = |id: &str| refs.contains(id);
         let budget = self.budget.unwrap_or(DEFAULT_BUDGET);
-        let mut limit = crate::tokens::limit(budget);
+        let full = crate::tokens::limit(budget);
+        let mut limit = match self.aria_per_outline {
+            Some(ratio) if ratio > 1.0 => ((full as f64 / ratio) as usize).clamp(1, full),
+            _ => full,
+        };
         for _ in 0..8 {
             let request = Request::new(self.action.clone())
                 .format(crate::Format::Outline)
@@ -589,11 +600,16 @@ impl Rewriter {
             let (fits, size) =
                 crate::tokens::fit(&written, budget).map_err(|e| format!("{e:#}"))?;
             if fits {
+                let unit = crate::tokens::unit(budget);
+                let outline = trimmed.report.budgets.iter().find(|b| b.unit == unit);
+                self.aria_per_outline = size
+                    .zip(outline.filter(|b| b.used > 0))
+                    .map(|(aria, outline)| aria as f64 / outline.used as f64);
                 add_report(counts, &trimmed.report);
                 return Ok(written);
             }
             let size = size.unwrap_or(limit * 2).max(1);
-            let next = limit * crate::tokens::limit(budget) / size * 95 / 100;
+            let next = limit * full / size * 95 / 100;
             limit = next.min(limit.saturating_sub(1)).max(1);
         }
         Err(format!(
