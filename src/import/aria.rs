@@ -144,8 +144,8 @@ fn item_node(item: &str) -> Result<Node, String> {
     let attr = |key: &str| attrs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     let name = name.filter(|n| !n.is_empty());
     let entry = roles::aria(role);
-    let secure = matches!(role, "textbox" | "searchbox")
-        && name.as_deref().is_some_and(crate::floor::names_password);
+    let secure =
+        SECURE_ROLES.contains(&role) && name.as_deref().is_some_and(crate::floor::names_password);
     let mut node = Node::new(role, if secure { Kind::Secure } else { entry.kind });
     node.id = attr("ref").flatten().map(str::to_string);
     node.focused = attr("active").is_some();
@@ -191,6 +191,10 @@ fn item_node(item: &str) -> Result<Node, String> {
     Ok(node)
 }
 
+/// The roles of the items that may be secure fields (with a name that says
+/// password).
+const SECURE_ROLES: [&str; 2] = ["textbox", "searchbox"];
+
 /// The states Playwright writes in brackets that are kept as attributes.
 pub(crate) const STATES: [&str; 4] = ["checked", "disabled", "expanded", "pressed"];
 
@@ -209,6 +213,11 @@ pub(crate) fn secure_values(bytes: &[u8]) -> Vec<String> {
             continue;
         };
         let item = item.trim_start();
+        // Only these roles may be secure: other items are not parsed.
+        let role = &item[..item.find([' ', ':', '[']).unwrap_or(item.len())];
+        if !SECURE_ROLES.contains(&role) {
+            continue;
+        }
         let Ok(node) = item_node(item) else { continue };
         if node.kind != Kind::Secure {
             continue;
