@@ -1059,9 +1059,9 @@ pub struct Redactor<'p> {
     /// The precompiled patterns' slots a text is searched with only when
     /// it holds one of their needles ([`NeedleIndex`]).
     filtered: Slots,
-    /// Whether every pattern is one of those: a text holding none of
-    /// their needles is searched by none.
-    all_filtered: bool,
+    /// The patterns that are not, in order: all that a text holding no
+    /// needle is searched with.
+    unfiltered: Vec<usize>,
 
     /// Scratch space reused across strings.
     spans: Vec<Span>,
@@ -1096,18 +1096,18 @@ impl<'p> Redactor<'p> {
     /// A redactor for these patterns.
     pub fn new(patterns: &'p [Redaction]) -> Redactor<'p> {
         let mut filtered = 0;
-        let mut all_filtered = true;
-        for p in patterns {
+        let mut unfiltered = Vec::new();
+        for (rule, p) in patterns.iter().enumerate() {
             match p.filter() {
                 Some((bit, _)) => filtered |= bit,
-                None => all_filtered = false,
+                None => unfiltered.push(rule),
             }
         }
         Redactor {
             patterns,
             counts: vec![0; patterns.len()],
             filtered,
-            all_filtered,
+            unfiltered,
             spans: Vec::new(),
             groups: Vec::new(),
             digits: Vec::new(),
@@ -1204,10 +1204,16 @@ impl<'p> Redactor<'p> {
             0 => 0,
             filtered => NeedleIndex::get().held(text.as_bytes(), filtered),
         };
-        if held == 0 && self.all_filtered {
+        let patterns = self.patterns;
+        if held == 0 {
+            // What the loop below would search: the unfiltered, in order.
+            for i in 0..self.unfiltered.len() {
+                let rule = self.unfiltered[i];
+                self.find(&patterns[rule], rule, text, spans);
+            }
             return;
         }
-        for (rule, pattern) in self.patterns.iter().enumerate() {
+        for (rule, pattern) in patterns.iter().enumerate() {
             if let Some((bit, min_len)) = pattern.filter() {
                 if held & bit == 0 || text.len() < min_len {
                     continue;
