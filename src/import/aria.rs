@@ -122,9 +122,8 @@ fn item_node(item: &str) -> Result<Node, String> {
         node.text = Some(unquote(item.trim_end_matches(':'))).filter(|t| !t.is_empty());
         return Ok(node);
     }
-    let role_end = item.find([' ', ':', '[']).unwrap_or(item.len());
-    let role = &item[..role_end];
-    let mut rest = item[role_end..].trim_start();
+    let role = role_word(item);
+    let mut rest = item[role.len()..].trim_start();
     let mut name = None;
     if rest.starts_with('"') {
         let end = closing_double_quote(rest).ok_or("a name's quote is not closed")?;
@@ -191,6 +190,11 @@ fn item_node(item: &str) -> Result<Node, String> {
     Ok(node)
 }
 
+/// An item's first word: its role (up to a space, `:` or `[`).
+fn role_word(item: &str) -> &str {
+    &item[..item.find([' ', ':', '[']).unwrap_or(item.len())]
+}
+
 /// The roles of the items that may be secure fields (with a name that says
 /// password).
 const SECURE_ROLES: [&str; 2] = ["textbox", "searchbox"];
@@ -214,8 +218,7 @@ pub(crate) fn secure_values(bytes: &[u8]) -> Vec<String> {
         };
         let item = item.trim_start();
         // Only these roles may be secure: other items are not parsed.
-        let role = &item[..item.find([' ', ':', '[']).unwrap_or(item.len())];
-        if !SECURE_ROLES.contains(&role) {
+        if !SECURE_ROLES.contains(&role_word(item)) {
             continue;
         }
         let Ok(node) = item_node(item) else { continue };
@@ -223,7 +226,7 @@ pub(crate) fn secure_values(bytes: &[u8]) -> Vec<String> {
             continue;
         }
         // The value is what follows the role, the name and the brackets.
-        let mut rest = item[item.find([' ', ':', '[']).unwrap_or(item.len())..].trim_start();
+        let mut rest = item[role_word(item).len()..].trim_start();
         if let Some(end) = rest
             .starts_with('"')
             .then(|| closing_double_quote(rest))
