@@ -158,6 +158,9 @@ pub struct Filler<'f, 'a> {
     pieces: Vec<pieces::Piece>,
     /// The text between two pieces' cuts, with its tokens ([`pieces`]).
     gaps: HashMap<Box<str>, usize>,
+    /// Guessed bytes of elements' renderings, by id and whether whole
+    /// ([`Filler::fragment_bytes`]).
+    fragments: HashMap<(NodeId, bool), usize>,
     /// Elements rendered with the notices of a probe ([`pieces`]).
     noticed: pieces::Noticed,
     fitted: Option<Fitted>,
@@ -203,6 +206,7 @@ impl<'f, 'a> Filler<'f, 'a> {
             first_piece: vec![pieces::NONE; n],
             pieces: Vec::new(),
             gaps: HashMap::new(),
+            fragments: HashMap::new(),
             noticed: pieces::Noticed::default(),
             fitted: None,
             probes: 0,
@@ -246,15 +250,17 @@ impl<'f, 'a> Filler<'f, 'a> {
         base
     }
 
-    /// Fits the selection to the budgets.
-    pub fn fill(mut self) -> Result<Filled<'a>> {
+    /// Fits the selection to the budgets. `order` gives the candidates in
+    /// fill order; it is called only when a budget binds (the whole
+    /// selection, in any order, is one state).
+    pub fn fill(mut self, order: impl FnOnce() -> Vec<NodeId>) -> Result<Filled<'a>> {
         let base = self.base();
         let mandatory = self.selection.mandatory.clone();
-        let candidates = self.selection.candidates.clone();
+        let all = self.selection.candidates.clone();
 
         if self.budgets.is_empty() {
             let mut state = base;
-            for &id in &candidates {
+            for &id in &all {
                 let mode = self.mode_for(id);
                 add(self.tree, &mut state, id, mode);
             }
@@ -264,16 +270,19 @@ impl<'f, 'a> Filler<'f, 'a> {
         // The estimates are anchored on the base's bytes with the notices
         // the search starts with (full ones, unless the input's are compact).
         let base_parts = self.parts(&base, true);
-        let estimates = self.estimates(&base, base_parts.bytes, &candidates);
         // A budget the whole selection fits in sends it whole (what the
         // search would find): one rendering and one count.
-        if !self.whole_guessed_over(&estimates, candidates.len()) {
-            if let Some(whole) = self.whole_if_it_fits(&base, &candidates)? {
+        let guess = self.estimates(&base, base_parts.bytes, &all);
+        if !self.whole_guessed_over(&guess, all.len()) {
+            if let Some(whole) = self.whole_if_it_fits(&base, &all)? {
                 let (state, answer, rendered, sizes) = whole;
-                let prefix = Some(candidates.len());
+                let prefix = Some(all.len());
                 return self.finish_rendered(state, prefix, answer, rendered, sizes);
             }
         }
+        drop(all);
+        let candidates = order();
+        let estimates = self.estimates(&base, base_parts.bytes, &candidates);
         let found = self.prefixes(&base, &candidates, &estimates, base_parts)?;
         let Some((best, over)) = found else {
             return self.fit_kept_text(base, &mandatory, &candidates);
@@ -653,13 +662,16 @@ impl<'f, 'a> Filler<'f, 'a> {
     }
 
     /// The size in `budget`'s unit of the base with the first k
-    /// candidates, for every k from 0 to all of them, with compact notices;
+    /// `candidates` (in fill order), for every k from 0 to all of them, with compact notices;
     /// and the size of all of them with the notices sent when they all fit
     /// (full ones, unless the input carries compact ones).
     #[cfg(test)]
-    pub fn prefix_sizes(mut self, budget: Budget) -> Result<(Vec<usize>, usize)> {
+    pub fn prefix_sizes(
+        mut self,
+        budget: Budget,
+        candidates: Vec<NodeId>,
+    ) -> Result<(Vec<usize>, usize)> {
         let base = self.base();
-        let candidates = self.selection.candidates.clone();
         let all = self.prefix_state(&base, &candidates, candidates.len());
         let whole = self.measure(&all, true, budget)?;
         self.compact = true;

@@ -250,8 +250,14 @@ pub(crate) fn trim_doc<'a>(
         );
         selection
     };
-    // The fill and the report read the selection alone.
-    drop(decisions);
+    // The fill and the report read the selection alone, but for the fill
+    // order, which only a budget that binds asks for: the decisions go
+    // with it, and are dropped once it is made.
+    let order = || {
+        let order = select::fill_order_of(tree, &decisions, &selection);
+        drop(decisions);
+        order
+    };
 
     let filled = {
         let _fill = tracing::debug_span!("fill", budgets = budgets.len()).entered();
@@ -267,7 +273,7 @@ pub(crate) fn trim_doc<'a>(
             Counts::Exact => filler,
             Counts::Binding => filler.without_unbound_counts(),
         };
-        let filled = filler.fill()?;
+        let filled = filler.fill(order)?;
         tracing::debug!(
             probes = filled.probes,
             bytes = filled.rendered.len(),
@@ -350,9 +356,13 @@ pub fn fill_prefixes(
     )?;
     let filler =
         |budgets: Vec<Budget>| fill::Filler::new(&tree, &selection, plan, request.format, budgets);
-    let prefix = filler(budgets.clone()).fill().ok().and_then(|f| f.prefix);
+    let order = || select::fill_order_of(&tree, &decisions, &selection);
+    let prefix = filler(budgets.clone())
+        .fill(order)
+        .ok()
+        .and_then(|f| f.prefix);
     let (sizes, whole) = match sizes {
-        true => filler(budgets).prefix_sizes(first)?,
+        true => filler(budgets).prefix_sizes(first, order())?,
         false => (Vec::new(), 0),
     };
     Ok((prefix, sizes, whole))

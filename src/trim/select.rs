@@ -91,7 +91,8 @@ pub struct Selection {
     pub fates: Vec<Fate>,
     /// Nodes that must be sent (kept, kept masks), in fill order.
     pub mandatory: Vec<NodeId>,
-    /// Candidates (and masked candidates) in fill order.
+    /// Candidates (and masked candidates) in the static order; the fill
+    /// order, which only a budget that binds reads, is [`fill_order_of`]'s.
     pub candidates: Vec<NodeId>,
     /// Per element, why it is not sent, should it not be: a rule label,
     /// `scope`, or `budget` ([`Selection::unsent`]).
@@ -268,7 +269,6 @@ pub fn select(
     }
     sort_by_static_key(&mut mandatory, decisions, &near, at_user);
     sort_by_static_key(&mut candidates, decisions, &near, at_user);
-    let candidates = fill_order(tree, decisions, &near, &mandatory, candidates);
     drop(near);
     let unsent = fates
         .iter()
@@ -630,6 +630,22 @@ pub fn nearness(tree: &Doc<'_>) -> Vec<Near> {
 /// follow in the static order, so that the work stays bounded on a tree of
 /// a million candidates (the budgets this is for send far fewer).
 pub const DYNAMIC_ORDER: usize = 4096;
+
+/// The selection's candidates in fill order ([`fill_order`]).
+pub fn fill_order_of(
+    tree: &Doc<'_>,
+    decisions: &[Arc<Decision>],
+    selection: &Selection,
+) -> Vec<NodeId> {
+    let near = nearness(tree);
+    fill_order(
+        tree,
+        decisions,
+        &near,
+        &selection.mandatory,
+        selection.candidates.clone(),
+    )
+}
 
 /// One whole level in the fixed point of [`fill_order`]'s shares.
 const SHARE_ONE: u64 = 1 << 32;
@@ -1130,8 +1146,7 @@ mod tests {
             })
             .collect();
         let selection = select(&tree, &decisions, Scope::Window, None).unwrap();
-        selection
-            .candidates
+        fill_order_of(&tree, &decisions, &selection)
             .iter()
             .map(|&id| tree.el(id).id().to_string())
             .collect()
@@ -1308,9 +1323,11 @@ mod tests {
                 let at_user = position(&tree) as usize;
                 let mut sorted = selection.candidates.clone();
                 sorted.sort_by_key(|&id| static_key(&decisions, &near, at_user, id));
+                assert_eq!(selection.candidates, sorted, "seed {seed}, {scope:?}");
                 let reference =
                     fill_order_rescoring(&tree, &decisions, &near, &selection.mandatory, sorted);
-                assert_eq!(selection.candidates, reference, "seed {seed}, {scope:?}");
+                let order = fill_order_of(&tree, &decisions, &selection);
+                assert_eq!(order, reference, "seed {seed}, {scope:?}");
                 compared += reference.len();
             }
         }

@@ -256,7 +256,7 @@ impl<'f, 'a> Filler<'f, 'a> {
     /// up to the first whose added fragments alone pass every budget (for
     /// tokens, at a rarely-exceeded 8 bytes a token).
     pub(super) fn estimates(
-        &self,
+        &mut self,
         base: &[Option<Mode>],
         base_bytes: usize,
         candidates: &[NodeId],
@@ -305,11 +305,16 @@ impl<'f, 'a> Filler<'f, 'a> {
 
     /// Bytes of one element's rendering in `mode`, unredacted and without
     /// children or notices: a guess, that costs no redaction for elements
-    /// the search never sends.
-    pub(super) fn fragment_bytes(&self, id: NodeId, mode: Mode) -> usize {
+    /// the search never sends. Kept per element and kind of mode: the
+    /// estimates run once for the whole selection and once in fill order.
+    pub(super) fn fragment_bytes(&mut self, id: NodeId, mode: Mode) -> usize {
+        let full = matches!(mode, Mode::Full { .. });
+        if let Some(&bytes) = self.fragments.get(&(id, full)) {
+            return bytes;
+        }
         let source = self.tree.el(id);
         let depth = self.tree.node(id).depth as usize;
-        match mode {
+        let bytes = match mode {
             Mode::Full { .. } => match self.format {
                 Format::Json => json_fragment(&source),
                 Format::Outline => outline_fragment(&source, depth),
@@ -321,6 +326,8 @@ impl<'f, 'a> Filler<'f, 'a> {
                     Format::Outline => outline_fragment(&skeleton, depth),
                 }
             }
-        }
+        };
+        self.fragments.insert((id, full), bytes);
+        bytes
     }
 }
