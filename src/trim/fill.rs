@@ -138,6 +138,14 @@ struct Fitted {
     sizes: Vec<Option<usize>>,
 }
 
+/// The candidates in fill order, for [`Filler::fill`].
+pub enum Order<F> {
+    /// Made.
+    Made(Vec<NodeId>),
+    /// Made by this, when a budget binds.
+    Later(F),
+}
+
 /// Fills one request.
 ///
 /// `'f` borrows the request's stages; `'a` is the input, which the output
@@ -250,13 +258,16 @@ impl<'f, 'a> Filler<'f, 'a> {
         base
     }
 
-    /// Fits the selection to the budgets. `order` gives the candidates in
-    /// fill order; it is called only when a budget binds (the whole
-    /// selection, in any order, is one state).
-    pub fn fill(mut self, order: impl FnOnce() -> Vec<NodeId>) -> Result<Filled<'a>> {
+    /// Fits the selection to the budgets, with the candidates in fill
+    /// order as `order` gives them: made, or made only when a budget binds
+    /// (the whole selection, in any order, is one state).
+    pub fn fill(mut self, order: Order<impl FnOnce() -> Vec<NodeId>>) -> Result<Filled<'a>> {
         let base = self.base();
         let mandatory = self.selection.mandatory.clone();
-        let all = self.selection.candidates.clone();
+        let (all, later) = match order {
+            Order::Made(order) => (order, None),
+            Order::Later(make) => (self.selection.candidates.clone(), Some(make)),
+        };
 
         if self.budgets.is_empty() {
             let mut state = base;
@@ -280,9 +291,15 @@ impl<'f, 'a> Filler<'f, 'a> {
                 return self.finish_rendered(state, prefix, answer, rendered, sizes);
             }
         }
-        drop(all);
-        let candidates = order();
-        let estimates = self.estimates(&base, base_parts.bytes, &candidates);
+        let (candidates, estimates) = match later {
+            None => (all, guess),
+            Some(make) => {
+                drop(all);
+                let candidates = make();
+                let estimates = self.estimates(&base, base_parts.bytes, &candidates);
+                (candidates, estimates)
+            }
+        };
         let found = self.prefixes(&base, &candidates, &estimates, base_parts)?;
         let Some((best, over)) = found else {
             return self.fit_kept_text(base, &mandatory, &candidates);

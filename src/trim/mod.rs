@@ -251,12 +251,15 @@ pub(crate) fn trim_doc<'a>(
         selection
     };
     // The fill and the report read the selection alone, but for the fill
-    // order, which only a budget that binds asks for: the decisions go
-    // with it, and are dropped once it is made.
-    let order = || {
-        let order = select::fill_order_of(tree, &decisions, &selection);
-        drop(decisions);
-        order
+    // order of a small selection, made only if a budget binds: its
+    // decisions go with it, dropped once it is made.
+    let selected = &selection;
+    let order = match selection.ordered {
+        true => {
+            drop(decisions);
+            fill::Order::Made(selection.candidates.clone())
+        }
+        false => fill::Order::Later(move || select::fill_order_of(tree, &decisions, selected)),
     };
 
     let filled = {
@@ -358,7 +361,7 @@ pub fn fill_prefixes(
         |budgets: Vec<Budget>| fill::Filler::new(&tree, &selection, plan, request.format, budgets);
     let order = || select::fill_order_of(&tree, &decisions, &selection);
     let prefix = filler(budgets.clone())
-        .fill(order)
+        .fill(fill::Order::Later(order))
         .ok()
         .and_then(|f| f.prefix);
     let (sizes, whole) = match sizes {
@@ -573,7 +576,9 @@ impl<'t, 'a> Projector<'t, 'a> {
     }
 
     /// The projection of the element at `at`, its ancestors by context id.
-    /// Called for every element in document order.
+    /// Called for every element in document order, from one loop, and
+    /// inlined there: out of line, the call costs about what its work does.
+    #[inline(always)]
     fn key(&mut self, at: usize) -> ElementInput<'t, u32> {
         let node = &self.tree.nodes()[at];
         let element = self.tree.el(at as NodeId);

@@ -91,9 +91,13 @@ pub struct Selection {
     pub fates: Vec<Fate>,
     /// Nodes that must be sent (kept, kept masks), in fill order.
     pub mandatory: Vec<NodeId>,
-    /// Candidates (and masked candidates) in the static order; the fill
-    /// order, which only a budget that binds reads, is [`fill_order_of`]'s.
+    /// Candidates (and masked candidates): in fill order when `ordered`,
+    /// else in the static order ([`fill_order_of`] gives the fill order,
+    /// which only a budget that binds reads).
     pub candidates: Vec<NodeId>,
+    /// Whether `candidates` are in fill order: a selection of more than
+    /// [`LAZY_ORDER_MOST`] candidates, ordered while selected.
+    pub ordered: bool,
     /// Per element, why it is not sent, should it not be: a rule label,
     /// `scope`, or `budget` ([`Selection::unsent`]).
     unsent: Vec<Label>,
@@ -269,6 +273,12 @@ pub fn select(
     }
     sort_by_static_key(&mut mandatory, decisions, &near, at_user);
     sort_by_static_key(&mut candidates, decisions, &near, at_user);
+    // A large selection is put in fill order now, with `near` at hand; a
+    // small one only if a budget binds ([`fill_order_of`]).
+    let ordered = candidates.len() > LAZY_ORDER_MOST;
+    if ordered {
+        candidates = fill_order(tree, decisions, &near, &mandatory, candidates);
+    }
     drop(near);
     let unsent = fates
         .iter()
@@ -296,6 +306,7 @@ pub fn select(
         labels: labels.list,
         in_scope,
         stripped,
+        ordered,
     })
 }
 
@@ -631,12 +642,20 @@ pub fn nearness(tree: &Doc<'_>) -> Vec<Near> {
 /// a million candidates (the budgets this is for send far fewer).
 pub const DYNAMIC_ORDER: usize = 4096;
 
+/// Candidates up to which the fill order is made only when a budget binds:
+/// a larger selection is ordered while selected, so that its decisions
+/// are not held through the fill (8 MB at 1M elements).
+pub const LAZY_ORDER_MOST: usize = 1 << 14;
+
 /// The selection's candidates in fill order ([`fill_order`]).
 pub fn fill_order_of(
     tree: &Doc<'_>,
     decisions: &[Arc<Decision>],
     selection: &Selection,
 ) -> Vec<NodeId> {
+    if selection.ordered {
+        return selection.candidates.clone();
+    }
     let near = nearness(tree);
     fill_order(
         tree,
