@@ -89,7 +89,7 @@ const NO_LABEL: Label = Label::MAX;
 pub struct Selection {
     /// One per node.
     pub fates: Vec<Fate>,
-    /// Nodes that must be sent (kept, kept masks), in fill order.
+    /// Nodes that must be sent (kept, kept masks), in the static order.
     pub mandatory: Vec<NodeId>,
     /// Candidates (and masked candidates): in fill order when `ordered`,
     /// else in the static order ([`fill_order_of`] gives the fill order,
